@@ -1,0 +1,7 @@
+"""``python -m madqa``: the command line."""
+
+import sys
+
+from madqa.cli import main
+
+sys.exit(main())

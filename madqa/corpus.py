@@ -1,0 +1,193 @@
+"""A corpus: a folder of PDFs, ingested into page texts, a manifest and search indexes.
+
+State lives under ``MADQA_HOME/corpora/<name>-<hash>/`` in *generations*: each ingest writes a
+complete new generation folder, then flips the ``CURRENT`` pointer with an atomic rename, so a
+run killed half-way leaves the previous generation fully usable.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import sqlite3
+import threading
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+from madqa.errors import CorpusError
+
+MANIFEST = "manifest.json"
+PAGES_DB = "pages.sqlite"
+CURRENT = "CURRENT"
+_BAD_NAME = re.compile(r"[\x00-\x1f\x7f]")
+
+
+@dataclass(frozen=True)
+class PageText:
+    """The text of one page and where it came from (text, ocr, imported, none)."""
+
+    file: str
+    page: int
+    text: str
+    source: str
+
+
+@dataclass(frozen=True)
+class DocumentRecord:
+    """One ingested file: its content hash, page count and how many pages came from each source."""
+
+    file: str
+    sha256: str
+    size: int
+    pages: int
+    sources: dict[str, int] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["warnings"] = list(self.warnings)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> DocumentRecord:
+        return cls(d["file"], d["sha256"], d["size"], d["pages"], dict(d.get("sources", {})),
+                   tuple(d.get("warnings", ())))
+
+
+def state_dir_for(root: Path, corpora_dir: Path) -> Path:
+    """Where the state of the corpus rooted at ``root`` lives: stable for the folder's real path."""
+    real = Path(os.path.realpath(root))
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", real.name)[:40] or "corpus"
+    digest = hashlib.sha1(str(real).encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    return corpora_dir / f"{slug}-{digest}"
+
+
+def safe_relpath(path: Path, root: Path) -> str:
+    """The path of a file relative to ``root`` with forward slashes; CorpusError when unusable."""
+    try:
+        rel = path.relative_to(root).as_posix()
+    except ValueError:
+        raise CorpusError(f"{path} is outside the corpus folder {root}") from None
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        raise CorpusError("file name is not valid UTF-8; rename it") from None
+    if _BAD_NAME.search(rel):
+        raise CorpusError("file name contains control characters; rename it")
+    return rel
+
+
+class Corpus:
+    """An ingested corpus, read-only: documents, page texts and the folder retrievers index into."""
+
+    def __init__(self, root: Path, state_dir: Path, generation: str) -> None:
+        self.root = Path(root)
+        self.state_dir = Path(state_dir)
+        self.generation = generation
+        self.gen_dir = self.state_dir / generation
+        try:
+            data = json.loads((self.gen_dir / MANIFEST).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise CorpusError(f"the index of {root} is damaged ({exc}); run `madqa index` again") from exc
+        self.manifest = data
+        self.documents: dict[str, DocumentRecord] = {
+            d["file"]: DocumentRecord.from_dict(d) for d in data.get("documents", [])
+        }
+        self._db_lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+
+    @classmethod
+    def open(cls, root: str | Path, corpora_dir: Path) -> Corpus:
+        """The current generation of the corpus at ``root``; CorpusError if it was never indexed."""
+        root = Path(root)
+        if not root.is_dir():
+            raise CorpusError(f"corpus folder {str(root)!r} does not exist or is not a folder")
+        state = state_dir_for(root, corpora_dir)
+        generation = read_current(state)
+        if generation is None:
+            raise CorpusError(f"{root} is not indexed yet: run `python -m madqa index {root}`")
+        return cls(root, state, generation)
+
+    @property
+    def name(self) -> str:
+        return self.root.name
+
+    def __repr__(self) -> str:
+        return f"Corpus({str(self.root)!r}, generation={self.generation!r}, files={len(self.documents)})"
+
+    # --- documents and pages -------------------------------------------------------------
+
+    def document(self, file: str) -> DocumentRecord:
+        """The record of ``file`` (relative path); CorpusError when it is not in the corpus."""
+        doc = self.documents.get(file)
+        if doc is None:
+            raise CorpusError(f"no file {file!r} in this corpus")
+        return doc
+
+    def pdf_path(self, file: str) -> Path:
+        """The absolute path of an ingested file; only manifest names are accepted, never raw paths."""
+        return self.root / self.document(file).file
+
+    def has_page(self, file: str, page: int) -> bool:
+        doc = self.documents.get(file)
+        return doc is not None and isinstance(page, int) and 1 <= page <= doc.pages
+
+    @property
+    def page_count(self) -> int:
+        return sum(d.pages for d in self.documents.values())
+
+    def _conn(self) -> sqlite3.Connection:
+        if self._db is None:
+            uri = (self.gen_dir / PAGES_DB).as_uri() + "?mode=ro"
+            self._db = sqlite3.connect(uri, uri=True, check_same_thread=False)
+        return self._db
+
+    def page_text(self, file: str, page: int) -> str:
+        """The stored text of a page ('' when it has none)."""
+        with self._db_lock:
+            row = self._conn().execute("SELECT text FROM pages WHERE file=? AND page=?", (file, page)).fetchone()
+        return row[0] if row else ""
+
+    def iter_pages(self) -> Iterator[PageText]:
+        """Every page's text, in file then page order."""
+        with self._db_lock:
+            rows = self._conn().execute("SELECT file, page, text, source FROM pages ORDER BY file, page").fetchall()
+        for row in rows:
+            yield PageText(*row)
+
+    def retriever_dir(self, name: str) -> Path:
+        """The folder where retriever ``name`` keeps its index for this generation."""
+        return self.gen_dir / "retrievers" / re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
+
+    def close(self) -> None:
+        with self._db_lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+
+
+def read_current(state_dir: Path) -> str | None:
+    """The name of the current generation, or None when there is none (or it vanished)."""
+    try:
+        name = (state_dir / CURRENT).read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    return name if name and (state_dir / name / MANIFEST).is_file() else None
+
+
+def write_current(state_dir: Path, generation: str) -> None:
+    """Point CURRENT at ``generation`` atomically (write a temp file, fsync, rename)."""
+    tmp = state_dir / f"{CURRENT}.tmp-{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(generation)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, state_dir / CURRENT)
+    dir_fd = os.open(state_dir, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)

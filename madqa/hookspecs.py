@@ -1,0 +1,68 @@
+"""Every hook madqa calls, documented. Plugins implement them with ``@madqa.hookimpl``.
+
+Registration hooks receive a ``register`` callback, so the host owns names, collisions and
+provenance: ``register(name, factory, description="", requires=())``. ``requires`` names
+importable modules the component needs; when one is missing the component is still listed,
+as unavailable, with the reason. A hook implementation returns nothing (``None``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import pluggy
+
+hookspec = pluggy.HookspecMarker("madqa")
+hookimpl = pluggy.HookimplMarker("madqa")
+
+Register = Callable[..., Any]
+
+
+@hookspec
+def register_retrievers(register: Register) -> None:
+    """Called once per plugin manager to collect retrievers.
+
+    Register ``name -> factory(corpus, options)``; the factory returns an object with
+    ``search(query: str, k: int) -> madqa.SearchResult``, hits best first. ``corpus`` is an
+    opened ``madqa.corpus.Corpus``; ``options`` a dict of retriever options. Returns None.
+    """
+
+
+@hookspec
+def register_rerankers(register: Register) -> None:
+    """Called once per plugin manager to collect rerankers.
+
+    Register ``name -> factory(corpus, options)``; the factory returns an object with
+    ``rerank(question: str, query: str, hits: list[Hit]) -> list[Hit]`` (a reordering or subset
+    of ``hits``). Returns None.
+    """
+
+
+@hookspec
+def register_query_strategies(register: Register) -> None:
+    """Called once per plugin manager to collect query-rewriting strategies.
+
+    Register ``name -> factory(corpus, options)``; the factory returns an object with
+    ``rewrite(query: str, state: madqa.agent.SearchState) -> tuple[str, str | None]``: the query
+    to execute and a note saying what was changed and why (None when unchanged). Returns None.
+    """
+
+
+@hookspec
+def register_backends(register: Register) -> None:
+    """Called once per plugin manager to collect model backends.
+
+    Register ``name -> factory(model: str, options: dict)``; the factory returns an object with
+    ``decide(messages, tools, force_answer) -> madqa.ModelDecision``. ``options`` may hold
+    ``api_key`` and ``api_base`` given by the caller (never log or store them). Returns None.
+    """
+
+
+@hookspec
+def register_page_readers(register: Register) -> None:
+    """Called once per plugin manager to collect page readers (where page text comes from).
+
+    Register ``name -> factory(options)``; the factory returns an object with
+    ``read(page: pymupdf.Page, file: str, number: int) -> str | None``; None means this reader
+    has nothing for that page. Returns None.
+    """

@@ -1,0 +1,335 @@
+"""Ingest a folder of PDFs into a new corpus generation, incrementally, and swap it in atomically."""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import sqlite3
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import pymupdf
+
+from madqa.corpus import (
+    MANIFEST, PAGES_DB, Corpus, DocumentRecord, PageText, read_current, safe_relpath, state_dir_for, write_current,
+)
+from madqa.errors import CorpusError, PluginError
+from madqa.plugins import Registry
+from madqa.settings import Settings
+
+MIN_TEXT_CHARS = 16  # a page with fewer letters/digits than this counts as "no text layer"
+Progress = Callable[[str, int, int], None]  # (file, done, total)
+
+pymupdf.TOOLS.mupdf_display_errors(False)  # MuPDF's own stderr chatter; we report per file instead
+
+
+@dataclass
+class IngestReport:
+    """What an ingest did; ``failures`` are (file, plain reason) and did not stop the rest."""
+
+    root: str
+    generation: str = ""
+    files: int = 0
+    pages: int = 0
+    ocr_pages: int = 0
+    imported_pages: int = 0
+    empty_pages: int = 0
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    failures: list[tuple[str, str]] = field(default_factory=list)
+    warnings: list[tuple[str, str]] = field(default_factory=list)
+    elapsed_s: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dict(self.__dict__)
+        d["failures"] = [{"file": f, "reason": r} for f, r in self.failures]
+        d["warnings"] = [{"file": f, "message": m} for f, m in self.warnings]
+        return d
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def find_pdfs(root: Path) -> list[Path]:
+    """Every ``*.pdf`` under ``root`` (any case), recursively, skipping hidden entries and links out."""
+    found = []
+    real_root = os.path.realpath(root)
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in sorted(filenames):
+            if name.startswith(".") or not name.lower().endswith(".pdf"):
+                continue
+            path = Path(dirpath) / name
+            if os.path.commonpath([real_root, os.path.realpath(path)]) != real_root:
+                continue  # a symlink pointing outside the corpus folder is never followed
+            found.append(path)
+    return found
+
+
+def load_ocr_jsonl(path: Path) -> dict[tuple[str, int], str]:
+    """Page texts from a MADQA-format OCR dump: one JSON object per page (file, page_number, text)."""
+    texts: dict[tuple[str, int], str] = {}
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CorpusError(f"cannot read OCR file {path}: {exc}") from exc
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            key = (str(row["file"]), int(row["page_number"]))
+            text = row.get("text") or ""
+        except (ValueError, KeyError, TypeError) as exc:
+            raise CorpusError(f"{path}: line {number} is not a page record ({exc})") from exc
+        texts[key] = str(text)
+    return texts
+
+
+class _PageTexts:
+    """Chooses each page's text: imported OCR, text layer, then Tesseract when the layer is empty."""
+
+    def __init__(self, registry: Registry, settings: Settings, ocr: str, imported: dict[tuple[str, int], str]):
+        self.ocr_mode = ocr
+        self.text = registry.create("page_reader", "text", {})
+        self.imported = imported
+        self.basename_of = Counter(Path(f).name for f, _ in imported)
+        self.ocr = None
+        self.ocr_problem: str | None = None
+        if ocr != "never":
+            try:
+                self.ocr = registry.create("page_reader", "ocr", {"language": settings.ocr_language,
+                                                                  "dpi": settings.ocr_dpi})
+            except PluginError as exc:
+                self.ocr_problem = str(exc)
+
+    def read(self, page: pymupdf.Page, file: str, number: int) -> tuple[str, str]:
+        for key in ((file, number), (Path(file).name, number)):
+            if key in self.imported:
+                return self.imported[key], "imported"
+        text = "" if self.ocr_mode == "always" else (self.text.read(page, file, number) or "")
+        if self.ocr is not None and (self.ocr_mode == "always" or _letters(text) < MIN_TEXT_CHARS):
+            ocr_text = self.ocr.read(page, file, number) or ""
+            if _letters(ocr_text) > _letters(text):
+                return ocr_text, "ocr"
+        return text, ("text" if _letters(text) else "none")
+
+
+def _letters(text: str) -> int:
+    return sum(ch.isalnum() for ch in text)
+
+
+def _read_document(path: Path, file: str, texts: _PageTexts) -> tuple[int, list[PageText], list[str]]:
+    """Open one PDF and read every page; CorpusError with a plain reason when it cannot be used."""
+    if path.stat().st_size == 0:
+        raise CorpusError("empty file (0 bytes)")
+    with open(path, "rb") as f:
+        head = f.read(1024)
+    if b"%PDF" not in head:
+        raise CorpusError("not a PDF (no %PDF header)")
+    try:
+        doc = pymupdf.open(path, filetype="pdf")
+    except Exception as exc:  # MuPDF raises several types for damaged files
+        raise CorpusError(f"corrupt PDF that cannot be opened ({exc})") from None
+    warnings: list[str] = []
+    with doc:
+        if doc.needs_pass:
+            raise CorpusError("encrypted PDF (needs a password)")
+        if doc.page_count == 0:
+            raise CorpusError("the PDF has no pages")
+        pages = []
+        for index in range(doc.page_count):
+            try:
+                page = doc.load_page(index)
+                text, source = texts.read(page, file, index + 1)
+            except Exception as exc:  # one broken page must not sink the document
+                warnings.append(f"page {index + 1} could not be read ({exc})")
+                text, source = "", "none"
+            pages.append(PageText(file, index + 1, text, source))
+        return doc.page_count, pages, warnings
+
+
+def ingest(
+    root: str | Path,
+    settings: Settings,
+    registry: Registry,
+    *,
+    ocr: str | None = None,
+    ocr_jsonl: str | Path | None = None,
+    progress: Progress | None = None,
+) -> IngestReport:
+    """Ingest every PDF under ``root`` into a new generation and make it current.
+
+    Unchanged files (same content hash and options) are reused from the previous generation;
+    failures are reported per file. Raises CorpusError only when nothing can be done at all.
+    """
+    started = time.perf_counter()
+    root = Path(root)
+    if not root.is_dir():
+        raise CorpusError(f"corpus folder {str(root)!r} does not exist or is not a folder")
+    ocr = ocr or settings.ocr
+    if ocr not in ("auto", "always", "never"):
+        raise CorpusError(f"--ocr must be auto, always or never, not {ocr!r}")
+    imported = load_ocr_jsonl(Path(ocr_jsonl)) if ocr_jsonl else {}
+    options = {"ocr": ocr, "ocr_language": settings.ocr_language, "ocr_dpi": settings.ocr_dpi,
+               "ocr_jsonl": sha256_file(Path(ocr_jsonl)) if ocr_jsonl else None}
+    state = state_dir_for(root, settings.corpora_dir)
+    state.mkdir(parents=True, exist_ok=True)
+    report = IngestReport(root=str(root))
+    with open(state / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one ingest per corpus at a time
+        _remove_stale(state)
+        previous_name = read_current(state)
+        previous = Corpus(root, state, previous_name) if previous_name else None
+        reusable = previous.manifest.get("options") == options if previous else False
+        texts = _PageTexts(registry, settings, ocr, imported)
+        if texts.ocr_problem and ocr != "never":
+            report.warnings.append(("", f"OCR is off: {texts.ocr_problem}"))
+        generation = f"gen-{time.strftime('%Y%m%d%H%M%S')}-{os.getpid()}-{time.monotonic_ns() % 10**6}"
+        tmp_dir = state / f"tmp-{generation}"
+        tmp_dir.mkdir()
+        documents, added_pages, changed = _ingest_files(root, previous, reusable, texts, tmp_dir, report, progress)
+        removed = set(previous.documents) - set(documents) if previous else set()
+        report.removed = len(removed - changed)
+        _update_indexes(registry, tmp_dir, previous, added_pages, removed | changed)
+        manifest = {"root": str(root), "generation": generation, "options": options,
+                    "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                    "documents": [documents[f].to_dict() for f in sorted(documents)],
+                    "failures": [{"file": f, "reason": r} for f, r in report.failures]}
+        (tmp_dir / MANIFEST).write_text(json.dumps(manifest, indent=1, ensure_ascii=False), encoding="utf-8")
+        os.rename(tmp_dir, state / generation)
+        write_current(state, generation)
+        if previous:
+            previous.close()
+        _remove_old(state, keep={generation, previous_name})
+    report.generation = generation
+    report.files = len(documents)
+    sources = Counter()
+    for doc in documents.values():
+        sources.update(doc.sources)
+    report.pages = sum(d.pages for d in documents.values())
+    report.ocr_pages, report.imported_pages, report.empty_pages = sources["ocr"], sources["imported"], sources["none"]
+    if imported:
+        matched = {(d.file, p) for d in documents.values() for p in range(1, d.pages + 1)}
+        names = {(Path(f).name, p) for f, p in matched}
+        unmatched = sum(1 for key in imported if key not in matched and key not in names)
+        if unmatched:
+            report.warnings.append(("", f"{unmatched} OCR records name no page of a PDF in the folder"))
+    report.elapsed_s = time.perf_counter() - started
+    return report
+
+
+def _ingest_files(
+    root: Path, previous: Corpus | None, reusable: bool, texts: _PageTexts, tmp_dir: Path,
+    report: IngestReport, progress: Progress | None,
+) -> tuple[dict[str, DocumentRecord], list[PageText], set[str]]:
+    """Read new and changed files, copy unchanged ones' pages; returns docs, new pages, changed files."""
+    db = sqlite3.connect(tmp_dir / PAGES_DB)
+    db.execute("CREATE TABLE pages (file TEXT, page INTEGER, text TEXT, source TEXT, PRIMARY KEY (file, page))")
+    if previous is not None:
+        db.execute("ATTACH DATABASE ? AS prev", ((previous.gen_dir / PAGES_DB).as_uri() + "?mode=ro",))
+    documents: dict[str, DocumentRecord] = {}
+    added_pages: list[PageText] = []
+    changed: set[str] = set()
+    paths = find_pdfs(root)
+    by_hash: dict[str, str] = {}
+    for done, path in enumerate(paths, 1):
+        file = path.relative_to(root).as_posix()
+        if progress:
+            progress(file, done, len(paths))
+        try:
+            file = safe_relpath(path, root)
+            sha = sha256_file(path)
+            old = previous.documents.get(file) if previous else None
+            if old is not None and old.sha256 == sha and reusable:
+                db.execute("INSERT INTO pages SELECT * FROM prev.pages WHERE file=?", (file,))
+                documents[file] = old
+                report.unchanged += 1
+            else:
+                count, pages, warnings = _read_document(path, file, texts)
+                db.executemany("INSERT INTO pages VALUES (?, ?, ?, ?)",
+                               [(p.file, p.page, p.text, p.source) for p in pages])
+                added_pages.extend(pages)
+                documents[file] = DocumentRecord(file, sha, path.stat().st_size, count,
+                                                 dict(Counter(p.source for p in pages)), tuple(warnings))
+                report.warnings.extend((file, w) for w in warnings)
+                if old is not None:
+                    changed.add(file)
+                    report.updated += 1
+                else:
+                    report.added += 1
+            if sha in by_hash:
+                report.warnings.append((file, f"same content as {by_hash[sha]}"))
+            by_hash.setdefault(sha, file)
+        except CorpusError as exc:
+            report.failures.append((file, str(exc)))
+            if previous and file in previous.documents:
+                changed.add(file)
+        except OSError as exc:
+            report.failures.append((file, f"cannot be read ({exc.strerror or exc})"))
+    _warn_same_names(documents, report)
+    db.commit()
+    db.close()
+    return documents, added_pages, changed
+
+
+def _warn_same_names(documents: dict[str, DocumentRecord], report: IngestReport) -> None:
+    names = Counter(Path(f).name for f in documents)
+    for file in sorted(documents):
+        if names[Path(file).name] > 1:
+            report.warnings.append((file, "another file has the same name in another folder; cite by path"))
+
+
+def _update_indexes(registry: Registry, tmp_dir: Path, previous: Corpus | None,
+                    added: Iterable[PageText], removed: set[str]) -> None:
+    """Let every retriever that indexes at ingest time update its index into the new generation."""
+    added = list(added)
+    for name in registry.names("retriever"):
+        factory = registry.get("retriever", name).factory
+        update = getattr(factory, "update_index", None)
+        if update is None:
+            continue
+        folder = tmp_dir / "retrievers" / name
+        prev_folder = previous.retriever_dir(name) if previous else None
+        update(folder, prev_folder if prev_folder and prev_folder.is_dir() else None, added, removed)
+
+
+def _remove_stale(state: Path) -> None:
+    """Remove half-written generations left by a killed run (we hold the lock, so none is live)."""
+    for entry in state.iterdir():
+        if entry.name.startswith("tmp-") and entry.is_dir():
+            shutil.rmtree(entry, ignore_errors=True)
+        elif entry.name.startswith("CURRENT.tmp"):
+            entry.unlink(missing_ok=True)
+
+
+def _remove_old(state: Path, keep: set[str | None]) -> None:
+    """Drop generations older than the previous one (readers may still hold the previous one open)."""
+    for entry in state.iterdir():
+        if entry.name.startswith("gen-") and entry.name not in keep and entry.is_dir():
+            shutil.rmtree(entry, ignore_errors=True)
+
+
+def open_or_build(root: str | Path, settings: Settings, registry: Registry,
+                  progress: Progress | None = None) -> tuple[Corpus, IngestReport | None]:
+    """Open the corpus at ``root``, ingesting it first when it was never indexed."""
+    try:
+        return Corpus.open(root, settings.corpora_dir), None
+    except CorpusError:
+        if not Path(root).is_dir():
+            raise
+    report = ingest(root, settings, registry, progress=progress)
+    return Corpus.open(root, settings.corpora_dir), report

@@ -1,0 +1,168 @@
+"""The plugin manager and the registry of components it collects.
+
+Built-ins live in the top-level ``plugins/`` folder and register through the same public API
+third-party plugins use; packaged plugins come from the entry-point group ``madqa``, single-file
+plugins from the folder named by ``MADQA_PLUGINS_DIR``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import pluggy
+
+from madqa import hookspecs
+from madqa.errors import PluginError
+
+_REPO_ROOT = Path(__file__).resolve().parent.parent
+KINDS = ("retriever", "reranker", "query_strategy", "backend", "page_reader")
+_HOOK_OF_KIND = {
+    "retriever": "register_retrievers",
+    "reranker": "register_rerankers",
+    "query_strategy": "register_query_strategies",
+    "backend": "register_backends",
+    "page_reader": "register_page_readers",
+}
+BUILTIN_PLUGINS = (
+    "plugins.whoosh_bm25",
+    "plugins.text_layer",
+    "plugins.tesseract_ocr",
+)
+
+
+@dataclass(frozen=True)
+class Component:
+    """One registered component: its kind, name, factory and the plugin that provides it."""
+
+    kind: str
+    name: str
+    factory: Callable[..., Any]
+    plugin: str
+    description: str = ""
+    unavailable: str | None = None  # the reason, when a required module is missing
+    shadows: tuple[str, ...] = ()  # plugins whose component of the same name this one hides
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "name": self.name,
+            "plugin": self.plugin,
+            "description": self.description,
+            "available": self.unavailable is None,
+            "unavailable": self.unavailable,
+            "shadows": list(self.shadows),
+        }
+
+
+@dataclass
+class Registry:
+    """Components by kind and name; the first registration of a name wins, later ones are noted."""
+
+    components: dict[tuple[str, str], Component] = field(default_factory=dict)
+
+    def get(self, kind: str, name: str) -> Component:
+        """The available component, or PluginError naming what exists or why it is unavailable."""
+        comp = self.components.get((kind, name))
+        if comp is None:
+            known = ", ".join(sorted(n for k, n in self.components if k == kind)) or "none"
+            raise PluginError(f"unknown {kind.replace('_', ' ')} {name!r} (installed: {known})")
+        if comp.unavailable:
+            raise PluginError(f"{kind.replace('_', ' ')} {name!r} is unavailable: {comp.unavailable}")
+        return comp
+
+    def create(self, kind: str, name: str, *args: Any, **kwargs: Any) -> Any:
+        """Build the component ``name`` of ``kind`` by calling its factory."""
+        return self.get(kind, name).factory(*args, **kwargs)
+
+    def names(self, kind: str, available_only: bool = True) -> list[str]:
+        return sorted(
+            n for (k, n), c in self.components.items() if k == kind and not (available_only and c.unavailable)
+        )
+
+    def list(self) -> list[Component]:
+        return sorted(self.components.values(), key=lambda c: (KINDS.index(c.kind), c.name))
+
+
+def _missing_module(requires: tuple[str, ...]) -> str | None:
+    for module in requires:
+        if importlib.util.find_spec(module) is None:
+            return f"needs the Python package providing {module!r} (see requirements-optional.txt)"
+    return None
+
+
+def collect(pm: pluggy.PluginManager) -> Registry:
+    """Call every registration hook and gather the components into a Registry."""
+    registry = Registry()
+    for kind, hook_name in _HOOK_OF_KIND.items():
+        hook = getattr(pm.hook, hook_name)
+        for impl in hook.get_hookimpls()[::-1]:  # pluggy's call order: last registered first
+            plugin_name = pm.get_name(impl.plugin) or repr(impl.plugin)
+
+            def register(
+                name: str,
+                factory: Callable[..., Any],
+                description: str = "",
+                requires: tuple[str, ...] | list[str] = (),
+                *,
+                _kind: str = kind,
+                _plugin: str = plugin_name,
+            ) -> None:
+                if not isinstance(name, str) or not name:
+                    raise PluginError(f"plugin {_plugin} registered a {_kind} without a name")
+                if not callable(factory):
+                    raise PluginError(f"plugin {_plugin} registered {_kind} {name!r} with no factory")
+                key = (_kind, name)
+                if key in registry.components:
+                    first = registry.components[key]
+                    registry.components[key] = Component(**{**first.__dict__, "shadows": (*first.shadows, _plugin)})
+                    return
+                registry.components[key] = Component(
+                    _kind, name, factory, _plugin, description, _missing_module(tuple(requires))
+                )
+
+            impl.function(register=register)
+    return registry
+
+
+def _load_dir(pm: pluggy.PluginManager, folder: Path) -> None:
+    if not folder.is_dir():
+        raise PluginError(f"MADQA_PLUGINS_DIR {str(folder)!r} is not a folder")
+    for path in sorted(folder.glob("*.py")):
+        name = f"madqa_dir_plugin_{path.stem}"
+        spec = importlib.util.spec_from_file_location(name, path)
+        if spec is None or spec.loader is None:
+            raise PluginError(f"cannot load plugin file {path}")
+        module = importlib.util.module_from_spec(spec)
+        try:
+            spec.loader.exec_module(module)
+        except Exception as exc:  # a broken third-party file: say which, don't die obscurely
+            raise PluginError(f"plugin file {path} failed to import: {exc}") from exc
+        sys.modules[name] = module
+        pm.register(module, name=f"{path.name} (MADQA_PLUGINS_DIR)")
+
+
+def get_plugin_manager(plugins_dir: str | Path | None = None, entry_points: bool = True) -> pluggy.PluginManager:
+    """A fresh plugin manager with built-ins, entry-point plugins and a plugins folder loaded.
+
+    Raises PluginError when a hook implementation names no known hook (a misspelling).
+    """
+    pm = pluggy.PluginManager("madqa")
+    pm.add_hookspecs(hookspecs)
+    if importlib.util.find_spec("plugins") is None and str(_REPO_ROOT) not in sys.path:
+        sys.path.append(str(_REPO_ROOT))  # run from a checkout, outside its root folder
+    for module_name in BUILTIN_PLUGINS:
+        pm.register(importlib.import_module(module_name), name=module_name)
+    if entry_points:
+        pm.load_setuptools_entrypoints("madqa")
+    if plugins_dir:
+        _load_dir(pm, Path(plugins_dir))
+    try:
+        pm.check_pending()
+    except pluggy.PluginValidationError as exc:
+        raise PluginError(f"a plugin implements an unknown hook: {exc}") from exc
+    return pm

@@ -1,0 +1,109 @@
+"""Page images under a pixel budget, memoized in a diskcache keyed by content hash and parameters."""
+
+from __future__ import annotations
+
+import io
+import math
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import diskcache
+import pymupdf
+
+from madqa.corpus import Corpus
+from madqa.errors import CorpusError, RenderError
+from madqa.settings import Settings
+
+MAX_ZOOM = 300 / 72  # never upscale a small page past 300 dpi
+MIME = {"png": "image/png", "jpeg": "image/jpeg", "webp": "image/webp"}
+_RENDER_VERSION = 1  # bump when rendering changes, so old cache entries are not served
+_caches: dict[str, diskcache.Cache] = {}
+_caches_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class PageImage:
+    """An encoded page image with its size in pixels."""
+
+    data: bytes
+    fmt: str
+    width: int
+    height: int
+
+    @property
+    def mime(self) -> str:
+        return MIME[self.fmt]
+
+
+def page_cache(settings: Settings) -> diskcache.Cache:
+    """The process-wide page-image cache under ``MADQA_HOME/cache/pages`` (one per folder)."""
+    folder = str(Path(settings.cache_dir) / "pages")
+    with _caches_lock:
+        cache = _caches.get(folder)
+        if cache is None:
+            cache = _caches[folder] = diskcache.Cache(folder, size_limit=settings.cache_size_mb * 2**20)
+        return cache
+
+
+def fit_zoom(width_pt: float, height_pt: float, budget_px: int) -> float:
+    """The zoom that makes a page of this size (points) fit within ``budget_px`` pixels."""
+    area = max(width_pt, 1.0) * max(height_pt, 1.0)
+    return min(MAX_ZOOM, math.sqrt(budget_px / area))
+
+
+def encode(pix: pymupdf.Pixmap, fmt: str, quality: int = 85) -> bytes:
+    if fmt == "png":
+        return pix.tobytes("png")
+    if fmt == "jpeg":
+        return pix.tobytes("jpeg", jpg_quality=quality)
+    if fmt == "webp":
+        from PIL import Image
+
+        image = Image.frombytes("RGB", (pix.width, pix.height), pix.samples)
+        out = io.BytesIO()
+        image.save(out, format="WEBP", quality=quality, method=4)
+        return out.getvalue()
+    raise RenderError(f"unknown image format {fmt!r} (png, jpeg or webp)")
+
+
+def render_uncached(path: Path, page: int, budget_px: int, fmt: str) -> PageImage:
+    """Render page ``page`` (1-based) of the PDF at ``path`` to fit ``budget_px`` pixels."""
+    try:
+        doc = pymupdf.open(path, filetype="pdf")
+    except Exception as exc:
+        raise RenderError(f"{path.name} cannot be opened ({exc})") from None
+    with doc:
+        if not 1 <= page <= doc.page_count:
+            raise RenderError(f"{path.name} has {doc.page_count} pages; page {page} does not exist")
+        pdf_page = doc.load_page(page - 1)
+        rect = pdf_page.rect
+        zoom = fit_zoom(rect.width, rect.height, budget_px)
+        # round the zoom down until the integer pixel size is within budget
+        while zoom > 0.01 and math.ceil(rect.width * zoom) * math.ceil(rect.height * zoom) > budget_px:
+            zoom *= 0.995
+        pix = pdf_page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), alpha=False, colorspace=pymupdf.csRGB)
+        return PageImage(encode(pix, fmt), fmt, pix.width, pix.height)
+
+
+def render_page(corpus: Corpus, file: str, page: int, settings: Settings,
+                budget_px: int | None = None, fmt: str | None = None) -> PageImage:
+    """The image of a corpus page, from the cache when rendered before with the same parameters."""
+    budget_px = budget_px or settings.image_budget_px
+    fmt = fmt or settings.image_format
+    if fmt not in MIME:
+        raise RenderError(f"unknown image format {fmt!r} (png, jpeg or webp)")
+    try:
+        doc = corpus.document(file)
+    except CorpusError as exc:
+        raise RenderError(str(exc)) from None
+    if not isinstance(page, int) or not 1 <= page <= doc.pages:
+        raise RenderError(f"{file} has {doc.pages} pages; page {page} does not exist")
+    key = f"v{_RENDER_VERSION}:{doc.sha256}:{page}:{budget_px}:{fmt}"
+    cache = page_cache(settings)
+    hit = cache.get(key)
+    if hit is not None:
+        return PageImage(*hit)
+    image = render_uncached(corpus.pdf_path(file), page, budget_px, fmt)
+    cache.set(key, (image.data, image.fmt, image.width, image.height))
+    return image

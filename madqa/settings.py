@@ -1,0 +1,155 @@
+"""Settings from ``MADQA_*`` environment variables, and named pipeline configs (presets).
+
+Every field says what it is for. Paths always come from here, never from the current folder.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from madqa.errors import SettingsError
+
+PRESETS_DIR = Path(__file__).parent / "presets"
+
+
+def _default_home() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "madqa"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Process-wide settings; build with ``Settings.from_env()``."""
+
+    home: Path = field(default_factory=_default_home, metadata={"env": "MADQA_HOME",
+        "help": "folder for corpus indexes, manifests and the page-image cache"})
+    plugins_dir: str | None = field(default=None, metadata={"env": "MADQA_PLUGINS_DIR",
+        "help": "folder of single-file plugins to load"})
+    ocr: str = field(default="auto", metadata={"env": "MADQA_OCR",
+        "help": "auto (OCR pages with no text layer), always, or never"})
+    ocr_language: str = field(default="eng", metadata={"env": "MADQA_OCR_LANGUAGE",
+        "help": "Tesseract language(s), e.g. eng or eng+deu"})
+    ocr_dpi: int = field(default=300, metadata={"env": "MADQA_OCR_DPI", "help": "resolution pages are OCR'd at"})
+    image_budget_px: int = field(default=1_200_000, metadata={"env": "MADQA_IMAGE_BUDGET",
+        "help": "most pixels (width x height) of a page image sent to a model"})
+    image_format: str = field(default="png", metadata={"env": "MADQA_IMAGE_FORMAT",
+        "help": "png, jpeg or webp"})
+    cache_size_mb: int = field(default=2048, metadata={"env": "MADQA_CACHE_MB",
+        "help": "size limit of the page-image cache"})
+    config: str = field(default="offline", metadata={"env": "MADQA_CONFIG",
+        "help": "name of the default pipeline config"})
+    host: str = field(default="127.0.0.1", metadata={"env": "MADQA_HOST", "help": "address the web app binds"})
+    port: int = field(default=7860, metadata={"env": "MADQA_PORT", "help": "port the web app listens on"})
+
+    @classmethod
+    def from_env(cls, env: dict[str, str] | None = None, **overrides: Any) -> Settings:
+        """Settings from the environment (or ``env``), then ``overrides``; bad values raise SettingsError."""
+        env = os.environ if env is None else env
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            raw = env.get(f.metadata["env"])
+            if raw is None or raw == "":
+                continue
+            values[f.name] = _convert(f.name, f.type, raw)
+        if "port" not in values and env.get("GRADIO_SERVER_PORT"):
+            values["port"] = _convert("port", "int", env["GRADIO_SERVER_PORT"])
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        settings = cls(**values)
+        settings.validate()
+        return settings
+
+    def validate(self) -> None:
+        if self.ocr not in ("auto", "always", "never"):
+            raise SettingsError(f"ocr must be auto, always or never, not {self.ocr!r}")
+        if self.image_format not in ("png", "jpeg", "webp"):
+            raise SettingsError(f"image format must be png, jpeg or webp, not {self.image_format!r}")
+        if not 10_000 <= self.image_budget_px <= 50_000_000:
+            raise SettingsError(f"image budget {self.image_budget_px} px is outside 10,000..50,000,000")
+        if not 1 <= self.port <= 65535:
+            raise SettingsError(f"port {self.port} is not a TCP port")
+
+    @property
+    def cache_dir(self) -> Path:
+        return Path(self.home) / "cache"
+
+    @property
+    def corpora_dir(self) -> Path:
+        return Path(self.home) / "corpora"
+
+
+def _convert(name: str, type_name: Any, raw: str) -> Any:
+    type_name = str(type_name)
+    try:
+        if type_name.startswith("int"):
+            return int(raw.replace("_", ""))
+        if "Path" in type_name:
+            return Path(raw).expanduser()
+    except ValueError:
+        raise SettingsError(f"setting {name} expects a whole number, got {raw!r}") from None
+    return raw
+
+
+@dataclass(frozen=True)
+class PipelineConfig:
+    """One named way to answer: backend + model, retriever, reranker, query strategy and limits."""
+
+    name: str = "offline"
+    description: str = ""
+    backend: str = "offline"
+    model: str = "offline"
+    retriever: str = "whoosh"
+    reranker: str = "none"
+    query_strategy: str = "passthrough"
+    top_k: int = 5
+    max_steps: int = 10
+    image_budget_px: int = 1_200_000
+    temperature: float | None = None
+
+    def validate(self) -> PipelineConfig:
+        if not 1 <= self.top_k <= 50:
+            raise SettingsError(f"top_k must be between 1 and 50, not {self.top_k}")
+        if not 1 <= self.max_steps <= 100:
+            raise SettingsError(f"max_steps must be between 1 and 100, not {self.max_steps}")
+        if not 10_000 <= self.image_budget_px <= 50_000_000:
+            raise SettingsError(f"image budget {self.image_budget_px} px is outside 10,000..50,000,000")
+        return self
+
+    def with_overrides(self, **overrides: Any) -> PipelineConfig:
+        """A copy with the non-None overrides applied and validated."""
+        changed = {k: v for k, v in overrides.items() if v is not None}
+        return replace(self, **changed).validate() if changed else self
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+def list_configs() -> dict[str, PipelineConfig]:
+    """Every named config shipped in ``madqa/presets/*.toml``, by name."""
+    return {p.stem: load_config(p.stem) for p in sorted(PRESETS_DIR.glob("*.toml"))}
+
+
+def load_config(name_or_path: str) -> PipelineConfig:
+    """A named preset, or a TOML file given by path; unknown keys or names raise SettingsError."""
+    path = Path(name_or_path)
+    if not (path.suffix == ".toml" and path.is_file()):
+        path = PRESETS_DIR / f"{name_or_path}.toml"
+        if not path.is_file():
+            known = ", ".join(p.stem for p in sorted(PRESETS_DIR.glob("*.toml")))
+            raise SettingsError(f"unknown config {name_or_path!r} (known: {known})")
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise SettingsError(f"config {path} cannot be read: {exc}") from exc
+    allowed = {f.name for f in fields(PipelineConfig)}
+    unknown = set(data) - allowed
+    if unknown:
+        raise SettingsError(f"config {path.name}: unknown keys {sorted(unknown)}")
+    data.setdefault("name", path.stem)
+    try:
+        return PipelineConfig(**data).validate()
+    except TypeError as exc:
+        raise SettingsError(f"config {path.name}: {exc}") from exc

@@ -1,0 +1,179 @@
+"""Frozen value types that flow through madqa: pages, hits, agent steps and traces."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+TextSource = Literal["text", "ocr", "imported", "none"]
+
+
+@dataclass(frozen=True, order=True)
+class PageRef:
+    """One physical page of one file; ``file`` is relative to the corpus root, ``page`` 1-based."""
+
+    file: str
+    page: int
+
+    def label(self) -> str:
+        """The label the model sees next to the page image."""
+        return f"File: {self.file}, Page: {self.page}"
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A page returned by a retriever, best first; ``score`` is retriever-specific."""
+
+    file: str
+    page: int
+    score: float
+    snippet: str = ""
+
+    @property
+    def ref(self) -> PageRef:
+        return PageRef(self.file, self.page)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"file": self.file, "page": self.page, "score": round(self.score, 4), "snippet": self.snippet}
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """What a retriever returns: the hits, the query it actually ran, and a note for people.
+
+    ``note`` says when the retriever fell back (e.g. "no page matched all terms; matched any term").
+    """
+
+    hits: tuple[Hit, ...]
+    query: str
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token counts of one model call (zeros when the backend cannot tell)."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(self.prompt_tokens + other.prompt_tokens, self.completion_tokens + other.completion_tokens)
+
+    def to_dict(self) -> dict[str, int]:
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.total_tokens,
+        }
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A model's request to call a tool, with its parsed arguments."""
+
+    name: str
+    arguments: dict[str, Any]
+    id: str = ""
+
+
+@dataclass(frozen=True)
+class ModelDecision:
+    """What a backend returns from ``decide``: tool calls, or a final answer payload, or text.
+
+    ``answer`` is the raw (unvalidated) answer object when the model answered through a tool
+    call or structured output; ``text`` is free text (which may itself hold JSON).
+    """
+
+    text: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    answer: Any = None
+    usage: Usage = Usage()
+    cost_usd: float | None = None
+    raw: dict[str, Any] = field(default_factory=dict)
+
+
+# --- agent steps: what the loop yields, in order -------------------------------------------
+
+
+@dataclass(frozen=True)
+class SearchStep:
+    """One search: the query as the model wrote it, as executed, and what came back."""
+
+    iteration: int
+    query: str
+    executed_query: str
+    hits: tuple[Hit, ...]
+    new_pages: tuple[PageRef, ...]
+    strategy_note: str | None = None
+    retriever_note: str | None = None
+    error: str | None = None
+    elapsed_s: float = 0.0
+    type: Literal["search"] = "search"
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["hits"] = [h.to_dict() for h in self.hits]
+        d["new_pages"] = [asdict(p) for p in self.new_pages]
+        d["num_results"] = len(self.hits)
+        return d
+
+
+@dataclass(frozen=True)
+class ModelStep:
+    """One model call: its free text, the tools it called, tokens, cost and time."""
+
+    iteration: int
+    text: str | None
+    tool_calls: tuple[ToolCall, ...]
+    usage: Usage
+    cost_usd: float | None
+    elapsed_s: float
+    forced_answer: bool = False
+    type: Literal["model"] = "model"
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["usage"] = self.usage.to_dict()
+        d["tool_calls"] = [asdict(c) for c in self.tool_calls]
+        return d
+
+
+@dataclass(frozen=True)
+class AnswerStep:
+    """The final answer: ``citations`` are the validated ones, ``raw_citations`` as given."""
+
+    iteration: int
+    answer: tuple[str, ...]
+    citations: tuple[PageRef, ...]
+    raw_citations: tuple[dict[str, Any], ...] = ()
+    flags: tuple[str, ...] = ()
+    refusal: bool = False
+    type: Literal["answer"] = "answer"
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["answer"] = list(self.answer)
+        d["citations"] = [asdict(c) for c in self.citations]
+        d["raw_citations"] = list(self.raw_citations)
+        d["flags"] = list(self.flags)
+        return d
+
+
+@dataclass(frozen=True)
+class ErrorStep:
+    """Something failed and was turned into an observation (``where``: backend, retriever, ...)."""
+
+    iteration: int
+    where: str
+    message: str
+    type: Literal["error"] = "error"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+Step = SearchStep | ModelStep | AnswerStep | ErrorStep

@@ -1,0 +1,1 @@
+"""Built-in madqa plugins: ordinary plugins written against madqa's public API."""
