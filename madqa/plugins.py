@@ -32,6 +32,8 @@ BUILTIN_PLUGINS = (
     "plugins.whoosh_bm25",
     "plugins.text_layer",
     "plugins.tesseract_ocr",
+    "plugins.passthrough",
+    "plugins.scripted",
 )
 
 

@@ -1,0 +1,259 @@
+"""The BM25 MLLM agent loop (the MADQA paper's Algorithm 1) as a generator of typed steps.
+
+One loop for every backend: the model searches (the query strategy may rewrite the query, the
+retriever and reranker return pages), pages not shown before go back to it as labelled images,
+and on the last step the search tool is withdrawn so it must answer. It imports no UI.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from madqa.answer import parse_answer, validate_citations
+from madqa.errors import MadqaError
+from madqa.render import render_page
+from madqa.settings import PipelineConfig, Settings
+from madqa.types import AnswerStep, ErrorStep, Hit, ModelDecision, ModelStep, PageRef, SearchStep, Step, ToolCall
+
+SYSTEM_PROMPT = """You are a document QA assistant with access to a search tool over a collection of PDF documents.
+The search tool returns images of document pages, each labelled "File: <file>, Page: <n>".
+
+IMPORTANT: The answer to the question is definitely in the documents. If a search returns no results or unhelpful pages, search again with different terms: synonyms, abbreviations, or different phrasings.
+
+Once you have found the relevant pages, answer with submit_answer:
+- answer: a list of short answer values, as few words as possible, using the exact words of the document where possible; one element for a single answer, several for several items or entities
+- citations: the pages the answer comes from, each {"file": the exact file name shown in the label, "page": the page number}"""
+
+JSON_PROTOCOL = """
+You cannot call tools directly. To search, reply with only {"search": "<query>"}. To answer, reply with only {"answer": ["..."], "citations": [{"file": "...", "page": 1}]}."""
+
+SEARCH_TOOL: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": "search_documents",
+        "description": (
+            "Search the document collection and return images of the best matching pages. Supports terms and "
+            "phrases (quotes for an exact phrase), boolean operators (AND, OR, NOT; AND is the default between "
+            "words) and wildcards (* for several characters, ? for one). Examples: 'engine specifications', "
+            "'\"annual report\" AND revenue', 'employ*', 'incorporation NOT date'. Pages already shown are not "
+            "shown again."
+        ),
+        "parameters": {
+            "type": "object",
+            "properties": {"query": {"type": "string", "description": "keywords, \"phrases\" and AND/OR/NOT"}},
+            "required": ["query"],
+        },
+    },
+}
+
+ANSWER_TOOL: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": "submit_answer",
+        "description": "Give the final answer with the pages it comes from. Ends the task.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "answer": {"type": "array", "items": {"type": "string"},
+                           "description": "short answer values, exact document words where possible"},
+                "citations": {
+                    "type": "array",
+                    "items": {"type": "object",
+                              "properties": {"file": {"type": "string"}, "page": {"type": "integer"}},
+                              "required": ["file", "page"]},
+                },
+            },
+            "required": ["answer", "citations"],
+        },
+    },
+}
+
+
+@dataclass
+class SearchState:
+    """What a query strategy may look at: the question and every search made so far."""
+
+    question: str
+    queries: list[str] = field(default_factory=list)  # as executed
+    written: list[str] = field(default_factory=list)  # as the model wrote them
+    hits: list[tuple[Hit, ...]] = field(default_factory=list)
+    new_page_counts: list[int] = field(default_factory=list)
+    seen: set[PageRef] = field(default_factory=set)
+
+
+def image_part(data: bytes, mime: str) -> dict[str, Any]:
+    return {"type": "image_url",
+            "image_url": {"url": f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"}}
+
+
+class Agent:
+    """Answers questions over one corpus with one pipeline config; reusable across questions."""
+
+    def __init__(self, corpus: Any, config: PipelineConfig, registry: Any, settings: Settings,
+                 backend_options: dict[str, Any] | None = None) -> None:
+        self.corpus = corpus
+        self.config = config.validate()
+        self.settings = settings
+        self.retriever = registry.create("retriever", config.retriever, corpus, {})
+        self.reranker = registry.create("reranker", config.reranker, corpus, {})
+        self.strategy = registry.create("query_strategy", config.query_strategy, corpus, {})
+        options = {"corpus": corpus, "temperature": config.temperature, **(backend_options or {})}
+        self.backend = registry.create("backend", config.backend, config.model, options)
+
+    def run(self, question: str) -> Iterator[Step]:
+        """Yield each step as it happens; the last one is always an AnswerStep (maybe a refusal)."""
+        native_tools = getattr(self.backend, "supports_tools", True)
+        system = SYSTEM_PROMPT + ("" if native_tools else JSON_PROTOCOL)
+        messages: list[dict[str, Any]] = [{"role": "system", "content": system},
+                                          {"role": "user", "content": question}]
+        state = SearchState(question)
+        max_steps = self.config.max_steps
+        for iteration in range(1, max_steps + 1):
+            force = iteration == max_steps
+            tools = [ANSWER_TOOL] if force else [SEARCH_TOOL, ANSWER_TOOL]
+            started = time.perf_counter()
+            try:
+                decision: ModelDecision = self.backend.decide(messages, tools, force)
+            except Exception as exc:  # after the backend's own retries: end with what we have
+                yield ErrorStep(iteration, "backend", _describe(exc))
+                yield AnswerStep(iteration, (), (), flags=("the model failed; no answer",), refusal=True)
+                return
+            calls = decision.tool_calls or ()
+            yield ModelStep(iteration, decision.text, tuple(calls), decision.usage, decision.cost_usd,
+                            time.perf_counter() - started, force)
+            payload = _answer_payload(decision)
+            if payload is not None or force:
+                yield self._answer(iteration, payload, decision.text, state.seen, force)
+                return
+            searches = [c for c in calls if c.name == "search_documents"]
+            if not calls:
+                messages.append({"role": "assistant", "content": decision.text or ""})
+                messages.append({"role": "user", "content": "Call search_documents to search, or submit_answer "
+                                                            "to answer."})
+                continue
+            messages.append(_assistant_message(decision, calls, iteration))
+            parts: list[dict[str, Any]] = []
+            for n, call in enumerate(calls):
+                call_id = call.id or f"call_{iteration}_{n}"
+                if call not in searches:
+                    note = f"unknown tool {call.name!r}; use search_documents or submit_answer"
+                    yield ErrorStep(iteration, "tool", note)
+                    messages.append({"role": "tool", "tool_call_id": call_id, "content": note})
+                    continue
+                step, text, images = self._search(iteration, call, state)
+                yield step
+                messages.append({"role": "tool", "tool_call_id": call_id, "content": text})
+                parts.extend(images)
+            if parts:
+                messages.append({"role": "user", "content": parts})
+        raise AssertionError("unreachable: the last step always answers")  # pragma: no cover
+
+    # --- one search ------------------------------------------------------------------------
+
+    def _search(self, iteration: int, call: ToolCall, state: SearchState) -> tuple[SearchStep, str, list[dict]]:
+        started = time.perf_counter()
+        written = call.arguments.get("query") if isinstance(call.arguments, dict) else None
+        if not isinstance(written, str) or not written.strip():
+            step = SearchStep(iteration, str(written or ""), "", (), (), error="no query given")
+            return step, "Error: search_documents needs a non-empty 'query' string.", []
+        executed, strategy_note, retriever_note, error = written, None, None, None
+        hits: tuple[Hit, ...] = ()
+        try:
+            executed, strategy_note = self.strategy.rewrite(written, state)
+            result = self.retriever.search(executed, self.config.top_k)
+            retriever_note = result.note
+            hits = tuple(self.reranker.rerank(state.question, executed, list(result.hits)))[: self.config.top_k]
+        except Exception as exc:  # a plugin's failure is an observation for the model, not a crash
+            error = _describe(exc)
+        new = tuple(dict.fromkeys(h.ref for h in hits if h.ref not in state.seen))
+        parts: list[dict[str, Any]] = []
+        shown: list[PageRef] = []
+        for ref in new:
+            try:
+                image = render_page(self.corpus, ref.file, ref.page, self.settings,
+                                    budget_px=self.config.image_budget_px)
+            except Exception as exc:
+                error = (error + "; " if error else "") + f"{ref.label()} could not be shown: {_describe(exc)}"
+                continue
+            parts += [{"type": "text", "text": ref.label()}, image_part(image.data, image.mime)]
+            shown.append(ref)
+        state.seen.update(shown)
+        state.written.append(written)
+        state.queries.append(executed)
+        state.hits.append(hits)
+        state.new_page_counts.append(len(shown))
+        step = SearchStep(iteration, written, executed, hits, tuple(shown), strategy_note, retriever_note, error,
+                          time.perf_counter() - started)
+        return step, _tool_text(step), parts
+
+    # --- the answer ------------------------------------------------------------------------
+
+    def _answer(self, iteration: int, payload: Any, text: str | None, seen: set[PageRef], forced: bool) -> AnswerStep:
+        parsed = parse_answer(payload) if payload is not None else None
+        flags: list[str] = []
+        if parsed is None and text and forced:
+            parsed = parse_answer(text)
+            if parsed is None and len(text.strip()) <= 80 and "\n" not in text.strip():
+                parsed = ([text.strip()], [], ["answer taken from the model's free text"])
+        if parsed is None:
+            flags.append("no answer could be parsed from the model's reply" if text or payload else "no answer")
+            return AnswerStep(iteration, (), (), flags=tuple(flags), refusal=True)
+        answer, raw, parse_flags = parsed
+        citations, citation_flags = validate_citations(raw, self.corpus, seen)
+        flags += parse_flags + citation_flags
+        return AnswerStep(iteration, tuple(answer), tuple(citations), tuple(raw), tuple(flags), not answer)
+
+
+def _answer_payload(decision: ModelDecision) -> Any:
+    """The answer object in a decision: structured answer, submit_answer call, or JSON in text."""
+    if decision.answer is not None:
+        return decision.answer
+    for call in decision.tool_calls:
+        if call.name == "submit_answer":
+            return call.arguments
+    if not decision.tool_calls and decision.text:
+        parsed = parse_answer(decision.text)
+        if parsed is not None:
+            return decision.text
+    return None
+
+
+def _assistant_message(decision: ModelDecision, calls: tuple[ToolCall, ...] | list[ToolCall],
+                       iteration: int) -> dict[str, Any]:
+    return {
+        "role": "assistant",
+        "content": decision.text or None,
+        "tool_calls": [
+            {"id": c.id or f"call_{iteration}_{n}", "type": "function",
+             "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
+            for n, c in enumerate(calls)
+        ],
+    }
+
+
+def _tool_text(step: SearchStep) -> str:
+    """The text-only tool result; the images follow in a user message."""
+    lines = []
+    if step.error:
+        lines.append(f"Error: {step.error}")
+    if step.executed_query != step.query:
+        lines.append(f"The query was run as: {step.executed_query}")
+    if step.retriever_note:
+        lines.append(f"Note: {step.retriever_note}")
+    already = [h.ref.label() for h in step.hits if h.ref not in step.new_pages]
+    if step.new_pages:
+        lines.append(f"Found {len(step.hits)} pages; {len(step.new_pages)} new, shown below:")
+    else:
+        lines.append(f"Found {len(step.hits)} pages; none new.")
+    lines += [f"- {ref.label()}" for ref in step.new_pages]
+    if already:
+        lines.append("Already shown earlier (not repeated): " + "; ".join(already))
+    return "\n".join(lines)
+
+
+def _describe(exc: BaseException) -> str:
+    return str(exc) if isinstance(exc, MadqaError) else f"{type(exc).__name__}: {exc}"

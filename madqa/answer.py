@@ -1,0 +1,172 @@
+"""Parse and repair a model's final answer, and check its citations against what the agent saw."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from pathlib import PurePosixPath
+from typing import Any, Protocol
+
+from madqa.types import PageRef
+
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S | re.I)
+_PAGE_NUMBER = re.compile(r"-?\d+")
+
+
+class PageBook(Protocol):
+    """What citation checking needs of a corpus."""
+
+    documents: dict[str, Any]
+
+    def has_page(self, file: str, page: int) -> bool: ...
+
+
+def find_json_object(text: str) -> Any:
+    """The first JSON (or Python-literal) object in ``text``: fenced blocks first, then braces.
+
+    Returns None when nothing parses. Repairs single quotes and trailing commas.
+    """
+    candidates = [m.group(1) for m in _FENCE.finditer(text)]
+    start = text.find("{")
+    while start != -1:
+        end = _matching_brace(text, start)
+        if end is not None:
+            candidates.append(text[start:end + 1])
+            break
+        start = text.find("{", start + 1)
+    for raw in candidates:
+        raw = raw.strip()
+        for attempt in (raw, re.sub(r",\s*([}\]])", r"\1", raw)):
+            try:
+                return json.loads(attempt)
+            except ValueError:
+                pass
+            try:
+                return ast.literal_eval(attempt)
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
+                pass
+    return None
+
+
+def _matching_brace(text: str, start: int) -> int | None:
+    """Index of the brace closing the one at ``start``, skipping quoted strings; None if unclosed."""
+    depth, quote, i = 0, "", start
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            if ch == "\\":
+                i += 1
+            elif ch == quote:
+                quote = ""
+        elif ch in "\"'":
+            quote = ch
+        elif ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return None
+
+
+def normalize_answer(value: Any) -> tuple[list[str], list[str]]:
+    """A list of short strings from whatever the model gave; returns (answer, repair flags)."""
+    flags: list[str] = []
+    if value is None:
+        return [], flags
+    if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        flags.append("answer given as a single value, wrapped in a list")
+        value = [value]
+    if not isinstance(value, (list, tuple)):
+        flags.append(f"answer of type {type(value).__name__} ignored")
+        return [], flags
+    answer = []
+    for item in value:
+        if item is None:
+            continue
+        text = item if isinstance(item, str) else json.dumps(item) if isinstance(item, (dict, list)) else str(item)
+        text = " ".join(text.split())
+        if text:
+            answer.append(text)
+    return answer, flags
+
+
+def normalize_citations(value: Any) -> tuple[list[dict[str, Any]], list[str]]:
+    """Citations as ``[{"file": str, "page": int}]``; unusable entries are flagged and skipped."""
+    flags: list[str] = []
+    if value is None:
+        return [], flags
+    if isinstance(value, dict):
+        value = [value]
+    if not isinstance(value, (list, tuple)):
+        return [], [f"citations of type {type(value).__name__} ignored"]
+    out = []
+    for item in value:
+        if not isinstance(item, dict):
+            flags.append(f"citation {item!r} is not an object")
+            continue
+        file = item.get("file", item.get("document", item.get("filename")))
+        page = item.get("page", item.get("page_number"))
+        if isinstance(page, str):
+            match = _PAGE_NUMBER.search(page)
+            page = int(match.group()) if match else None
+        elif isinstance(page, float) and page.is_integer():
+            page = int(page)
+        if not isinstance(file, str) or not file.strip() or not isinstance(page, int) or isinstance(page, bool):
+            flags.append(f"citation {item!r} has no usable file and page")
+            continue
+        out.append({"file": file.strip(), "page": page})
+    return out, flags
+
+
+def parse_answer(payload: Any) -> tuple[list[str], list[dict[str, Any]], list[str]] | None:
+    """(answer, raw citations, flags) from a tool-call argument dict, a dict, or text holding JSON.
+
+    None when the payload holds no answer object at all.
+    """
+    flags: list[str] = []
+    if isinstance(payload, str):
+        parsed = find_json_object(payload)
+        if parsed is None:
+            return None
+        payload = parsed
+    if isinstance(payload, list):
+        payload = {"answer": payload}
+    if not isinstance(payload, dict) or not ({"answer", "answers", "citations"} & set(payload)):
+        return None
+    answer, f1 = normalize_answer(payload.get("answer", payload.get("answers")))
+    citations, f2 = normalize_citations(payload.get("citations"))
+    return answer, citations, flags + f1 + f2
+
+
+def validate_citations(raw: list[dict[str, Any]], corpus: PageBook,
+                       seen: set[PageRef]) -> tuple[list[PageRef], list[str]]:
+    """The citations that name a real, seen page, de-duplicated; flags say what was dropped and why.
+
+    A file named by its bare name (as MADQA files are) is matched when that name is unique.
+    """
+    by_name: dict[str, list[str]] = {}
+    for file in corpus.documents:
+        by_name.setdefault(PurePosixPath(file).name, []).append(file)
+    valid: list[PageRef] = []
+    flags: list[str] = []
+    for item in raw:
+        file, page = item["file"], item["page"]
+        if file not in corpus.documents:
+            matches = by_name.get(PurePosixPath(file.replace("\\", "/")).name, [])
+            if len(matches) != 1:
+                flags.append(f"cited file {file!r} is not in the corpus")
+                continue
+            file = matches[0]
+        if not corpus.has_page(file, page):
+            flags.append(f"cited page {page} of {file} does not exist")
+            continue
+        ref = PageRef(file, page)
+        if ref not in seen:
+            flags.append(f"cited {ref.label()} was never shown to the model")
+            continue
+        if ref not in valid:
+            valid.append(ref)
+    return valid, flags

@@ -1,0 +1,90 @@
+"""A finished question's steps, serialised as a prediction row in the official MADQA format.
+
+Official fields: question, id, answer, citations, search_history, iterations, model.
+Ours beside them: config, backend, trajectory, usage, cost_usd, latency_s, error, flags.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator
+
+from madqa.settings import PipelineConfig
+from madqa.types import AnswerStep, ErrorStep, ModelStep, SearchStep, Step, Usage
+
+
+@dataclass
+class Trace:
+    """Collects the steps of one question as they stream by; ``row()`` once it has answered."""
+
+    question: str
+    config: PipelineConfig
+    id: str | None = None
+    steps: list[Step] = field(default_factory=list)
+    started: float = field(default_factory=time.perf_counter)
+    finished: float | None = None
+
+    def follow(self, steps: Iterable[Step]) -> Iterator[Step]:
+        """Pass ``steps`` through, recording each one (the CLI and UI read the same stream)."""
+        for step in steps:
+            self.steps.append(step)
+            yield step
+        self.finished = time.perf_counter()
+
+    def consume(self, steps: Iterable[Step]) -> Trace:
+        for _ in self.follow(steps):
+            pass
+        return self
+
+    @property
+    def answer(self) -> AnswerStep | None:
+        return next((s for s in reversed(self.steps) if isinstance(s, AnswerStep)), None)
+
+    @property
+    def searches(self) -> list[SearchStep]:
+        return [s for s in self.steps if isinstance(s, SearchStep)]
+
+    @property
+    def usage(self) -> Usage:
+        total = Usage()
+        for s in self.steps:
+            if isinstance(s, ModelStep):
+                total = total + s.usage
+        return total
+
+    @property
+    def cost_usd(self) -> float | None:
+        costs = [s.cost_usd for s in self.steps if isinstance(s, ModelStep)]
+        return None if not costs or any(c is None for c in costs) else round(sum(costs), 8)
+
+    @property
+    def iterations(self) -> int:
+        return max((s.iteration for s in self.steps), default=0)
+
+    def row(self) -> dict[str, Any]:
+        """The prediction row (a superset of the official MADQA format)."""
+        answer = self.answer
+        errors = [s for s in self.steps if isinstance(s, ErrorStep)]
+        fatal = next((e for e in errors if e.where == "backend"), None)
+        return {
+            "id": self.id,
+            "question": self.question,
+            "answer": list(answer.answer) if answer else [],
+            "citations": [{"file": c.file, "page": c.page} for c in answer.citations] if answer else [],
+            "search_history": [
+                {"iteration": s.iteration, "query": s.executed_query or s.query, "num_results": len(s.hits)}
+                for s in self.searches
+            ],
+            "iterations": self.iterations,
+            "model": self.config.model,
+            "config": self.config.name,
+            "backend": self.config.backend,
+            "refusal": bool(answer.refusal) if answer else True,
+            "flags": list(answer.flags) if answer else [],
+            "trajectory": [s.to_dict() for s in self.steps],
+            "usage": self.usage.to_dict(),
+            "cost_usd": self.cost_usd,
+            "latency_s": round((self.finished or time.perf_counter()) - self.started, 4),
+            "error": f"{fatal.where}: {fatal.message}" if fatal else None,
+        }

@@ -1,0 +1,59 @@
+"""Backend ``scripted``: plays a given list of decisions, for tests and for replaying a trajectory.
+
+Each decision is a dict: ``{"search": "query"}``, ``{"answer": [...], "citations": [...]}``,
+``{"text": "..."}``, ``{"tool_calls": [{"name", "arguments"}]}`` or ``{"raise": "message"}``.
+Give them as ``options["script"]``, or as the model string ``file:PATH`` (a JSON list).
+When the script runs out, it answers with an empty answer.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import madqa
+
+
+class ScriptedBackend:
+    """Returns the scripted decisions in order and records what it was asked."""
+
+    def __init__(self, script: list[dict[str, Any]]) -> None:
+        self.script = list(script)
+        self.calls: list[dict[str, Any]] = []  # (messages, tools, force_answer) of every call
+
+    def decide(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+               force_answer: bool) -> madqa.ModelDecision:
+        self.calls.append({"messages": list(messages), "tools": tools, "force_answer": force_answer})
+        item = self.script.pop(0) if self.script else {"answer": [], "citations": []}
+        usage = madqa.Usage(10, 5)
+        if "raise" in item:
+            raise madqa.BackendError(str(item["raise"]))
+        if "search" in item:
+            call = madqa.ToolCall("search_documents", {"query": item["search"]}, f"s{len(self.calls)}")
+            return madqa.ModelDecision(text=item.get("text"), tool_calls=(call,), usage=usage, cost_usd=0.0)
+        if "tool_calls" in item:
+            calls = tuple(madqa.ToolCall(c["name"], c.get("arguments", {}), f"t{len(self.calls)}_{n}")
+                          for n, c in enumerate(item["tool_calls"]))
+            return madqa.ModelDecision(text=item.get("text"), tool_calls=calls, usage=usage, cost_usd=0.0)
+        if "answer" in item or "citations" in item:
+            return madqa.ModelDecision(answer={k: item.get(k) for k in ("answer", "citations")},
+                                       usage=usage, cost_usd=0.0)
+        return madqa.ModelDecision(text=item.get("text", ""), usage=usage, cost_usd=0.0)
+
+
+def _factory(model: str, options: dict[str, Any]) -> ScriptedBackend:
+    if "script" in options:
+        return ScriptedBackend(options["script"])
+    if model.startswith("file:"):
+        path = Path(model[5:])
+        try:
+            return ScriptedBackend(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, ValueError) as exc:
+            raise madqa.SettingsError(f"cannot read script {path}: {exc}") from exc
+    raise madqa.SettingsError("the scripted backend needs a script (options['script'] or model 'file:PATH')")
+
+
+@madqa.hookimpl(trylast=True)
+def register_backends(register: madqa.Register) -> None:
+    register("scripted", _factory, "plays a scripted list of decisions (tests, replays)")
