@@ -1,0 +1,212 @@
+"""Load MADQA question sets (JSONL or the official Parquet export).
+
+``load_questions`` returns plain Python data (lists, dicts, str, int) however
+the file was stored, plus a list of human-readable problems that name the line
+(JSONL) or row (Parquet, 1-based) they come from.  A row with a problem is left
+out; a duplicate id is reported but kept, so matching behaves as the official
+harness does (see ``metrics.match_predictions``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+JSONL_SUFFIXES = (".jsonl", ".ndjson")
+PARQUET_SUFFIXES = (".parquet", ".pq")
+OPTIONAL_TEXT_FIELDS = ("document_category", "domain")
+
+
+class QuestionFileError(ValueError):
+    """The question file cannot be read at all (missing, unknown type, corrupt)."""
+
+
+def read_jsonl(path: str | Path, error_cls: type[Exception] = QuestionFileError
+               ) -> tuple[list[tuple[int, dict[str, Any]]], list[str]]:
+    """Return ``([(line_number, object), ...], problems)`` for a JSONL file.
+
+    Blank lines are skipped; a line that is not valid UTF-8/JSON or not a JSON
+    object becomes a problem ``"line N: ..."``.  Raises ``error_cls`` when the
+    file cannot be opened.
+    """
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise error_cls(f"cannot read {path}: {exc}") from exc
+    rows: list[tuple[int, dict[str, Any]]] = []
+    problems: list[str] = []
+    for number, line in enumerate(raw.split(b"\n"), start=1):
+        if number == 1 and line.startswith(b"\xef\xbb\xbf"):
+            line = line[3:]
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line.decode("utf-8"))
+        except UnicodeDecodeError:
+            problems.append(f"line {number}: not valid UTF-8")
+            continue
+        except json.JSONDecodeError as exc:
+            problems.append(f"line {number}: invalid JSON ({exc.msg} at column {exc.colno})")
+            continue
+        if not isinstance(obj, dict):
+            problems.append(f"line {number}: expected a JSON object, got {type(obj).__name__}")
+            continue
+        rows.append((number, obj))
+    return rows, problems
+
+
+def to_plain(value: Any) -> Any:
+    """Return ``value`` with numpy arrays/scalars turned into lists and Python
+    scalars (recursively through dicts and lists) and float NaN into None."""
+    if isinstance(value, float):
+        return None if math.isnan(value) else value
+    if isinstance(value, (str, int, bool)) or value is None:
+        return value
+    if isinstance(value, Mapping):
+        return {str(k): to_plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_plain(v) for v in value]
+    tolist = getattr(value, "tolist", None)  # numpy arrays and numpy scalars
+    if callable(tolist):
+        return to_plain(tolist())
+    return value
+
+
+def _integral(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
+
+
+def _variants(value: Any, where: str, problems: list[str]) -> list[list[str]] | None:
+    if value is None:
+        return None
+    if not isinstance(value, list):
+        problems.append(f"{where}: 'answer_variants' must be a list, got {type(value).__name__}")
+        return None
+    out: list[list[str]] = []
+    for i, variant in enumerate(value):
+        items = [variant] if isinstance(variant, str) else variant
+        if not isinstance(items, list) or not all(
+                isinstance(x, (str, int, float)) and not isinstance(x, bool) for x in items):
+            problems.append(f"{where}: answer_variants[{i}] must be a string or a list of strings")
+            return None
+        out.append([x if isinstance(x, str) else str(x) for x in items])
+    return out
+
+
+def _evidence(value: Any, where: str, problems: list[str]) -> list[dict[str, Any]] | None:
+    if value is None:
+        return None
+    if not isinstance(value, list):
+        problems.append(f"{where}: 'evidence' must be a list, got {type(value).__name__}")
+        return None
+    out: list[dict[str, Any]] = []
+    for i, item in enumerate(value):
+        if not isinstance(item, dict):
+            problems.append(f"{where}: evidence[{i}] must be an object")
+            return None
+        doc, page = item.get("document"), _integral(item.get("page"))
+        if not isinstance(doc, str) or not doc:
+            problems.append(f"{where}: evidence[{i}].document must be a non-empty string")
+            return None
+        if page is None:
+            problems.append(f"{where}: evidence[{i}].page must be an integer, "
+                            f"got {item.get('page')!r}")
+            return None
+        out.append({**item, "document": doc, "page": page})
+    return out
+
+
+def normalise_question(raw: Mapping[str, Any], where: str) -> tuple[dict[str, Any] | None, list[str]]:
+    """Return ``(question, problems)`` for one raw record; question is None when
+    the record has a problem.  ``where`` (e.g. ``"line 3"``) prefixes problems."""
+    record = to_plain(dict(raw))
+    problems: list[str] = []
+    for field in ("id", "question"):
+        value = record.get(field)
+        if value is None:
+            problems.append(f"{where}: missing field '{field}'")
+        elif not isinstance(value, str):
+            problems.append(f"{where}: '{field}' must be a string, got {type(value).__name__}")
+        elif not value.strip():
+            problems.append(f"{where}: '{field}' is empty")
+    record["answer_variants"] = _variants(record.get("answer_variants"), where, problems)
+    record["evidence"] = _evidence(record.get("evidence"), where, problems)
+    for field in OPTIONAL_TEXT_FIELDS:
+        value = record.get(field)
+        if value is not None and not isinstance(value, str):
+            problems.append(f"{where}: '{field}' must be a string, got {type(value).__name__}")
+        record[field] = value
+    return (None, problems) if problems else (record, [])
+
+
+def _read_parquet(path: Path) -> list[dict[str, Any]]:
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:  # pragma: no cover - pandas fallback
+        try:
+            import pandas as pd
+        except ImportError as exc:
+            raise QuestionFileError("reading Parquet needs pyarrow or pandas") from exc
+        try:
+            return list(pd.read_parquet(path).to_dict("records"))
+        except Exception as exc:
+            raise QuestionFileError(f"cannot read Parquet file {path}: {exc}") from exc
+    try:
+        return list(pq.read_table(path).to_pylist())
+    except Exception as exc:  # pyarrow raises several unrelated error types
+        raise QuestionFileError(f"cannot read Parquet file {path}: {exc}") from exc
+
+
+def load_questions(path: str | Path) -> tuple[list[dict[str, Any]], list[str]]:
+    """Return ``(questions, problems)`` from a ``.jsonl``/``.ndjson`` or
+    ``.parquet``/``.pq`` file.
+
+    Each question has ``id``, ``question``, ``answer_variants`` (list of lists
+    of str, or None), ``evidence`` (list of ``{"document", "page": int, ...}``,
+    or None), ``document_category`` and ``domain`` (str or None) plus any other
+    fields as they were.  Raises ``QuestionFileError`` for an unreadable file
+    or an unknown extension.
+    """
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix in JSONL_SUFFIXES:
+        rows, problems = read_jsonl(path)
+        located = [(f"line {n}", obj) for n, obj in rows]
+    elif suffix in PARQUET_SUFFIXES:
+        if not path.is_file():
+            raise QuestionFileError(f"cannot read {path}: no such file")
+        located = [(f"row {i}", obj) for i, obj in enumerate(_read_parquet(path), start=1)]
+        problems = []
+    else:
+        raise QuestionFileError(
+            f"unknown question file type {suffix or '(none)'!r} for {path}; "
+            f"expected one of {', '.join(JSONL_SUFFIXES + PARQUET_SUFFIXES)}")
+    questions: list[dict[str, Any]] = []
+    first_seen: dict[str, str] = {}
+    for where, raw in located:
+        question, issues = normalise_question(raw, where)
+        problems.extend(issues)
+        if question is None:
+            continue
+        qid = question["id"]
+        if qid in first_seen:
+            problems.append(f"{where}: duplicate id {qid!r} (first at {first_seen[qid]})")
+        else:
+            first_seen[qid] = where
+        questions.append(question)
+    return questions, sorted(problems, key=_location)
+
+
+def _location(problem: str) -> int:
+    """Sort key: the line/row number a problem starts with (stable otherwise)."""
+    head = problem.split(":", 1)[0].split()
+    return int(head[1]) if len(head) == 2 and head[1].isdigit() else 0
