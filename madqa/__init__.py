@@ -4,11 +4,27 @@ The public face plugins import: the ``hookimpl`` marker, the core types and the 
 """
 
 from madqa.errors import (
-    BackendError, CorpusError, MadqaError, PluginError, RenderError, SearchError, SettingsError,
+    BackendError,
+    CorpusError,
+    MadqaError,
+    PluginError,
+    RenderError,
+    SearchError,
+    SettingsError,
 )
 from madqa.hookspecs import Register, hookimpl
 from madqa.types import (
-    AnswerStep, ErrorStep, Hit, ModelDecision, ModelStep, PageRef, SearchResult, SearchStep, Step, ToolCall, Usage,
+    AnswerStep,
+    ErrorStep,
+    Hit,
+    ModelDecision,
+    ModelStep,
+    PageRef,
+    SearchResult,
+    SearchStep,
+    Step,
+    ToolCall,
+    Usage,
 )
 
 __version__ = "0.1.0"

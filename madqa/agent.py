@@ -10,8 +10,9 @@ from __future__ import annotations
 import base64
 import json
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 from madqa.answer import parse_answer, validate_citations
 from madqa.errors import MadqaError

@@ -9,8 +9,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from madqa.errors import MadqaError
 from madqa.settings import Settings
@@ -145,6 +146,73 @@ def cmd_configs(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def pipeline_config(args: argparse.Namespace, settings: Settings) -> Any:
+    """The named config (--config, else MADQA_CONFIG) with any command-line overrides applied."""
+    from madqa.settings import load_config
+
+    config = load_config(args.config or settings.config)
+    return config.with_overrides(backend=args.backend, model=args.model, retriever=args.retriever,
+                                 reranker=args.reranker, query_strategy=args.strategy, top_k=args.top_k,
+                                 max_steps=args.max_steps, image_budget_px=args.budget)
+
+
+def backend_options(args: argparse.Namespace) -> dict[str, Any]:
+    return {"api_base": args.api_base} if args.api_base else {}
+
+
+def describe_step(step: Any) -> str:
+    """One step as a line or two of plain text (the CLI's view of the stream)."""
+    kind = step.type
+    if kind == "search":
+        rewritten = f" -> {step.executed_query!r}" if step.executed_query != step.query else ""
+        pages = ", ".join(f"{r.file} p.{r.page}" for r in step.new_pages) or "no new pages"
+        extra = "".join(f"\n      note: {n}" for n in (step.strategy_note, step.retriever_note, step.error) if n)
+        return f"[{step.iteration}] search {step.query!r}{rewritten}: {len(step.hits)} hits; shown: {pages}{extra}"
+    if kind == "model":
+        text = (step.text or "").strip().replace("\n", " ")
+        return f"[{step.iteration}] model{' (forced to answer)' if step.forced_answer else ''}: {text[:200]}"
+    if kind == "error":
+        return f"[{step.iteration}] error in {step.where}: {step.message}"
+    cites = ", ".join(f"{c.file} p.{c.page}" for c in step.citations) or "none"
+    answer = " | ".join(step.answer) if step.answer else "(no answer: refusal)"
+    flags = "".join(f"\n    flag: {f}" for f in step.flags)
+    return f"ANSWER: {answer}\n  citations: {cites}{flags}"
+
+
+@command("ask")
+def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
+    from madqa.agent import Agent
+    from madqa.trace import Trace
+
+    reg = registry(settings)
+    config = pipeline_config(args, settings)
+    corpus = open_corpus(args, settings, reg)
+    agent = Agent(corpus, config, reg, settings, backend_options(args))
+    trace = Trace(args.question, config, args.id)
+    if not args.json:
+        print(f"config {config.name}: {config.backend}/{config.model}, {config.retriever}, "
+              f"strategy {config.query_strategy}, top_k {config.top_k}, max {config.max_steps} steps")
+    for step in trace.follow(agent.run(args.question)):
+        if not args.json:
+            print(describe_step(step), flush=True)
+    if args.json:
+        print(json.dumps(trace.row(), ensure_ascii=False))
+    return 0
+
+
+def add_config_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", help="named config (see `madqa configs`) or a .toml file")
+    p.add_argument("--backend", help="backend name (offline, litellm, scripted, ...)")
+    p.add_argument("--model", help="model, e.g. openai/gpt-4.1-mini, anthropic/claude-sonnet-4-5")
+    p.add_argument("--api-base", help="base URL of an OpenAI-compatible server (vLLM, llama.cpp, ...)")
+    p.add_argument("--retriever")
+    p.add_argument("--reranker")
+    p.add_argument("--strategy", help="query strategy (passthrough, drift, ...)")
+    p.add_argument("--top-k", type=int)
+    p.add_argument("--max-steps", type=int)
+    p.add_argument("--budget", type=int, help="image budget in pixels")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="madqa", description="Agentic question answering over PDF collections.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -170,6 +238,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", required=True)
     p.add_argument("--budget", type=int, default=None, help="most pixels (default MADQA_IMAGE_BUDGET, 1.2M)")
     p.add_argument("--format", choices=("png", "jpeg", "webp"), default=None, help="default: from -o's suffix")
+
+    p = sub.add_parser("ask", help="answer a question with the agent, printing each step")
+    p.add_argument("--corpus", required=True, metavar="DIR")
+    p.add_argument("question")
+    p.add_argument("--id", help="question id to put in the prediction row")
+    add_config_args(p)
+    p.add_argument("--json", action="store_true", help="print only the prediction row")
 
     for name, help_text in (("plugins", "list registered components"), ("configs", "list named configs")):
         p = sub.add_parser(name, help=help_text)

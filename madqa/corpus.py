@@ -13,9 +13,10 @@ import os
 import re
 import sqlite3
 import threading
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from madqa.errors import CorpusError
 

@@ -8,7 +8,8 @@ as unavailable, with the reason. A hook implementation returns nothing (``None``
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pluggy
 

@@ -10,14 +10,23 @@ import shutil
 import sqlite3
 import time
 from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import pymupdf
 
 from madqa.corpus import (
-    MANIFEST, PAGES_DB, Corpus, DocumentRecord, PageText, read_current, safe_relpath, state_dir_for, write_current,
+    MANIFEST,
+    PAGES_DB,
+    Corpus,
+    DocumentRecord,
+    PageText,
+    read_current,
+    safe_relpath,
+    state_dir_for,
+    write_current,
 )
 from madqa.errors import CorpusError, PluginError
 from madqa.plugins import Registry

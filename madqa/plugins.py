@@ -10,9 +10,10 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pluggy
 
@@ -34,6 +35,7 @@ BUILTIN_PLUGINS = (
     "plugins.tesseract_ocr",
     "plugins.passthrough",
     "plugins.scripted",
+    "plugins.offline_backend",
 )
 
 

@@ -7,8 +7,9 @@ Ours beside them: config, backend, trajectory, usage, cost_usd, latency_s, error
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from madqa.settings import PipelineConfig
 from madqa.types import AnswerStep, ErrorStep, ModelStep, SearchStep, Step, Usage

@@ -9,8 +9,9 @@ from __future__ import annotations
 import re
 import shutil
 import threading
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from whoosh import analysis, fields, index, qparser, query, scoring
 
@@ -110,12 +111,14 @@ class WhooshRetriever:
         schema = self.ix.schema
         attempts = (
             ("text", False, None),
-            ("stem", False, "no page matched every word; matched stemmed variants (e.g. report/reports)"),
+            ("stem", False, "no page matched exactly; matched stemmed variants (e.g. report/reports), "
+                            "phrases loosened to words"),
             ("stem", True, "no page matched every word; showing pages that match any of them"),
         )
         any_terms = False
         for field, any_term, note in attempts:
-            parsed = _parser(field, schema, any_term).parse(text)
+            # the fallbacks loosen phrases to words (the stemmed field keeps no positions)
+            parsed = _parser(field, schema, any_term).parse(text if field == "text" else text.replace('"', " "))
             if not _searchable(parsed):
                 continue
             any_terms = True

@@ -1,0 +1,156 @@
+"""The agent loop with the scripted backend on a real index: every rule of Algorithm 1 as we run it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import madqa
+from madqa.agent import Agent
+from madqa.corpus import Corpus
+from madqa.index import ingest
+from madqa.settings import load_config
+from madqa.trace import Trace
+from madqa.types import AnswerStep, ErrorStep, ModelStep, SearchStep
+from tests.conftest import make_pdf
+
+
+@pytest.fixture
+def corpus(tmp_path, settings, registry):
+    root = tmp_path / "docs"
+    make_pdf(root / "fin" / "report.pdf", ["Revenue in 2024 was 7.5 million.", "Headcount was 120 employees."])
+    make_pdf(root / "memo.pdf", ["Memo: the board approved the budget on 3 May 2024."])
+    ingest(root, settings, registry, ocr="never")
+    return Corpus.open(root, settings.corpora_dir)
+
+
+def run(corpus, registry, settings, script, **overrides):
+    config = load_config("offline").with_overrides(backend="scripted", **overrides)
+    agent = Agent(corpus, config, registry, settings, {"script": script})
+    trace = Trace("What was the revenue in 2024?", config, "q1").consume(agent.run("What was the revenue in 2024?"))
+    return trace, agent.backend
+
+
+def test_search_then_answer(corpus, registry, settings):
+    trace, backend = run(corpus, registry, settings, [
+        {"search": "revenue 2024"},
+        {"answer": ["7.5 million"], "citations": [{"file": "fin/report.pdf", "page": 1}]},
+    ])
+    kinds = [s.type for s in trace.steps]
+    assert kinds == ["model", "search", "model", "answer"]
+    search = trace.steps[1]
+    assert isinstance(search, SearchStep) and search.new_pages[0] == madqa.PageRef("fin/report.pdf", 1)
+    row = trace.row()
+    assert row["answer"] == ["7.5 million"] and row["citations"] == [{"file": "fin/report.pdf", "page": 1}]
+    assert row["search_history"] == [{"iteration": 1, "query": "revenue 2024", "num_results": 1}]
+    assert row["iterations"] == 2 and row["id"] == "q1" and row["error"] is None
+    assert row["usage"] == {"prompt_tokens": 20, "completion_tokens": 10, "total_tokens": 30}
+    json.dumps(row)  # the row is plain JSON
+    # the second call saw: tool message (text only) then a user message with label + image
+    messages = backend.calls[1]["messages"]
+    assert messages[-3]["role"] == "assistant" and messages[-3]["tool_calls"][0]["function"]["name"] == "search_documents"
+    assert messages[-2]["role"] == "tool" and isinstance(messages[-2]["content"], str)
+    parts = messages[-1]["content"]
+    assert messages[-1]["role"] == "user" and parts[0] == {"type": "text", "text": "File: fin/report.pdf, Page: 1"}
+    assert parts[1]["type"] == "image_url" and parts[1]["image_url"]["url"].startswith("data:image/png;base64,")
+
+
+def test_running_out_of_steps_forces_an_answer(corpus, registry, settings):
+    trace, backend = run(corpus, registry, settings, [{"search": "revenue"}] * 10, max_steps=3)
+    assert [c["force_answer"] for c in backend.calls] == [False, False, True]
+    assert [t["function"]["name"] for t in backend.calls[-1]["tools"]] == ["submit_answer"]
+    assert {t["function"]["name"] for t in backend.calls[0]["tools"]} == {"search_documents", "submit_answer"}
+    answer = trace.steps[-1]
+    assert isinstance(answer, AnswerStep) and answer.iteration == 3
+    # the script's 3rd item is a search, not an answer: with nothing parseable, a refusal
+    assert answer.refusal and trace.row()["answer"] == []
+
+
+def test_seen_pages_are_not_sent_again(corpus, registry, settings):
+    trace, backend = run(corpus, registry, settings, [
+        {"search": "revenue"}, {"search": "revenue OR headcount"},
+        {"answer": ["7.5 million"], "citations": [{"file": "fin/report.pdf", "page": 1}]},
+    ])
+    first, second = trace.searches
+    assert [r.page for r in first.new_pages] == [1]
+    assert [r.page for r in second.new_pages] == [2] and len(second.hits) == 2
+    tool_text = backend.calls[2]["messages"][-2]["content"]
+    assert "Already shown earlier (not repeated): File: fin/report.pdf, Page: 1" in tool_text
+    images = [p for p in backend.calls[2]["messages"][-1]["content"] if p["type"] == "image_url"]
+    assert len(images) == 1
+
+
+@pytest.mark.parametrize("reply,expected,refusal", [
+    ('{"answer": "7.5 million", "citations": [{"file": "fin/report.pdf", "page": "1"}],}', ["7.5 million"], False),
+    ("```json\n{'answer': ['7.5 million'], 'citations': []}\n```", ["7.5 million"], False),
+    ("I could not find it, sorry. The documents do not seem to say anything about this at all.", [], True),
+    ("7.5 million", ["7.5 million"], False),
+])
+def test_free_text_answers_are_repaired_or_refused(corpus, registry, settings, reply, expected, refusal):
+    trace, _ = run(corpus, registry, settings, [{"search": "revenue"}, {"text": reply}], max_steps=2)
+    answer = trace.steps[-1]
+    assert list(answer.answer) == expected and answer.refusal is refusal
+
+
+def test_citation_checks(corpus, registry, settings):
+    trace, _ = run(corpus, registry, settings, [
+        {"search": "revenue"},
+        {"answer": ["7.5 million"], "citations": [
+            {"file": "fin/report.pdf", "page": 1},  # seen: kept
+            {"file": "report.pdf", "page": 1},  # bare name, unique: matched, duplicate dropped
+            {"file": "fin/report.pdf", "page": 2},  # exists, never shown
+            {"file": "fin/report.pdf", "page": 9},  # out of range
+            {"file": "nowhere.pdf", "page": 1},  # not in the corpus
+            {"document": "memo.pdf", "page": "p. 1"},  # never shown
+        ]},
+    ])
+    answer = trace.steps[-1]
+    assert answer.citations == (madqa.PageRef("fin/report.pdf", 1),)
+    assert len(answer.raw_citations) == 6
+    flags = " | ".join(answer.flags)
+    for needle in ("Page: 2 was never shown", "page 9 of fin/report.pdf does not exist",
+                   "'nowhere.pdf' is not in the corpus", "memo.pdf, Page: 1 was never shown"):
+        assert needle in flags
+
+
+class Exploding:
+    def search(self, query, k):
+        raise RuntimeError("index on fire")
+
+
+def test_retriever_error_becomes_an_observation(corpus, registry, settings):
+    config = load_config("offline").with_overrides(backend="scripted")
+    agent = Agent(corpus, config, registry, settings, {"script": [
+        {"search": "revenue"}, {"answer": ["unknown"], "citations": []}]})
+    agent.retriever = Exploding()
+    trace = Trace("q", config).consume(agent.run("q"))
+    search = trace.searches[0]
+    assert search.error == "RuntimeError: index on fire" and search.hits == ()
+    assert "Error: RuntimeError: index on fire" in agent.backend.calls[1]["messages"][-1]["content"]
+    assert trace.steps[-1].answer == ("unknown",)
+
+
+def test_backend_failure_ends_with_an_error_and_a_refusal(corpus, registry, settings):
+    trace, _ = run(corpus, registry, settings, [{"search": "revenue"}, {"raise": "rate limited"}])
+    assert isinstance(trace.steps[-2], ErrorStep) and trace.steps[-2].where == "backend"
+    assert trace.steps[-1].refusal
+    assert trace.row()["error"] == "backend: rate limited"
+
+
+def test_bad_tool_calls_are_observations(corpus, registry, settings):
+    trace, backend = run(corpus, registry, settings, [
+        {"tool_calls": [{"name": "search_documents", "arguments": {}}, {"name": "open_file", "arguments": {}}]},
+        {"answer": [], "citations": []},
+    ])
+    assert trace.searches[0].error == "no query given"
+    assert any(isinstance(s, ErrorStep) and "unknown tool 'open_file'" in s.message for s in trace.steps)
+    tool_messages = [m for m in backend.calls[1]["messages"] if m["role"] == "tool"]
+    assert len(tool_messages) == 2  # every tool call gets its result
+    assert trace.steps[-1].refusal
+
+
+def test_steps_carry_timings(corpus, registry, settings):
+    trace, _ = run(corpus, registry, settings, [{"search": "revenue"}, {"answer": ["x"], "citations": []}])
+    assert all(s.elapsed_s >= 0 for s in trace.steps if isinstance(s, (ModelStep, SearchStep)))
+    assert trace.row()["latency_s"] > 0

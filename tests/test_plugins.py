@@ -1,0 +1,82 @@
+"""The plugin system: built-ins, a plugins folder, overrides, unavailable components, hook docs."""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+
+import pytest
+
+from madqa import hookspecs
+from madqa.errors import PluginError
+from madqa.plugins import KINDS, collect, get_plugin_manager
+
+REPO = Path(__file__).resolve().parent.parent
+HOOKS = [name for name, fn in inspect.getmembers(hookspecs, inspect.isfunction) if name.startswith("register_")]
+
+
+def test_builtins_cover_every_kind_through_the_public_api(registry):
+    by_kind = {kind: registry.names(kind) for kind in KINDS}
+    assert "whoosh" in by_kind["retriever"]
+    assert {"text", "ocr"} <= set(by_kind["page_reader"])
+    assert "none" in by_kind["reranker"] and "passthrough" in by_kind["query_strategy"]
+    assert "scripted" in by_kind["backend"]
+    for comp in registry.list():
+        assert comp.plugin.startswith("plugins."), comp
+
+
+@pytest.mark.parametrize("hook", HOOKS)
+def test_every_hook_is_documented_in_code_and_docs(hook):
+    doc = inspect.getdoc(getattr(hookspecs, hook)) or ""
+    assert "Called" in doc and "Returns None" in doc and "register" in doc.lower(), hook
+    assert f"`{hook}" in (REPO / "docs" / "plugins.md").read_text(encoding="utf-8"), f"{hook} missing from docs"
+
+
+def test_every_hook_has_a_builtin_implementation():
+    pm = get_plugin_manager(entry_points=False)
+    for hook in HOOKS:
+        assert getattr(pm.hook, hook).get_hookimpls(), hook
+
+
+def _write_plugin(folder: Path, name: str, body: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}.py").write_text("import madqa\n\n" + body, encoding="utf-8")
+
+
+def test_plugins_dir_adds_overrides_and_reports_unavailable(tmp_path):
+    _write_plugin(tmp_path, "extra", '''
+class Upper:
+    def rewrite(self, query, state):
+        return query.upper(), "upper-cased"
+
+@madqa.hookimpl
+def register_query_strategies(register):
+    register("upper", lambda corpus, options: Upper(), "shouts")
+    register("passthrough", lambda corpus, options: Upper(), "a replacement")
+    register("needs-missing", lambda corpus, options: Upper(), "x", requires=("no_such_module_xyz",))
+''')
+    registry = collect(get_plugin_manager(tmp_path, entry_points=False))
+    upper = registry.get("query_strategy", "upper")
+    assert upper.plugin == "extra.py (MADQA_PLUGINS_DIR)"
+    assert registry.create("query_strategy", "upper", None, {}).rewrite("abc", None) == ("ABC", "upper-cased")
+    passthrough = registry.get("query_strategy", "passthrough")  # the folder plugin overrides the built-in
+    assert passthrough.plugin.endswith("(MADQA_PLUGINS_DIR)") and passthrough.shadows == ("plugins.passthrough",)
+    listed = {c.name: c for c in registry.list()}
+    assert listed["needs-missing"].unavailable and "no_such_module_xyz" in listed["needs-missing"].unavailable
+    assert "needs-missing" not in registry.names("query_strategy")
+    with pytest.raises(PluginError, match="unavailable"):
+        registry.get("query_strategy", "needs-missing")
+    with pytest.raises(PluginError, match="unknown retriever 'nope'.*whoosh"):
+        registry.get("retriever", "nope")
+
+
+def test_misspelled_hook_is_caught(tmp_path):
+    _write_plugin(tmp_path, "typo", "@madqa.hookimpl\ndef register_retreivers(register):\n    pass\n")
+    with pytest.raises(PluginError, match="unknown hook"):
+        get_plugin_manager(tmp_path, entry_points=False)
+
+
+def test_broken_plugin_file_is_named(tmp_path):
+    _write_plugin(tmp_path, "broken", "raise RuntimeError('boom')\n")
+    with pytest.raises(PluginError, match="broken.py failed to import: boom"):
+        get_plugin_manager(tmp_path, entry_points=False)

@@ -1,0 +1,38 @@
+"""The README's first lines hold the run and test commands, and CI runs that same test command."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from tests.conftest import REPO
+
+
+def readme_commands() -> tuple[str, str]:
+    lines = (REPO / "README.md").read_text(encoding="utf-8").splitlines()[:6]
+    commands = [line.split("#")[0].strip() for line in lines if line.startswith("scripts/install")]
+    assert len(commands) == 2, lines
+    return commands[0], commands[1]
+
+
+def test_ci_runs_the_readme_test_command():
+    _, test_command = readme_commands()
+    pytest_part = test_command.split("&&")[-1].strip()
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    assert pytest_part in [line.strip() for line in ci]
+    assert "scripts/install --dev" in test_command and any(line.strip() == "scripts/install --dev" for line in ci)
+
+
+def test_readme_run_command_works(tmp_path):
+    run_command, _ = readme_commands()
+    python_part = run_command.split("&&")[-1].strip()
+    if python_part.startswith(".venv/bin/python -m madqa"):
+        argv = [sys.executable, *python_part.split(" ", 1)[1].split(" ", 4)]
+        argv[-1] = argv[-1].strip('"')
+        env = {**os.environ, "MADQA_HOME": str(tmp_path / "home")}
+        proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=REPO, timeout=600)
+        assert proc.returncode == 0, proc.stderr
+        assert "ANSWER:" in proc.stdout
+    else:  # the web app: tests/test_ui_*.py start it the same way
+        assert python_part == ".venv/bin/python app.py"
