@@ -200,8 +200,98 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def add_config_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--config", help="named config (see `madqa configs`) or a .toml file")
+def _config_outputs(args: argparse.Namespace, settings: Settings) -> list[tuple[Any, Path]]:
+    """(config, output path) per --config; several configs write PRED.<config>.jsonl each."""
+    names = args.config or [None]
+    out = Path(args.output)
+    pairs = []
+    for name in names:
+        args_one = argparse.Namespace(**{**vars(args), "config": name})
+        config = pipeline_config(args_one, settings)
+        path = out if len(names) == 1 else out.with_name(f"{out.stem}.{config.name}{out.suffix or '.jsonl'}")
+        pairs.append((config, path))
+    return pairs
+
+
+@command("run")
+def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
+    from tqdm import tqdm
+
+    from madqa.evaluation.questions import load_questions
+    from madqa.evaluation.runner import run_batch, score_row
+
+    questions, problems = load_questions(args.questions)
+    for problem in problems:
+        print(f"warning: {args.questions}: {problem}", file=sys.stderr)
+    if not questions:
+        print(f"madqa: no usable questions in {args.questions}", file=sys.stderr)
+        return 2
+    reg = registry(settings)
+    corpus = open_corpus(args, settings, reg)
+    failed = 0
+    for config, path in _config_outputs(args, settings):
+        total = min(len(questions), args.limit) if args.limit else len(questions)
+        scores: list[bool] = []
+        bar = tqdm(total=total, desc=config.name, unit="q", file=sys.stderr, disable=not sys.stderr.isatty())
+
+        def on_row(row: dict[str, Any], question: dict[str, Any], bar: Any = bar, scores: list = scores) -> None:
+            correct = score_row(row, question)
+            if correct is not None:
+                scores.append(correct)
+                bar.set_postfix_str(f"accuracy {sum(scores) / len(scores):.3f}", refresh=False)
+            bar.update(1)
+
+        rows = run_batch(questions, corpus, config, reg, settings, out_path=path, workers=args.workers,
+                         resume=args.resume, limit=args.limit, on_row=on_row,
+                         backend_options=backend_options(args))
+        bar.update(total - bar.n)
+        bar.close()
+        errors = sum(1 for r in rows if r.get("error"))
+        failed += errors
+        accuracy = f", accuracy {sum(scores) / len(scores):.3f} on {len(scores)} run now" if scores else ""
+        print(f"{config.name}: {len(rows)} rows in {path} ({errors} with errors{accuracy})")
+    return 1 if failed else 0
+
+
+@command("eval")
+def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
+    from madqa.evaluation.questions import load_questions
+    from madqa.evaluation.report import PredictionFileError, evaluate, format_table, load_predictions
+
+    gold, problems = load_questions(args.gold)
+    for problem in problems:
+        print(f"warning: {args.gold}: {problem}", file=sys.stderr)
+    results: dict[str, Any] = {}
+    for pred_path in args.predictions:
+        try:
+            rows, row_problems = load_predictions(pred_path)
+        except PredictionFileError as exc:
+            print(f"madqa: {exc}", file=sys.stderr)
+            return 2
+        for problem in row_problems:
+            print(f"warning: {pred_path}: {problem}", file=sys.stderr)
+        name = Path(pred_path).stem
+        while name in results:
+            name += "'"
+        results[name] = evaluate(rows, gold, by=args.by)
+    if args.json:
+        print(json.dumps(results, indent=1, ensure_ascii=False))
+        return 0
+    print(format_table(results))
+    if len(results) == 1:
+        only = next(iter(results.values()))
+        groups = {f"{k}": v for k, v in only["by_hop_type"].items()}
+        if args.by:
+            groups.update({f"{k}": v for k, v in only[f"by_{args.by}"].items()})
+        print("\n" + format_table(groups))
+    return 0
+
+
+def add_config_args(p: argparse.ArgumentParser, several: bool = False) -> None:
+    if several:
+        p.add_argument("--config", action="append", help="named config or .toml file; repeat to run several")
+    else:
+        p.add_argument("--config", help="named config (see `madqa configs`) or a .toml file")
     p.add_argument("--backend", help="backend name (offline, litellm, scripted, ...)")
     p.add_argument("--model", help="model, e.g. openai/gpt-4.1-mini, anthropic/claude-sonnet-4-5")
     p.add_argument("--api-base", help="base URL of an OpenAI-compatible server (vLLM, llama.cpp, ...)")
@@ -246,6 +336,21 @@ def build_parser() -> argparse.ArgumentParser:
     add_config_args(p)
     p.add_argument("--json", action="store_true", help="print only the prediction row")
 
+    p = sub.add_parser("run", help="run a question set through one or more configs")
+    p.add_argument("--corpus", required=True, metavar="DIR")
+    p.add_argument("--questions", required=True, metavar="FILE", help="MADQA questions, JSONL or Parquet")
+    p.add_argument("-o", "--output", required=True, metavar="PRED.jsonl")
+    add_config_args(p, several=True)
+    p.add_argument("--workers", type=int, default=1, help="questions answered at once (API-bound work)")
+    p.add_argument("--resume", action="store_true", help="keep answered rows, retry error rows, run the rest")
+    p.add_argument("--limit", type=int, help="only the first N questions")
+
+    p = sub.add_parser("eval", help="score prediction files against gold (official MADQA metrics + ours)")
+    p.add_argument("predictions", nargs="+", metavar="PRED.jsonl")
+    p.add_argument("--gold", required=True, metavar="FILE")
+    p.add_argument("--json", action="store_true", help="print pure JSON")
+    p.add_argument("--by", choices=("category", "domain"), help="also break down by this field")
+
     for name, help_text in (("plugins", "list registered components"), ("configs", "list named configs")):
         p = sub.add_parser(name, help=help_text)
         p.add_argument("--json", action="store_true")
@@ -263,3 +368,6 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("madqa: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. piped into `head`
+        sys.stderr.close()
+        return 0

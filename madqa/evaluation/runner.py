@@ -1,0 +1,141 @@
+"""Batch runs: a question set through one config, rows flushed as they finish, resumable.
+
+The output file only ever grows by whole lines; ``resume`` first rewrites it (atomically)
+without error rows and any torn last line, then runs what is missing, so a killed run resumes
+with every question answered exactly once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+from typing import Any
+
+from madqa.agent import Agent
+from madqa.evaluation.metrics import anls_star, is_correct
+from madqa.settings import PipelineConfig, Settings
+from madqa.trace import Trace
+
+OnRow = Callable[[dict[str, Any], dict[str, Any]], None]  # (row, question)
+
+
+def question_key(item: dict[str, Any]) -> str:
+    """How a row is matched to its question for resuming: the id, else the question text."""
+    return str(item.get("id") or "") or "q:" + str(item.get("question", "")).strip()
+
+
+def read_done(path: Path) -> tuple[list[dict[str, Any]], int, int]:
+    """Rows already answered without error; returns (rows, error rows dropped, torn lines dropped)."""
+    kept: dict[str, dict[str, Any]] = {}
+    errors = torn = 0
+    if not path.exists():
+        return [], 0, 0
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError:
+            torn += 1  # a line cut short by a kill
+            continue
+        if not isinstance(row, dict):
+            torn += 1
+        elif row.get("error"):
+            errors += 1
+        else:
+            kept[question_key(row)] = row  # a later duplicate replaces an earlier one
+    return list(kept.values()), errors, torn
+
+
+def _rewrite(path: Path, rows: list[dict[str, Any]]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        for row in rows:
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def run_batch(
+    questions: Sequence[dict[str, Any]],
+    corpus: Any,
+    config: PipelineConfig,
+    registry: Any,
+    settings: Settings,
+    *,
+    out_path: str | Path | None = None,
+    workers: int = 1,
+    resume: bool = False,
+    limit: int | None = None,
+    on_row: OnRow | None = None,
+    backend_options: dict[str, Any] | None = None,
+) -> list[dict[str, Any]]:
+    """Answer every question (skipping answered ones when resuming); returns all rows of the run.
+
+    Rows are appended to ``out_path`` as each question finishes. An unexpected exception on one
+    question becomes an error row (retried by ``resume``) instead of ending the run.
+    """
+    if workers < 1:
+        raise ValueError("workers must be at least 1")
+    questions = list(questions)[:limit] if limit else list(questions)
+    path = Path(out_path) if out_path else None
+    done: list[dict[str, Any]] = []
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if resume:
+            done, _, _ = read_done(path)
+            wanted = {question_key(q) for q in questions}
+            done = [r for r in done if question_key(r) in wanted]
+            _rewrite(path, done)
+        else:
+            _rewrite(path, [])
+    finished = {question_key(r) for r in done}
+    todo = [q for q in questions if question_key(q) not in finished]
+    local = threading.local()
+    write_lock = threading.Lock()
+    rows = list(done)
+
+    def answer(question: dict[str, Any]) -> dict[str, Any]:
+        agent = getattr(local, "agent", None)
+        if agent is None:
+            agent = local.agent = Agent(corpus, config, registry, settings, backend_options)
+        trace = Trace(str(question["question"]), config, question.get("id"))
+        try:
+            trace.consume(agent.run(trace.question))
+            return trace.row()
+        except Exception as exc:  # a bug on one question must not sink a long run; resume retries it
+            row = trace.row()
+            row["error"] = f"internal: {type(exc).__name__}: {exc}"
+            print(f"madqa: question {question.get('id')!r} failed: {row['error']}", file=sys.stderr)
+            return row
+
+    def record(row: dict[str, Any], question: dict[str, Any]) -> None:
+        with write_lock:
+            if path is not None:
+                with open(path, "a", encoding="utf-8") as f:
+                    f.write(json.dumps(row, ensure_ascii=False) + "\n")
+            rows.append(row)
+            if on_row:
+                on_row(row, question)
+
+    if workers == 1:
+        for question in todo:
+            record(answer(question), question)
+    else:
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="madqa-run") as pool:
+            futures = {pool.submit(answer, q): q for q in todo}
+            for future in as_completed(futures):
+                record(future.result(), futures[future])
+    return rows
+
+
+def score_row(row: dict[str, Any], question: dict[str, Any]) -> bool | None:
+    """Whether a row is right (ANLS* >= 0.5) when the question has gold answers, else None."""
+    variants = question.get("answer_variants")
+    return is_correct(anls_star(row.get("answer"), variants)) if variants else None
