@@ -1,0 +1,53 @@
+"""Settings from the environment and the named configs shipped in madqa/presets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from madqa.errors import SettingsError
+from madqa.settings import PipelineConfig, Settings, list_configs, load_config
+
+
+def test_defaults_never_use_the_current_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    settings = Settings.from_env(env={"HOME": "/home/someone"})
+    assert settings.home.is_absolute() and Path.cwd() not in settings.home.parents
+    assert (settings.host, settings.port, settings.config) == ("127.0.0.1", 7860, "offline")
+
+
+def test_environment_and_gradio_port(tmp_path):
+    env = {"MADQA_HOME": str(tmp_path), "MADQA_IMAGE_BUDGET": "800_000", "GRADIO_SERVER_PORT": "9001",
+           "MADQA_OCR": "never"}
+    s = Settings.from_env(env=env)
+    assert (s.home, s.image_budget_px, s.port, s.ocr) == (tmp_path, 800_000, 9001, "never")
+    assert Settings.from_env(env={**env, "MADQA_PORT": "9002"}).port == 9002  # ours wins over Gradio's
+
+
+@pytest.mark.parametrize("env,message", [({"MADQA_PORT": "http"}, "whole number"), ({"MADQA_OCR": "maybe"}, "ocr"),
+                                         ({"MADQA_IMAGE_FORMAT": "gif"}, "png"), ({"MADQA_IMAGE_BUDGET": "5"}, "budget")])
+def test_bad_settings_are_named(env, message):
+    with pytest.raises(SettingsError, match=message):
+        Settings.from_env(env=env)
+
+
+def test_every_preset_loads_and_names_installed_components(registry):
+    configs = list_configs()
+    assert "offline" in configs and len(configs) >= 3
+    for name, config in configs.items():
+        assert config.name == name and config.description
+        for kind, component in (("backend", config.backend), ("retriever", config.retriever),
+                                ("reranker", config.reranker), ("query_strategy", config.query_strategy)):
+            assert component in registry.names(kind), (name, kind, component)
+
+
+def test_unknown_or_bad_configs(tmp_path):
+    with pytest.raises(SettingsError, match="unknown config 'nope'.*offline"):
+        load_config("nope")
+    bad = tmp_path / "bad.toml"
+    bad.write_text('backend = "offline"\ncolour = "blue"\n', encoding="utf-8")
+    with pytest.raises(SettingsError, match="unknown keys"):
+        load_config(str(bad))
+    with pytest.raises(SettingsError, match="top_k"):
+        PipelineConfig().with_overrides(top_k=0)
