@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 
@@ -28,8 +29,7 @@ def test_readme_run_command_works(tmp_path):
     run_command, _ = readme_commands()
     python_part = run_command.split("&&")[-1].strip()
     if python_part.startswith(".venv/bin/python -m madqa"):
-        argv = [sys.executable, *python_part.split(" ", 1)[1].split(" ", 4)]
-        argv[-1] = argv[-1].strip('"')
+        argv = [sys.executable, *shlex.split(python_part)[1:]]
         env = {**os.environ, "MADQA_HOME": str(tmp_path / "home")}
         proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=REPO, timeout=600)
         assert proc.returncode == 0, proc.stderr

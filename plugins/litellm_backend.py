@@ -1,0 +1,629 @@
+"""Backend ``litellm``: any chat model litellm can reach, by its litellm model string.
+
+``openai/gpt-4o-mini``, ``anthropic/claude-sonnet-4-5``, ``gemini/gemini-2.5-flash``,
+``ollama_chat/qwen2.5vl``, or any OpenAI-compatible server (vLLM, llama.cpp) as ``openai/<name>``
+with ``api_base``. Messages go to ``litellm.completion`` in OpenAI chat form as the agent built
+them (page images are OpenAI ``image_url`` parts with base64 data URLs; litellm translates them
+for each provider).
+
+Options (all optional):
+
+- ``api_key``, ``api_base``: passed to litellm; without a key litellm reads the provider's
+  variable (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``, ``GEMINI_API_KEY``...). The key is never
+  logged, never put in a decision, an error message or ``repr``. For ``openai/<name>`` with an
+  ``api_base`` and no key anywhere, a placeholder key is sent (litellm's OpenAI client needs one;
+  vLLM and llama.cpp accept any unless started with ``--api-key``).
+- ``temperature``, ``timeout`` (seconds), ``max_tokens``; ``completion_kwargs``: a dict of further
+  ``litellm.completion`` arguments (e.g. ``{"reasoning_effort": "low"}``); ``drop_params``
+  (default True: litellm drops parameters the model does not take, e.g. temperature for o-series).
+- ``native_tools``, ``vision`` (bool): override what litellm's model map says. A model without
+  native tool calling gets the JSON-in-text protocol (``supports_tools`` is False); a model
+  without vision gets the page labels without the images. Models litellm does not know (a custom
+  vLLM model) are assumed to support both.
+- ``force_tool_choice``: how the last step forces ``submit_answer``: ``"named"`` (default, the
+  function by name), ``"required"``, or ``"none"`` (send no tool_choice).
+- ``max_attempts`` (default 4; or ``max_retries`` = attempts - 1), ``retry_base_delay`` (1 s),
+  ``retry_max_delay`` (30 s), ``sleep`` (a callable, for tests): retries with capped exponential
+  backoff and jitter on rate limits, timeouts, connection and 5xx errors; never on
+  authentication errors or bad requests. The last failure raises ``madqa.BackendError``
+  naming the provider and the kind of error only.
+- Offline mocks through litellm's own client: ``mock_response`` / ``mock_tool_calls`` are
+  forwarded on every call; ``mock_responses`` is a list used one item per call: a string (the
+  reply text), an exception (raised by litellm, as a provider error would be), a dict
+  ``{"tool_calls": [{"name", "arguments", "id"?}], "content"?: str}``, or a dict of raw
+  ``mock_response`` / ``mock_tool_calls`` arguments.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import logging
+import os
+import random
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import madqa
+
+log = logging.getLogger("madqa.litellm")
+
+DEFAULT_ATTEMPTS = 4
+PLACEHOLDER_KEY = "none"  # sent to an OpenAI-compatible api_base when no key is given
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S | re.I)
+_NO_VISION_NOTE = "[page image omitted: this model does not accept images]"
+
+
+def _import_litellm() -> Any:
+    """litellm, imported on first use (it takes seconds), quiet and offline-friendly.
+
+    Without LITELLM_LOCAL_MODEL_COST_MAP litellm fetches its model/cost map from GitHub at import,
+    retrying for seconds when offline; the map bundled with the installed version is used instead
+    unless the variable is already set.
+    """
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    litellm.suppress_debug_info = True  # no "Give Feedback / Get Help" prints
+    return litellm
+
+
+class _Secret:
+    """Holds a key so that printing, repr() or vars() of its holder never shows it."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str | None) -> None:
+        self._value = value or None
+
+    def reveal(self) -> str | None:
+        return self._value
+
+    def __bool__(self) -> bool:
+        return self._value is not None
+
+    def __repr__(self) -> str:
+        return "<hidden>" if self._value else "<none>"
+
+    __str__ = __repr__
+
+    def __reduce__(self) -> Any:  # never pickled along with a backend
+        raise TypeError("a secret cannot be pickled")
+
+
+@dataclass(frozen=True)
+class _Failure:
+    """What went wrong in one call, without the exception (its text may echo the key)."""
+
+    kind: str
+    retryable: bool
+    provider: str
+    retry_after: float | None = None
+
+
+class LiteLLMBackend:
+    """Decides through ``litellm.completion``; see the module docstring for the options."""
+
+    def __init__(self, model: str, options: dict[str, Any] | None = None) -> None:
+        options = dict(options or {})
+        if not isinstance(model, str) or not model.strip():
+            raise madqa.SettingsError("the litellm backend needs a model, e.g. openai/gpt-4o-mini")
+        self._litellm = _import_litellm()
+        self.model = model.strip()
+        self._api_key = _Secret(options.get("api_key"))
+        self.api_base: str | None = options.get("api_base") or None
+        self.provider = self._provider()
+        self.who = f"the {self.provider} server at api_base" if self.api_base else self.provider  # in errors
+        # An OpenAI-compatible server (vLLM, llama.cpp) usually takes any key, but litellm's OpenAI
+        # client refuses to start without one: give it a placeholder rather than fail.
+        self.placeholder_key = (not self._api_key and bool(self.api_base) and self.provider == "openai"
+                                and not os.environ.get("OPENAI_API_KEY"))
+        if self.placeholder_key:
+            self._api_key = _Secret(PLACEHOLDER_KEY)
+        self.temperature = options.get("temperature")
+        self.timeout = options.get("timeout")
+        self.max_tokens = options.get("max_tokens")
+        self.drop_params = bool(options.get("drop_params", True))
+        extra = options.get("completion_kwargs") or {}
+        if not isinstance(extra, dict):
+            raise madqa.SettingsError("litellm option completion_kwargs must be a dict")
+        if {"api_key", "messages", "model", "tools", "tool_choice"} & set(extra):
+            raise madqa.SettingsError("litellm completion_kwargs cannot set api_key, model, messages, tools "
+                                      "or tool_choice; use the backend's own options")
+        self._extra = dict(extra)
+        self.force_tool_choice = options.get("force_tool_choice", "named")
+        if self.force_tool_choice not in ("named", "required", "none"):
+            raise madqa.SettingsError("litellm option force_tool_choice must be named, required or none, "
+                                      f"not {self.force_tool_choice!r}")
+        self.max_attempts = _attempts(options)
+        self.retry_base_delay = float(options.get("retry_base_delay", 1.0))
+        self.retry_max_delay = float(options.get("retry_max_delay", 30.0))
+        self._sleep: Callable[[float], Any] = options.get("sleep") or time.sleep
+        self._rng = random.Random()
+        self._mock_each = {k: options[k] for k in ("mock_response", "mock_tool_calls") if k in options}
+        self._mock_queue: list[Any] | None = (list(options["mock_responses"])
+                                              if "mock_responses" in options else None)
+        self._calls = 0
+        self._caps = self._capabilities(_flag(options, "native_tools"), _flag(options, "vision"))
+        self.supports_tools: bool = self._caps["native_tools"]
+        self.supports_vision: bool = self._caps["vision"]
+        level = logging.WARNING if self._caps["missing"] else logging.INFO
+        log.log(level, "%s", self._caps["message"])
+
+    def __repr__(self) -> str:
+        base = ", api_base=<set>" if self.api_base else ""
+        return (f"LiteLLMBackend(model={self.model!r}, provider={self.provider!r}{base}, "
+                f"native_tools={self.supports_tools}, vision={self.supports_vision})")
+
+    # --- capabilities ------------------------------------------------------------------------
+
+    def capabilities(self) -> dict[str, Any]:
+        """What the model can do, where that came from, and a message for people.
+
+        ``known``: litellm's model map has the model; ``litellm_function_calling`` and
+        ``litellm_vision``: what litellm says (None when it does not know the model);
+        ``native_tools`` and ``vision``: what this backend does (options override litellm);
+        ``missing``: among "tools", "vision", "api_key"; ``missing_keys``: the environment
+        variables litellm looks for when no key was found (names only); ``message``: one line.
+        """
+        return {k: list(v) if isinstance(v, list) else v for k, v in self._caps.items()}
+
+    def _provider(self) -> str:
+        try:
+            return str(self._litellm.get_llm_provider(model=self.model, api_base=self.api_base)[1])
+        except Exception:
+            raise madqa.SettingsError(
+                f"litellm cannot tell the provider of model {self.model!r}: write it as provider/model, "
+                "e.g. openai/gpt-4o-mini, anthropic/claude-sonnet-4-5, gemini/gemini-2.5-flash, "
+                "ollama_chat/llama3.1, or openai/<name> with api_base for an OpenAI-compatible server"
+            ) from None
+
+    def _known(self) -> bool:
+        """Whether litellm's model map has an entry for the model (not just a provider default)."""
+        try:
+            info = self._litellm.get_model_info(self.model)
+        except Exception:
+            return False
+        return info.get("key") in self._litellm.model_cost
+
+    def _supports(self, check: str) -> bool | None:
+        try:
+            return bool(getattr(self._litellm, check)(self.model))
+        except Exception:
+            return None
+
+    def _capabilities(self, native_tools: Any, vision: Any) -> dict[str, Any]:
+        known = self._known()
+        said = {name: (self._supports(f"supports_{name}") if known else None)
+                for name in ("function_calling", "vision")}
+        tools_used = bool(native_tools) if native_tools is not None else said["function_calling"] is not False
+        vision_used = bool(vision) if vision is not None else said["vision"] is not False
+        missing: list[str] = []
+        lines: list[str] = []
+        if not known and (native_tools is None or vision is None):
+            lines.append(f"litellm does not know model {self.model}: assuming it accepts images and tool "
+                         "calls (set the options vision / native_tools to false if it does not)")
+        if not vision_used:
+            missing.append("vision")
+            why = "option vision=false" if vision is not None else "litellm's model map"
+            lines.append(f"model {self.model} does not accept images ({why}): it will only see page "
+                         "labels, not the pages themselves")
+        if not tools_used:
+            missing.append("tools")
+            why = "option native_tools=false" if native_tools is not None else "litellm's model map"
+            lines.append(f"model {self.model} has no native tool calling ({why}): it gets a JSON-in-text "
+                         "protocol instead")
+        if self.placeholder_key:
+            lines.append("no API key given for the server at api_base: sending a placeholder key (set "
+                         "OPENAI_API_KEY or pass api_key if the server needs a real one)")
+        missing_keys = [] if self._mocked() or self._api_key else self._missing_keys()
+        if missing_keys:
+            missing.append("api_key")
+            lines.append(f"no API key for {self.provider}: {self._key_hint(missing_keys)}")
+        if not lines:
+            lines.append(f"model {self.model} ({self.provider}): accepts images and tool calls")
+        return {"model": self.model, "provider": self.provider, "known": known,
+                "litellm_function_calling": said["function_calling"], "litellm_vision": said["vision"],
+                "native_tools": tools_used, "vision": vision_used, "missing": missing,
+                "missing_keys": missing_keys, "message": "; ".join(lines)}
+
+    def _missing_keys(self) -> list[str]:
+        try:
+            found = self._litellm.validate_environment(model=self.model, api_base=self.api_base)
+        except Exception:
+            return []
+        return [k for k in found.get("missing_keys") or [] if "KEY" in k.upper()]
+
+    def _key_hint(self, missing_keys: list[str]) -> str:
+        hint = f"set {' or '.join(missing_keys)}, or pass api_key" if missing_keys else "pass api_key"
+        return hint
+
+    def _mocked(self) -> bool:
+        return bool(self._mock_each) or self._mock_queue is not None
+
+    # --- one decision ------------------------------------------------------------------------
+
+    def decide(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+               force_answer: bool) -> madqa.ModelDecision:
+        self._calls += 1
+        request: dict[str, Any] = {"model": self.model, "num_retries": 0, "drop_params": self.drop_params}
+        if self.supports_tools:
+            request["messages"] = messages if self.supports_vision else _without_images(messages)
+            request["tools"] = tools
+            if force_answer and tools and self.force_tool_choice != "none":
+                names = [t.get("function", {}).get("name") for t in tools]
+                forced = "submit_answer" if "submit_answer" in names else names[-1]
+                request["tool_choice"] = ({"type": "function", "function": {"name": forced}}
+                                          if self.force_tool_choice == "named" else "required")
+        else:
+            request["messages"] = _as_plain_text(messages, force_answer, self.supports_vision)
+        for name, value in (("temperature", self.temperature), ("timeout", self.timeout),
+                            ("max_tokens", self.max_tokens), ("api_base", self.api_base)):
+            if value is not None:
+                request[name] = value
+        request.update(self._extra)
+        response = self._complete(request)
+        return self._decision(response, force_answer)
+
+    def _complete(self, request: dict[str, Any]) -> Any:
+        failure: _Failure | None = None
+        for attempt in range(1, self.max_attempts + 1):
+            kwargs = {**request, **self._next_mock()}
+            if self._api_key:
+                kwargs["api_key"] = self._api_key.reveal()
+            try:
+                return self._litellm.completion(**kwargs)
+            except Exception as exc:  # classified here; the exception itself is not kept (it may echo the key)
+                try:
+                    failure = _classify(exc, self.who, self._litellm, trust_exception=not self.api_base)
+                except Exception:  # never let classifying chain the provider's exception into ours
+                    failure = _Failure(f"call failed ({type(exc).__name__})", False, self.who)
+            finally:
+                kwargs.clear()
+            if not failure.retryable or attempt == self.max_attempts:
+                break
+            delay = self._delay(attempt, failure.retry_after)
+            log.warning("%s %s; retrying in %.1f s (attempt %d of %d)", failure.provider, failure.kind, delay,
+                        attempt, self.max_attempts)
+            self._sleep(delay)
+        assert failure is not None
+        message = f"{failure.provider} {failure.kind}"
+        if failure.retryable and self.max_attempts > 1:
+            message += f", after {self.max_attempts} attempts"
+        if failure.kind.startswith("found no API key"):
+            message += f": {self._key_hint(self._missing_keys())}"
+        raise madqa.BackendError(message)  # raised outside the except: no chained provider exception
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float:
+        ceiling = min(self.retry_max_delay, self.retry_base_delay * 2 ** (attempt - 1))
+        delay = ceiling / 2 + self._rng.uniform(0, ceiling / 2)  # "equal jitter"
+        if retry_after is not None:
+            delay = max(delay, min(retry_after, self.retry_max_delay))
+        return delay
+
+    def _next_mock(self) -> dict[str, Any]:
+        if self._mock_queue is None:
+            return dict(self._mock_each)
+        if not self._mock_queue:
+            raise madqa.BackendError("litellm mock responses ran out")
+        return {**self._mock_each, **_mock_kwargs(self._mock_queue.pop(0))}
+
+    def _decision(self, response: Any, force_answer: bool) -> madqa.ModelDecision:
+        notes: list[str] = []
+        choices = getattr(response, "choices", None) or []
+        message = getattr(choices[0], "message", None) if choices else None
+        finish_reason = getattr(choices[0], "finish_reason", None) if choices else None
+        if message is None:
+            notes.append("the model returned no message")
+        text = _content_text(getattr(message, "content", None)) if message is not None else None
+        calls: list[madqa.ToolCall] = []
+        for n, call in enumerate(getattr(message, "tool_calls", None) or []):
+            function = getattr(call, "function", None)
+            name = str(getattr(function, "name", "") or "")
+            arguments, note = _parse_arguments(getattr(function, "arguments", None))
+            if note:
+                notes.append(f"{name or 'tool call'}: {note}")
+            calls.append(madqa.ToolCall(name, arguments, str(getattr(call, "id", "") or f"call_{self._calls}_{n}")))
+        if not self.supports_tools and not calls and text:
+            search = _search_request(text)
+            if search is not None and force_answer:
+                notes.append(f"the model asked to search on the last step: {text.strip()[:200]}")
+                text = None
+            elif search is not None:
+                calls.append(madqa.ToolCall("search_documents", {"query": search}, f"json_{self._calls}"))
+        usage = getattr(response, "usage", None)
+        prompt = _int(getattr(usage, "prompt_tokens", 0))
+        completion = _int(getattr(usage, "completion_tokens", 0))
+        raw: dict[str, Any] = {"finish_reason": finish_reason, "model": str(getattr(response, "model", "") or ""),
+                               "provider": self.provider}
+        if notes:
+            raw["notes"] = notes
+        return madqa.ModelDecision(text=text, tool_calls=tuple(calls), usage=madqa.Usage(prompt, completion),
+                                   cost_usd=self._cost(response), raw=raw)
+
+    def _cost(self, response: Any) -> float | None:
+        try:
+            cost = self._litellm.completion_cost(completion_response=response)
+        except Exception:  # a model without prices in litellm's map
+            return None
+        return float(cost) if isinstance(cost, (int, float)) else None
+
+
+# --- errors ----------------------------------------------------------------------------------
+
+
+def _classify(exc: Exception, default_provider: str, litellm: Any, trust_exception: bool = True) -> _Failure:
+    """The kind of failure and whether to retry, from the exception type and status code.
+
+    The provider named is the exception's own (litellm's ``llm_provider``) when ``trust_exception``,
+    else ``default_provider``.
+    """
+    provider = getattr(exc, "llm_provider", None) if trust_exception else None
+    provider = provider if isinstance(provider, str) and provider else default_provider
+    status = getattr(exc, "status_code", None)
+    status = status if isinstance(status, int) else None
+    text = str(getattr(exc, "message", None) or exc).lower()  # only inspected, never shown
+
+    def failure(kind: str, retryable: bool, retry_after: float | None = None) -> _Failure:
+        return _Failure(kind, retryable, provider, retry_after)
+
+    if "missing credentials" in text or (("api key" in text or "api_key" in text)
+                                         and any(w in text for w in ("missing", "not set", "no key", "not found"))):
+        return failure("found no API key (missing credentials)", False)
+    if isinstance(exc, litellm.Timeout):
+        return failure("did not answer in time (timeout)", True)
+    if isinstance(exc, litellm.AuthenticationError) or status == 401:
+        return failure("rejected the API key (authentication error)", False)
+    if isinstance(exc, litellm.PermissionDeniedError) or status == 403:
+        return failure("refused access to the model (permission denied)", False)
+    if isinstance(exc, litellm.NotFoundError) or status == 404:
+        return failure("does not know the model or endpoint (not found)", False)
+    if isinstance(exc, litellm.ContextWindowExceededError):
+        return failure("rejected the request as too long for the model (context window exceeded)", False)
+    if isinstance(exc, litellm.ContentPolicyViolationError):
+        return failure("refused the request (content policy violation)", False)
+    if isinstance(exc, (litellm.BadRequestError, litellm.UnprocessableEntityError)) or status in (400, 413, 422):
+        return failure("rejected the request (bad request)", False)
+    if isinstance(exc, litellm.RateLimitError) or status == 429:
+        return failure("rate-limited the request (rate limit error)", True, _retry_after(exc))
+    if isinstance(exc, litellm.APIConnectionError) or any(
+            w in text for w in ("connection error", "connecterror", "connection refused")):
+        return failure("could not be reached (connection error)", True)
+    if status == 408:
+        return failure("did not answer in time (timeout)", True)
+    if status is not None and status >= 500 or isinstance(
+            exc, (litellm.InternalServerError, litellm.ServiceUnavailableError, litellm.BadGatewayError)):
+        return failure(f"failed with a server error (HTTP {status or 500})", True, _retry_after(exc))
+    return failure(f"call failed ({type(exc).__name__})", False)
+
+
+def _retry_after(exc: Exception) -> float | None:
+    try:
+        value = exc.response.headers.get("retry-after")  # type: ignore[attr-defined]
+        return max(0.0, float(value)) if value is not None else None
+    except Exception:
+        return None
+
+
+def _flag(options: dict[str, Any], name: str) -> bool | None:
+    """A yes/no option (a bool, or text such as "false" from a form); None when not given."""
+    value = options.get(name)
+    if value is None or isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off"):
+        return False
+    if text in ("", "auto"):
+        return None
+    raise madqa.SettingsError(f"litellm option {name} must be true, false or auto, not {value!r}")
+
+
+def _attempts(options: dict[str, Any]) -> int:
+    if options.get("max_attempts") is not None:
+        value, name = options["max_attempts"], "max_attempts"
+    elif options.get("max_retries") is not None:
+        value, name = options["max_retries"], "max_retries"
+        value = value + 1 if isinstance(value, int) and not isinstance(value, bool) else value
+    else:
+        return DEFAULT_ATTEMPTS
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise madqa.SettingsError(f"litellm option {name} must be a whole number (attempts at least 1)")
+    return value
+
+
+# --- mocks -----------------------------------------------------------------------------------
+
+
+def _mock_kwargs(item: Any) -> dict[str, Any]:
+    """litellm mock arguments for one scripted reply (see the module docstring)."""
+    if isinstance(item, (str, BaseException)):
+        return {"mock_response": item}
+    if isinstance(item, dict) and "tool_calls" in item:
+        calls = []
+        for n, call in enumerate(item["tool_calls"]):
+            arguments = call.get("arguments", {})
+            calls.append({"id": call.get("id") or f"mock_call_{n}", "type": "function",
+                          "function": {"name": call["name"], "arguments": arguments if isinstance(arguments, str)
+                                       else json.dumps(arguments)}})
+        return {"mock_response": item.get("content", ""), "mock_tool_calls": calls}
+    if isinstance(item, dict) and {"mock_response", "mock_tool_calls"} & set(item):
+        return {k: item[k] for k in ("mock_response", "mock_tool_calls") if k in item}
+    raise madqa.SettingsError(f"cannot use {type(item).__name__} as a litellm mock response")
+
+
+# --- messages for a model without native tools -----------------------------------------------
+
+
+def _without_images(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages with image parts replaced by a note (the labels stay)."""
+    out = []
+    for m in messages:
+        content = m.get("content")
+        if isinstance(content, list) and any(p.get("type") == "image_url" for p in content if isinstance(p, dict)):
+            parts = [p for p in content if not (isinstance(p, dict) and p.get("type") == "image_url")]
+            parts.append({"type": "text", "text": _NO_VISION_NOTE})
+            m = {**m, "content": parts}
+        out.append(m)
+    return out
+
+
+def _as_plain_text(messages: list[dict[str, Any]], force_answer: bool, vision: bool) -> list[dict[str, Any]]:
+    """History without tool calls or tool messages, for a model that has no tools.
+
+    Assistant tool calls become the JSON the model is asked to write; tool results become user
+    text; consecutive user messages are merged (some providers want alternating roles).
+    """
+    names: dict[str, str] = {}
+    out: list[dict[str, Any]] = []
+    for m in messages if vision else _without_images(messages):
+        role = m.get("role")
+        if role == "assistant" and m.get("tool_calls"):
+            for call in m["tool_calls"]:
+                names[call.get("id", "")] = call.get("function", {}).get("name", "")
+            text = _content_text(m.get("content")) or "\n".join(_call_as_json(c) for c in m["tool_calls"])
+            out.append({"role": "assistant", "content": text})
+        elif role == "tool":
+            name = names.get(m.get("tool_call_id", ""), "tool")
+            _append_user(out, f"Result of {name}:\n{_content_text(m.get('content')) or ''}")
+        elif role == "user":
+            _append_user(out, m.get("content") or "")
+        else:
+            out.append({k: v for k, v in m.items() if k in ("role", "content", "name")})
+    if force_answer:
+        _append_user(out, 'This is the last step: answer now. Reply with only {"answer": ["..."], '
+                          '"citations": [{"file": "...", "page": 1}]}.')
+    return out
+
+
+def _call_as_json(call: dict[str, Any]) -> str:
+    function = call.get("function", {})
+    name = function.get("name", "")
+    arguments, _ = _parse_arguments(function.get("arguments"))
+    if name == "search_documents" and "query" in arguments:
+        return json.dumps({"search": arguments["query"]}, ensure_ascii=False)
+    return json.dumps({"tool": name, "arguments": arguments}, ensure_ascii=False)
+
+
+def _append_user(out: list[dict[str, Any]], content: Any) -> None:
+    if out and out[-1].get("role") == "user":
+        previous = out[-1]["content"]
+        if isinstance(previous, str) and isinstance(content, str):
+            out[-1] = {"role": "user", "content": f"{previous}\n\n{content}" if previous else content}
+        else:
+            out[-1] = {"role": "user", "content": _parts(previous) + _parts(content)}
+    else:
+        out.append({"role": "user", "content": content})
+
+
+def _parts(content: Any) -> list[dict[str, Any]]:
+    if isinstance(content, list):
+        return list(content)
+    return [{"type": "text", "text": str(content)}] if content else []
+
+
+# --- replies ---------------------------------------------------------------------------------
+
+
+def _content_text(content: Any) -> str | None:
+    """A message's text: a string, or the text parts of a list; None when empty."""
+    if isinstance(content, list):
+        content = "\n".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
+    if not isinstance(content, str) or not content.strip():
+        return None
+    return content
+
+
+def _parse_arguments(raw: Any) -> tuple[dict[str, Any], str | None]:
+    """Tool-call arguments as a dict, repaired when possible; ``{"_raw": ...}`` and a note when not."""
+    if isinstance(raw, dict):
+        return raw, None
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return {}, None
+    if not isinstance(raw, str):
+        return {"_raw": repr(raw)}, f"arguments were a {type(raw).__name__}, not JSON text"
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        value = _find_json_object(raw)
+        if isinstance(value, dict):
+            return value, "arguments were not valid JSON and were repaired"
+        return {"_raw": raw}, "arguments were not valid JSON; kept as _raw"
+    if isinstance(value, dict):
+        return value, None
+    return {"_raw": raw}, "arguments were JSON but not an object; kept as _raw"
+
+
+def _find_json_object(text: str) -> Any:
+    """The first object in ``text`` (fenced blocks first), repairing trailing commas and quotes."""
+    candidates = [m.group(1) for m in _FENCE.finditer(text)]
+    start = text.find("{")
+    if start != -1:
+        end = text.rfind("}")
+        depth, quote, escaped = 0, "", False
+        for i in range(start, len(text)):  # the brace matching the first one, outside strings
+            ch = text[i]
+            if quote:
+                if escaped:
+                    escaped = False
+                elif ch == "\\":
+                    escaped = True
+                elif ch == quote:
+                    quote = ""
+            elif ch in "\"'":
+                quote = ch
+            elif ch == "{":
+                depth += 1
+            elif ch == "}":
+                depth -= 1
+                if depth == 0:
+                    end = i
+                    break
+        if end > start:
+            candidates.append(text[start:end + 1])
+    for candidate in candidates:
+        candidate = candidate.strip()
+        for attempt in (candidate, re.sub(r",\s*([}\]])", r"\1", candidate)):
+            try:
+                return json.loads(attempt)
+            except ValueError:
+                pass
+            try:
+                return ast.literal_eval(attempt)
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
+                pass
+    return None
+
+
+def _search_request(text: str) -> str | None:
+    """The query of a ``{"search": "..."}`` reply (JSON-in-text protocol), else None."""
+    value = _find_json_object(text)
+    if not isinstance(value, dict) or {"answer", "answers", "citations"} & set(value):
+        return None
+    query = value.get("search", value.get("query"))
+    if isinstance(query, dict):  # {"search": {"query": "..."}}
+        query = query.get("query")
+    return query.strip() if isinstance(query, str) and query.strip() else None
+
+
+def _int(value: Any) -> int:
+    try:
+        return max(0, int(value or 0))
+    except (TypeError, ValueError):
+        return 0
+
+
+def _factory(model: str, options: dict[str, Any]) -> LiteLLMBackend:
+    return LiteLLMBackend(model, options)
+
+
+@madqa.hookimpl
+def register_backends(register: madqa.Register) -> None:
+    register("litellm", _factory,
+             "any chat model through litellm: openai/..., anthropic/..., gemini/..., ollama_chat/..., "
+             "or an OpenAI-compatible server (vLLM, llama.cpp) as openai/<name> with api_base",
+             requires=("litellm",))
