@@ -36,6 +36,7 @@ BUILTIN_PLUGINS = (
     "plugins.passthrough",
     "plugins.scripted",
     "plugins.offline_backend",
+    "plugins.litellm_backend",
 )
 
 

@@ -1,9 +1,11 @@
-"""Question analysis and answer-span extraction for the offline extractive baseline (no model).
+"""Typed answer-span extraction for the offline extractive baseline (no model).
 
-``analyze`` reads a question into its expected answer type, content terms and the attribute it
-asks for; ``find_candidates`` proposes typed spans on a page's text (dates, years, numbers,
-money, percentages, person names, codes, ``label: value`` pairs, table cells, short phrases),
-each scored by its type fit and its closeness to the question's terms (0..1).
+A ``Question`` says what kind of answer is expected and which attribute is asked for (the
+backend reads questions into it). ``find_candidates`` proposes typed spans on one page's text:
+dates, years, times, money, percentages, numbers, quantities, codes, person and proper names,
+acronym expansions, ``label: value`` pairs, table cells (row label plus column header) and
+short phrases, each scored 0..1 by how well its kind fits and how close it sits to the
+question's terms. Rule based and deterministic.
 """
 
 from __future__ import annotations
@@ -12,86 +14,109 @@ import math
 import re
 from dataclasses import dataclass, field
 
-STOPWORDS = frozenset("""
-a about above according after again against all also am an and any are as at be because been before being
-below between both but by can could did do does doing down during each few for from further had has have
-having he her here hers him his how i if in into is it its itself just me more most my no nor not of off on
-once only or other our ours out over own same she should so some such than that the their theirs them then
-there these they this those through to too under until up very was we were what when where which while who
-whom whose why will with would you your yours please tell give state find show according document documents
-mentioned listed stated given shown specified provided written noted indicated reported described name named
-value exact exactly kind type many much did does whats what's
-""".split())
-GENERIC_ATTRIBUTE = frozenset({"name", "value", "amount", "number", "total", "date", "year"})
-LINK_WORDS = frozenset("of in for on at by to from with during per as under between within".split())
-NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-                "nine": 9, "ten": 10, "both": 2}
-MONTHS = ("january february march april may june july august september october november december "
-          "jan feb mar apr jun jul aug sep sept oct nov dec").split()
-_MONTH = r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|" \
-         r"Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?"
+UNIT_OF = {  # an asked quantity -> the units that measure it
+    "capacity": r"k?Wh|m?Ah|l|ml|GB|TB|MB", "voltage": r"[mk]?V", "weight": r"k?g|t|tonnes?|lbs?", "heavy": r"k?g|t|lbs?",
+    "length": r"[mck]?m|in|ft", "height": r"[mc]?m|in|ft", "width": r"[mc]?m|in|ft", "depth": r"[mc]?m|ft",
+    "distance": r"k?m|mi|miles", "temperature": r"°?[CF]", "power": r"[kM]?W", "speed": r"km/h|mph|m/s",
+    "memory": r"[MGT]B", "storage": r"[MGT]B", "pressure": r"bar|psi|k?Pa", "frequency": r"[kMG]?Hz",
+    "life": r"hours?|days?|weeks?|months?|years?", "duration": r"minutes?|hours?|days?|weeks?|months?|years?",
+    "long": r"minutes?|hours?|days?|weeks?|months?|years?|[mck]?m", "warranty": r"months?|years?",
+    "guarantee": r"months?|years?", "term": r"months?|years?", "period": r"days?|weeks?|months?|years?",
+    "old": r"years?", "often": r"seconds?|minutes?|hours?|days?|weeks?|months?",
+}
+GENERIC_ATTRIBUTE = frozenset({"name", "value", "amount", "number", "total", "date", "year", "figure"})
+LABEL_SYNONYMS = {  # an asked attribute -> label words that name it on forms and letters
+    "sent": ("from", "sender", "author"), "send": ("from", "sender"), "sender": ("from",),
+    "wrote": ("from", "author", "by"), "written": ("from", "author", "by"), "author": ("from", "by", "prepared"),
+    "prepared": ("by", "from", "author"), "issued": ("from", "date"), "recipient": ("to", "attn"),
+    "addressed": ("to", "attn"), "received": ("to",), "signed": ("signature", "signed", "by"),
+    "customer": ("bill", "client", "sold", "buyer"), "client": ("customer", "bill"), "supplier": ("vendor", "from"),
+    "vendor": ("supplier", "seller"), "due": ("payable", "deadline"), "pay": ("due", "payable", "payment"),
+    "stand": ("meaning",), "mean": ("meaning", "description"), "cost": ("price", "amount", "charge"),
+    "price": ("cost", "rate", "unit"), "staff": ("employee", "headcount"), "employee": ("staff", "headcount"),
+    "revenue": ("sale", "turnover"), "chaired": ("chair", "chairman", "chairperson"), "chair": ("chaired", "chairman"),
+}
+_MONTH = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?"
+          r"|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?")
+MONTHS = frozenset("January February March April May June July August September October November December".split())
 DATE_RE = re.compile(
     rf"\b(?:\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH},?\s+\d{{4}}|{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}"
-    rf"|\d{{4}}-\d{{1,2}}-\d{{1,2}}|\d{{1,2}}[/.]\d{{1,2}}[/.]\d{{2,4}}|{_MONTH}\s+\d{{4}})\b", re.I)
-YEAR_RE = re.compile(r"(?<![\d,.\-/])(?:1[89]|20)\d\d(?![\d,%]|\.\d)")
+    rf"|\d{{4}}-\d{{2}}-\d{{2}}|\d{{1,2}}[/.]\d{{1,2}}[/.](?:\d{{4}}|\d{{2}})|{_MONTH}\s+\d{{4}})(?![\w/.-]\d)")
+YEAR_RE = re.compile(r"(?<![\w,.\-/])(?:1[89]|20)\d\d(?![\w,%/-]|\.\d)")
+TIME_RE = re.compile(r"(?:between\s+)?\b\d{1,2}[:.]\d{2}\s?(?:[ap]\.?m\.?)?(?:\s*(?:and|to|-|–)\s*\d{1,2}[:.]\d{2}"
+                     r"\s?(?:[ap]\.?m\.?)?)?(?!\d)", re.I)
 _NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
-_SCALE = r"(?:\s?(?:million|billion|thousand|bn|mn|[mMkKbB])\b)?"
-MONEY_RE = re.compile(rf"(?:[$€£¥]|\b(?:USD|EUR|GBP|CHF|JPY|CAD|AUD|Rs\.?)\s?)\s?-?(?:{_NUM}){_SCALE}"
-                      rf"|(?<![\w.])(?:{_NUM}){_SCALE}\s?(?:USD|EUR|GBP|CHF|dollars|euros|pounds)\b", re.I)
-PERCENT_RE = re.compile(rf"(?<![\w.])-?(?:{_NUM})\s?(?:%|percent\b|per cent\b|pct\b)", re.I)
-NUMBER_RE = re.compile(rf"(?<![\w.,/-])-?(?:{_NUM})(?![\w%/]|[.,]\d|-\d)")
-CODE_RE = re.compile(r"(?<![\w-])(?=[A-Za-z0-9/.\-#]*\d)(?=[A-Za-z0-9/.\-#]*[A-Za-z\-/#])[A-Za-z0-9][A-Za-z0-9/.\-#]"
-                     r"{2,24}[A-Za-z0-9](?![\w-])")
-NAME_RE = re.compile(r"\b(?:(?:Dr|Mr|Mrs|Ms|Prof|Sir)\.?\s+)?[A-Z][a-z]+(?:[-'][A-Z][a-z]+)?(?:\s+[A-Z]\.)?"
-                     r"(?:\s+(?:van|von|de|da|del|der|di|le|la)(?=\s+[A-Z]))?(?:\s+[A-Z][a-z]+(?:[-'][A-Z][a-z]+)?){1,2}\b")
-PROPER_RE = re.compile(r"\b[A-Z][\w&'.\-]*(?:\s+(?:of|and|&|for|de|the)?\s*[A-Z][\w&'.\-]*){0,4}")
-NOT_NAME = frozenset(m.capitalize() for m in MONTHS) | frozenset("""
-The A An This That These Those Inc Ltd Llc Corp Corporation Company Co Group Report Annual Total Department Office
-Street Road Avenue Table Figure Page Section Chapter Summary Invoice Memo Memorandum Subject Date From To Re Dear
-Monday Tuesday Wednesday Thursday Friday Saturday Sunday University Institute Bank Board Committee Project Plan
+_SCALE = r"(?:\s?(?:million|billion|thousand|bn|mn|m|k)\b)?"
+_MONEY1 = rf"(?:[$€£¥]\s?|\b(?:USD|EUR|GBP|CHF|JPY|CAD|AUD|SEK|NOK|DKK|PLN)\s?)-?(?:{_NUM}){_SCALE}"
+_MONEY2 = rf"(?<![\w.,])(?:{_NUM}){_SCALE}\s?(?:USD|EUR|GBP|CHF|dollars|euros|pounds)\b"
+MONEY_RE = re.compile(rf"(?:between\s+)?(?:{_MONEY1}|{_MONEY2})(?:\s*(?:and|to|-|–)\s*(?:{_MONEY1}|{_MONEY2}))?", re.I)
+PERCENT_RE = re.compile(rf"(?<![\w.,])[-+−]?(?:{_NUM})\s?(?:%|percent\b|per cent\b)", re.I)
+NUMBER_RE = re.compile(rf"(?<![\w.,/:-])[-−]?(?:{_NUM})(?![\w%/:]|[.,]\d|-\d)")
+UNITS = (r"seconds?|minutes?|hours?|days?|weeks?|months?|years?|mm|cm|km|m|kg|g|t|tonnes?|l|ml|V|mV|A|mA|Ah|mAh|W|"
+         r"kW|kWh|MW|MWh|Hz|kHz|MHz|GHz|°C|°F|bar|psi|Pa|kPa|dB|MB|GB|TB|Mbit/s|km/h|mph|m²|sq ft|pages?|units?|"
+         r"pieces?|pcs|people|persons|employees|sites|rooms|beds|seats")
+QUANTITY_RE = re.compile(rf"(?<![\w.,])(?:{_NUM}|(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b)"
+                         rf"\s?(?:{UNITS})(?![\w²])", re.I)
+CODE_RE = re.compile(r"(?<![\w-])(?:\d+(?:\.\d+){2,}|(?=[\w/.\-#]*\d)(?=[\w/.\-#]*[A-Za-z\-/#])[A-Za-z0-9][\w/.\-#]{1,30}"
+                     r"[A-Za-z0-9])(?![\w-])")
+_NAMEWORD = r"[A-Z][a-z]+(?:[-'][A-Z][a-z]+)?"
+NAME_RE = re.compile(rf"\b(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+)?{_NAMEWORD}(?:\s+[A-Z]\.)?(?:\s+(?:van|von|de|da|del|der|di|le|la)"
+                     rf"(?=\s+[A-Z]))?(?:\s+{_NAMEWORD}){{1,2}}\b")
+PROPER_RE = re.compile(r"\b[A-Z][\w&'.\-]*[\w&](?:(?:\s+(?:of|and|&|for|de|the|der|von))?\s+[A-Z0-9][\w&'.\-]*[\w&]){0,5}"
+                       r"|\b[A-Z]{2,}\b")
+NOT_NAME = MONTHS | frozenset("""
+The A An This That These Those Inc Ltd LLC LLP GmbH AG Corp Corporation Company Co Group Report Annual Total Department
+Office Street Road Avenue Table Figure Page Section Chapter Summary Invoice Memo Memorandum Subject Date From To Re
+Dear Monday Tuesday Wednesday Thursday Friday Saturday Sunday University Institute Bank Board Committee Project Plan
 Policy Agreement Contract Order Purchase Net Gross Revenue Income Budget Quarter Fiscal Year North South East West
-New Old United States Kingdom National International Global Services Systems Solutions Technologies Industries
-Holdings Partners Limited Ministry Council City County Hospital School College Center Centre Program Programme
-Director Manager Chief Officer President Executive Vice Head Chair Chairman Secretary Treasurer Approved Prepared
-Signed Sincerely Regards Best Thank Thanks Please Note Notes Key Main General Final Draft Internal Public Private
+New United States Kingdom National International Global Services Systems Solutions Technologies Industries Holdings
+Partners Limited Ministry Council City County Hospital School College Center Centre Program Programme Director
+Manager Chief Officer President Executive Vice Head Chair Chairman Secretary Treasurer Approved Prepared Signed
+Sincerely Regards Best Thank Thanks Please Note Notes Key Main General Final Draft Internal Public Private Meeting
+Minutes Supervisory Management Service Sales Financial Statement Balance Sheet Customer Item Description Amount
+In On At For By With If As It We Our All Any No Yes Phone Email Fax Tel Address Yours Kind Attn Attention
+Lane Drive Way Place Square Park Court Boulevard Flat Suite Building Floor Hall Station Room Trust Property Properties
+Works Civil Logistics Trading Capital Fund Foundation Association Society Agency Authority Consortium Monitoring
+Insurance Energy Health Medical Construction Engineering Consulting Software Media Studio Labs Laboratory Market
 """.split())
-KIND_CUES: tuple[tuple[str, str], ...] = (
-    (r"\b(?:what|which)\s+(?:percentage|percent|proportion|share|fraction)\b|\bhow many percent\b|\bwhat % ", "percent"),
-    (r"\b(?:in|during)\s+(?:what|which)\s+year\b|\b(?:what|which)\s+year\b|\byear\s+(?:did|was|were|of)\b", "year"),
-    (r"\bwhen\b|\b(?:what|which)\s+(?:date|day)\b|\bon what (?:date|day)\b|\bdate\s+(?:of|on|did|was)\b|\bdated\b"
-     r"|\bdeadline\b|\bdue date\b", "date"),
-    (r"\bhow much\b|\b(?:cost|price|amount|paid|pay|fee|fees|budget|salary|revenue|revenues|sales|income|profit|"
-     r"spend|spent|expense|expenses|worth|funding|grant|balance|subtotal|total due|invoice total)\b", "money"),
-    (r"\bhow many\b|\bnumber of\b|\bcount of\b|\bhow (?:old|long|far|big|large|tall|high)\b", "number"),
-    (r"\bwho\b|\bwhom\b|\bwhose\b|\bwhich (?:person|employee|author|manager|officer|individual)\b"
-     r"|\bname of the (?:person|author|manager|director|officer|ceo|cfo|chair|president|contact|signatory)\b", "person"),
-    (r"\b(?:id|identifier|code|reference|ref|serial|account|invoice|order|policy|case|file|po|tracking|registration|"
-     r"license|licence|contract|model|part|ticket|claim)\s+(?:number|no\.?|#|id|code)\b|\b(?:what|which) (?:id|code)\b", "code"),
-    (r"^(?:is|are|was|were|does|do|did|has|have|had|can|could|will|would|should)\b", "yesno"),
-)
 COMPATIBLE = {  # expected kind -> {candidate kind: fit}
-    "date": {"date": 1.0, "year": 0.35},
-    "year": {"year": 1.0},
-    "money": {"money": 1.0, "number": 0.8, "percent": 0.2},
-    "percent": {"percent": 1.0, "number": 0.55},
-    "number": {"number": 1.0, "money": 0.7, "percent": 0.6, "year": 0.15},
-    "person": {"person": 1.0, "phrase": 0.3},
-    "code": {"code": 1.0, "number": 0.7, "phrase": 0.35},
-    "phrase": {"phrase": 0.8, "person": 0.6, "code": 0.6, "date": 0.6, "money": 0.6, "number": 0.55,
-               "percent": 0.6, "year": 0.45},
+    "date": {"date": 1.0, "year": 0.3},
+    "year": {"year": 1.0, "date": 0.3},
+    "time": {"time": 1.0, "phrase": 0.3},
+    "money": {"money": 1.0, "number": 0.8, "quantity": 0.3, "percent": 0.2},
+    "percent": {"percent": 1.0, "number": 0.5},
+    "number": {"number": 1.0, "quantity": 0.75, "money": 0.6, "percent": 0.55, "year": 0.15},
+    "quantity": {"quantity": 1.0, "number": 0.6, "money": 0.5, "percent": 0.4, "phrase": 0.3},
+    "person": {"person": 1.0, "proper": 0.55},
+    "org": {"proper": 1.0, "person": 0.4, "phrase": 0.45},
+    "place": {"proper": 1.0, "phrase": 0.45},
+    "code": {"code": 1.0, "number": 0.55, "phrase": 0.35},
+    "expansion": {"expansion": 1.0, "phrase": 0.5},
+    "phrase": {"phrase": 0.8, "proper": 0.7, "person": 0.65, "code": 0.7, "quantity": 0.7, "date": 0.6, "money": 0.6,
+               "number": 0.55, "percent": 0.6, "time": 0.6, "year": 0.45},
 }
+SPAN_RES = {"date": DATE_RE, "year": YEAR_RE, "time": TIME_RE, "money": MONEY_RE, "percent": PERCENT_RE,
+            "number": NUMBER_RE, "quantity": QUANTITY_RE, "code": CODE_RE, "person": NAME_RE, "proper": PROPER_RE}
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'&.\-/]*[A-Za-z0-9]|[A-Za-z0-9]")
-_LABEL = re.compile(r"^\s*([A-Za-z][A-Za-z0-9 ()/#.'&\-]{1,60}?)\s*(?::|\s-\s|\s{2,}|\.{3,})\s*(\S.*?)\s*$")
-_CELL_SPLIT = re.compile(r"\s{2,}|\t|\s\|\s")
+_PAIR = re.compile(r"(?<![\w\-])([A-Z][\w()/#.%'&\-]*(?: (?:[a-z(][\w()/#.%'&\-]*|[A-Z]{2,5}\b)){0,4}) ?:(?!\d)\s*")
+_VALUE_TOK = re.compile(r"^[(+−-]?[$€£¥]?\d[\d,.]*(?:%|[kKmMbB]n?)?\)?$|^[-–—]$|^n/?a$", re.I)
+_CURRENCY = re.compile(r"^(?:EUR|USD|GBP|CHF|JPY|CAD|AUD|SEK|NOK|DKK|PLN)$")
+_KEY_TOK = re.compile(rf"^(?:(?:19|20)\d\d[a-z]?|Q[1-4]|H[12]|FY\s?\d{{2,4}}|{_MONTH})$")
+_ORG_SUFFIX = (r"\b(?:Inc|Ltd|LLC|LLP|PLC|GmbH|AG|SE|SA|SAS|BV|NV|Corp|Corporation|Company|Co|Group|Trust|Partners|"
+               r"Associates|Consortium|Bank|Services|Solutions|Systems|Works|Industries|Holdings|Foundation|Institute|"
+               r"University|Agency|Authority|Council|Society|Association|Labs?|Technologies|Logistics|Trading)\b\.?")
+_HONORIFIC = frozenset({"Dr", "Mr", "Mrs", "Ms", "Prof"})
 
 
 def stem(word: str) -> str:
-    """A light, deterministic stem: lowercase, no possessive, no common plural/verb suffix."""
-    w = word.lower().strip(".'-/")
-    w = re.sub(r"'s$", "", w)
-    for suffix, keep in (("ies", "y"), ("sses", "ss"), ("es", ""), ("s", ""), ("ing", ""), ("ed", "")):
-        if w.endswith(suffix) and len(w) - len(suffix) >= 3 and not w.endswith("ss") and w.isalpha():
-            return w[: len(w) - len(suffix)] + keep
+    """A light, deterministic stem: lowercase, no possessive, no common plural or verb suffix."""
+    w = re.sub(r"'s$", "", word.lower().strip(".'-/"))
+    if w.isalpha() and len(w) > 4 and not w.endswith("ss"):
+        for suffix, keep in (("ies", "y"), ("ing", ""), ("es", "e"), ("ed", ""), ("s", "")):
+            if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+                return w[: len(w) - len(suffix)] + keep
+    elif w.isalpha() and len(w) == 4 and w.endswith("s") and not w.endswith("ss"):
+        return w[:-1]
     return w.replace(",", "")
 
 
@@ -99,9 +124,16 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text)
 
 
+def stems_of(text: str) -> tuple[str, ...]:
+    return tuple(stem(w) for w in words(text))
+
+
+_LABEL_SYN = {stem(k): tuple(stem(v) for v in vs) for k, vs in LABEL_SYNONYMS.items()}
+
+
 @dataclass(frozen=True)
 class Question:
-    """What the question asks for: expected kind, content terms, the asked attribute, item count."""
+    """What a question asks for: expected kind, content terms, the asked attribute, item count."""
 
     text: str
     kind: str
@@ -110,50 +142,7 @@ class Question:
     target: tuple[str, ...]  # stems of the attribute asked for ("invoice number", "revenue")
     phrases: tuple[str, ...] = ()  # quoted strings
     count: int = 1  # how many items are expected (0: a list of unknown length)
-
-
-def analyze(question: str) -> Question:
-    """Read a question into a Question (deterministic, rule based)."""
-    text = " ".join(question.split())
-    low = text.lower()
-    phrases = tuple(p.strip() for p in re.findall(r"[\"“”]([^\"“”]{2,80})[\"“”]", text) if p.strip())
-    kind = next((k for pattern, k in KIND_CUES if re.search(pattern, low)), "phrase")
-    if kind == "money" and re.search(r"\bhow many\b", low) and not re.search(r"\b(dollars|euros|pounds)\b", low):
-        kind = "number"
-    terms: list[str] = []
-    for w in words(text):
-        lw = w.lower()
-        if lw in STOPWORDS and not w.isupper() or (lw in NUMBER_WORDS and not w[0].isdigit()) or len(lw) < 2 and not w.isdigit():
-            continue
-        if w not in terms:
-            terms.append(w)
-    stems = tuple(dict.fromkeys(stem(t) for t in terms))
-    count = 1
-    m = re.search(r"\b(?:which|what|name|list|the)\s+(two|three|four|five|six|both|\d)\b", low)
-    if m:
-        count = NUMBER_WORDS.get(m.group(1), int(m.group(1)) if m.group(1).isdigit() else 1)
-    elif re.search(r"^(?:list|name all|enumerate)\b|\b(?:what|which) are (?:the|all)\b|\ball of the\b|\bwhich .+ (?:are|were) ", low):
-        count = 0
-    return Question(text, kind, tuple(terms), stems, _target(low), phrases, count)
-
-
-def _target(low: str) -> tuple[str, ...]:
-    """Stems of the attribute asked for: content words after the question word, before a link word."""
-    m = re.search(r"\b(?:what|which|who|whom|whose|when|how much|how many|list|name)\b(.*)", low)
-    rest = words(m.group(1) if m else low)
-    out: list[str] = []
-    for w in rest:
-        lw = w.lower()
-        if lw in LINK_WORDS and out:
-            break
-        if lw in STOPWORDS or lw in NUMBER_WORDS:
-            if out and lw in ("did", "does", "was", "were", "is", "are", "has", "have"):
-                break
-            continue
-        out.append(stem(lw))
-        if len(out) >= 4:
-            break
-    return tuple(out)
+    alts: dict[str, tuple[tuple[str, ...], ...]] = field(default_factory=dict)  # stem -> synonyms (stem tuples)
 
 
 @dataclass
@@ -167,158 +156,301 @@ class Candidate:
     score: float
     line: int
     why: str = ""
-    extra: dict[str, float] = field(default_factory=dict)
 
     def key(self) -> str:
         return re.sub(r"[^a-z0-9]+", "", self.value.lower())
 
 
 def _clean(value: str) -> str:
-    return value.strip(" \t,;:.()[]\"'").strip()
+    return " ".join(value.split()).strip(" \t,;:.([]\"'").strip()
 
 
-def _spans(line: str, kind: str) -> list[tuple[int, str]]:
-    """(position, text) of every span of ``kind`` on one line."""
-    regex = {"date": DATE_RE, "year": YEAR_RE, "money": MONEY_RE, "percent": PERCENT_RE, "number": NUMBER_RE,
-             "code": CODE_RE}.get(kind)
-    if regex is not None:
-        return [(m.start(), m.group().strip()) for m in regex.finditer(line)]
-    if kind == "person":
-        out = []
-        for m in NAME_RE.finditer(line):
-            parts = [p for p in m.group().split() if p.rstrip(".") not in ("Dr", "Mr", "Mrs", "Ms", "Prof", "Sir")]
-            if parts and not any(p.strip(".") in NOT_NAME for p in parts if p[0].isupper()):
-                out.append((m.start(), m.group()))
-        return out
-    return []
-
-
-def proximity(lines: list[str], i: int, col_text: str, weights: dict[str, float]) -> tuple[float, list[str]]:
-    """How close the question's terms are to line ``i``: 1 on the line (or its column header), less farther away."""
-    found = {t: 0.0 for t in weights}
-    line_sets = [{stem(w) for w in words(ln)} for ln in lines]
-    page_set = set().union(*line_sets) if line_sets else set()
-    col = {stem(w) for w in words(col_text)}
-    for t in weights:
-        if t in line_sets[i] or t in col:
-            found[t] = 1.0
-            continue
-        for d, w in ((1, 0.7), (2, 0.55), (3, 0.4), (4, 0.3), (5, 0.3), (8, 0.2)):
-            near = range(max(0, i - d), min(len(lines), i + d + 1))
-            if any(t in line_sets[j] for j in near):
-                found[t] = w
-                break
-        else:
-            found[t] = 0.12 if t in page_set else 0.0
-    total = sum(weights.values()) or 1.0
-    return sum(weights[t] * v for t, v in found.items()) / total, [t for t, v in found.items() if v >= 0.7]
-
-
-def _label_match(label: str, target: tuple[str, ...]) -> float:
-    """Share of the asked attribute's words found in a label (0 when there is no attribute)."""
-    if not target:
-        return 0.0
-    got = {stem(w) for w in words(label)}
-    hits = sum(1 for t in target if t in got)
-    generic = sum(1 for t in target if t in GENERIC_ATTRIBUTE)
-    return hits / len(target) if hits > generic or hits == len(target) else 0.0
-
-
-def _columns(lines: list[str], i: int) -> list[tuple[int, str, str]]:
-    """Cells of a table row: (position, cell, aligned header cell) using the nearest header line above."""
-    cells = [(m.start(), m.group()) for m in re.finditer(r"\S+(?: \S+)*", lines[i])]
-    if len(cells) < 2 or len(_CELL_SPLIT.findall(lines[i].strip())) < 1:
-        return []
-    header: list[str] = []
-    for j in range(i - 1, max(-1, i - 25), -1):
-        above = [c.group() for c in re.finditer(r"\S+(?: \S+)*", lines[j])]
-        if len(above) >= 2 and len(above) >= len(cells) - 1 and not any(NUMBER_RE.fullmatch(c) for c in above[:1] + above[-1:]
-                                                                         if not YEAR_RE.fullmatch(c)):
-            header = above
-            break
+def _kind_spans(text: str, kind: str, limit: int) -> list[tuple[int, str]]:
+    """(position, text) of every span of ``kind`` starting before ``limit``."""
     out = []
-    for k, (pos, cell) in enumerate(cells):
-        from_right = len(cells) - k
-        head = header[-from_right] if header and from_right <= len(header) and k > 0 else ""
-        out.append((pos, cell, head))
+    for m in SPAN_RES[kind].finditer(text):
+        if m.start() >= limit:
+            break
+        value = m.group()
+        if kind in ("person", "proper"):
+            parts = [p for p in value.split() if p.rstrip(".") not in _HONORIFIC]
+            caps = [p for p in parts if p[:1].isupper()]
+            if not caps or all(p.strip(".") in NOT_NAME for p in caps) or (kind == "person" and any(
+                    p.strip(".") in NOT_NAME for p in caps)):
+                continue
+        out.append((m.start(), value))
     return out
 
 
+def _expansions(line: str, q: Question) -> list[tuple[int, str]]:
+    """Word runs whose initials spell an acronym of the question ("MQTT" -> "Message Queuing Telemetry Transport")."""
+    out = []
+    tokens = [(m.start(), m.end(), m.group()) for m in re.finditer(r"[A-Za-z][\w']*", line)]
+    for acro in (t for t in q.terms if t.isupper() and 2 <= len(t) <= 8 and t.isalpha()):
+        for i in range(len(tokens)):
+            letters, j = "", i
+            while j < len(tokens) and len(letters) < len(acro):
+                w = tokens[j][2]
+                if not (letters and w.lower() in ("of", "and", "for", "to", "the", "in", "on", "a")):
+                    letters += w[0].upper()
+                j += 1
+            if letters == acro.upper() and j - i >= 2 and tokens[i][2][0].upper() == acro[0]:
+                out.append((tokens[i][0], line[tokens[i][0]:tokens[j - 1][1]]))
+    return out
+
+
+class Bag:
+    """The stems of a text as a set (single words) and as a spaced string (phrases)."""
+
+    def __init__(self, text: str = "", stems: tuple[str, ...] | None = None) -> None:
+        seq = stems if stems is not None else stems_of(text)
+        self.set, self.seq = set(seq), " " + " ".join(seq) + " "
+
+    def credit(self, t: str, alts: dict[str, tuple[tuple[str, ...], ...]]) -> float:
+        """1 when stem ``t`` is here, 0.8 when one of its synonyms is (a phrase: its words in order), else 0."""
+        if t in self.set:
+            return 1.0
+        return 0.8 if any(" " + " ".join(alt) + " " in self.seq for alt in alts.get(t, ())) else 0.0
+
+
+def proximity(bags: list[Bag], i: int, extra: Bag, weights: dict[str, float], page: Bag,
+              alts: dict[str, tuple[tuple[str, ...], ...]] | None = None) -> tuple[float, float, list[str]]:
+    """(local, page, near): the question's terms on line ``i`` or its header (1) or nearby (less), on the page."""
+    alts = alts or {}
+    local = on_page = 0.0
+    near: list[str] = []
+    for t, weight in weights.items():
+        got = max(bags[i].credit(t, alts), extra.credit(t, alts))
+        for d, w in ((1, 0.75), (2, 0.6), (3, 0.45), (5, 0.35), (8, 0.25)):
+            if got >= w:
+                break
+            lo, hi = max(0, i - d), min(len(bags), i + d + 1)
+            got = max(got, w * max((bags[j].credit(t, alts) for j in range(lo, hi)), default=0.0))
+        local += weight * got
+        on_page += weight * page.credit(t, alts)
+        if got >= 0.75:
+            near.append(t)
+    total = sum(weights.values()) or 1.0
+    return local / total, on_page / total, near
+
+
+def label_match(label: str, q: Question) -> float:
+    """Share of the asked attribute's words a label names (half when only generic words like 'total' match)."""
+    if not q.target or not label:
+        return 0.0
+    bag = Bag(label)
+    credit = {t: max(bag.credit(t, q.alts), 0.9 if any(s in bag.set for s in _LABEL_SYN.get(t, ())) else 0.0)
+              for t in q.target}
+    share = sum(credit.values()) / len(q.target)
+    return share if any(c and t not in GENERIC_ATTRIBUTE for t, c in credit.items()) or all(credit.values()) else share / 2
+
+
+def _pairs(line: str) -> list[tuple[str, int, str]]:
+    """``label: value`` pairs on a line, several per line on forms: (label, value position, value)."""
+    marks = list(_PAIR.finditer(line))
+    out = []
+    for n, m in enumerate(marks):
+        end = marks[n + 1].start() if n + 1 < len(marks) else len(line)
+        value = line[m.end():end]
+        if value.strip():
+            out.append((m.group(1).strip(), m.end() + len(value) - len(value.lstrip()), value.strip()))
+    return out
+
+
+def _tokens(line: str) -> list[tuple[int, str]]:
+    """Cells of a single-spaced line: a currency code joins the number after it."""
+    toks = [(m.start(), m.group()) for m in re.finditer(r"\S+", line)]
+    out: list[tuple[int, str]] = []
+    for pos, tok in toks:
+        if out and _CURRENCY.match(out[-1][1]) and _VALUE_TOK.match(tok):
+            out[-1] = (out[-1][0], out[-1][1] + " " + tok)
+        else:
+            out.append((pos, tok))
+    return out
+
+
+def _keys(line: str) -> list[str]:
+    """The trailing column keys of a header line: years, quarters, dates ("Q1 2023", "31 Dec 2024" as one key)."""
+    toks = [t for _, t in _tokens(line)]
+    keys: list[str] = []
+    while toks:
+        tok = toks[-1]
+        first = keys[0].split(" ")[0] if keys else ""
+        if keys and (YEAR_RE.fullmatch(first) and re.fullmatch(rf"{_MONTH}|Q[1-4]|H[12]", tok)
+                     or re.fullmatch(_MONTH, first) and re.fullmatch(r"\d{1,2}\.?", tok)):
+            keys[0] = f"{tok} {keys[0]}"
+        elif _KEY_TOK.match(tok):
+            keys.insert(0, tok)
+        else:
+            break
+        toks.pop()
+    return keys
+
+
+def table_row(lines: list[str], i: int) -> tuple[str, list[tuple[int, str, str]]]:
+    """(row label, [(position, cell, column header)]) of line ``i`` read as a table row.
+
+    A row is a label and a trailing run of values; its header is the nearest line above that
+    ends in column keys (years, quarters, dates), else the nearest line of words, right-aligned.
+    """
+    line = lines[i]
+    toks = _tokens(line)
+    j = len(toks)
+    while j > 0 and (_VALUE_TOK.match(toks[j - 1][1]) or _CURRENCY.match(toks[j - 1][1].split(" ")[0])
+                     and _VALUE_TOK.match(toks[j - 1][1].split(" ")[-1])):
+        j -= 1
+    values = toks[j:]
+    if not values or j == 0 and len(values) < 2:
+        return "", []
+    label = line[: values[0][0]].strip()
+    keys: list[str] = []
+    for k in range(i - 1, max(-1, i - 30), -1):
+        keys = _keys(lines[k])
+        if len(keys) >= 2:
+            break
+    if len(keys) < 2:  # no column keys: right-align the words of the nearest header-like line
+        keys = next((t for t in ([w for _, w in _tokens(lines[k])] for k in range(i - 1, max(-1, i - 15), -1))
+                     if len(values) <= len(t) <= 12 and not any(_VALUE_TOK.match(w) for w in t)), [])
+    heads = [keys[n - len(values)] if keys and len(values) - n <= len(keys) else "" for n in range(len(values))]
+    return label, [(p, c, h) for (p, c), h in zip(values, heads, strict=True)]
+
+
 def find_candidates(text: str, file: str, page: int, q: Question, weights: dict[str, float],
-                    rank: int = 0) -> list[Candidate]:
-    """Every typed span on a page with its score; ``weights`` are the question stems' weights."""
-    lines = [ln for ln in text.splitlines()]
+                    rank: int = 0, exclude: set[str] | None = None, common: set[str] | None = None) -> list[Candidate]:
+    """Every typed span on a page with its score; ``weights`` are the question stems' weights.
+
+    ``exclude``: stems that cannot be the answer (the whole question's); ``common``: words the
+    corpus also writes in lower case (so not names); the page's own words when None.
+    """
+    lines = text.splitlines()
     if not any(ln.strip() for ln in lines):
         return []
+    common = common if common is not None else lowercase_words(text)
     fits = COMPATIBLE.get(q.kind, COMPATIBLE["phrase"])
-    qstems = set(q.stems) | {stem(w) for w in words(q.text)}
-    qlow = q.text.lower()
+    qstems = (exclude or set()) | set(stems_of(q.text))
+    qyears = set(YEAR_RE.findall(q.text))
+    bags = [Bag(ln) for ln in lines]
+    page_bag = Bag(stems=tuple(x for b in bags for x in b.seq.split()))
+    specifiers = {stem(w) for w in words(q.text) if any(ch.isdigit() for ch in w)} | set(q.target)
     rank_prior = 1.0 - min(rank, 10) * 0.01
+    units = "|".join(UNIT_OF[w] for w in dict.fromkeys([*q.target, *(stem(w) for w in words(q.text.lower()))])
+                     if w in UNIT_OF)
     out: list[Candidate] = []
     for i, line in enumerate(lines):
         if not line.strip():
             continue
-        cols = _columns(lines, i)
-        label = _LABEL.match(line)
-        label_sim = _label_match(label.group(1), q.target) if label else 0.0
-        first_cell_sim = _label_match(cols[0][1], q.target) if cols else 0.0
+        nxt = lines[i + 1].strip() if i + 1 < len(lines) else ""
+        joined = line + (" " + nxt if nxt else "")
+        row_label, cells = table_row(lines, i)
+        if len(words(row_label)) > 8:
+            row_label = ""
+        pairs = _pairs(line)
+        dates = [(m.start(), m.end()) for m in DATE_RE.finditer(joined)] + \
+                [(m.start(), m.end()) for m in TIME_RE.finditer(joined)]
         spans: list[tuple[int, str, str]] = []
         for kind in fits:
-            spans += [(pos, s, kind) for pos, s in _spans(line, kind)]
-        if label and "phrase" in fits:
-            spans.append((label.start(2), _clean(label.group(2))[:80], "phrase"))
-        for pos, cell, _head in cols[1:]:
-            if "phrase" in fits:
-                spans.append((pos, cell, "phrase"))
-        seen_here: set[tuple[str, str]] = set()
+            if kind in SPAN_RES:
+                spans += [(pos, s, kind) for pos, s in _kind_spans(joined, kind, len(line))]
+        if "expansion" in fits:
+            spans += [(pos, s, "expansion") for pos, s in _expansions(joined, q)]
+        spans += [(pos, value[:80], "value") for _, pos, value in pairs]
+        if "phrase" in fits:
+            spans += [(pos, c, "phrase") for pos, c, _ in cells]
+        seen: set[tuple[str, str]] = set()
         for pos, value, kind in spans:
             value = _clean(value)
-            if not value or (value, kind) in seen_here:
-                continue
-            seen_here.add((value, kind))
-            vstems = {stem(w) for w in words(value)}
-            if not vstems or vstems <= qstems or value.lower() in qlow:
+            vstems = set(stems_of(value))
+            if not value or (value, kind) in seen or not vstems or vstems <= qstems:
                 continue  # the question's own words are not its answer
-            head = next((h for p, c, h in cols if p <= pos < p + len(c) + 1), "")
-            prox, near = proximity(lines, i, head, weights)
-            in_value = label is not None and pos >= label.start(2)
-            lab = label_sim if in_value else (first_cell_sim if cols and pos > cols[0][0] else 0.0)
-            if head and _label_match(head, q.target) > lab:
-                lab = _label_match(head, q.target)
-            fit = fits[kind]
-            if kind == "phrase" and len(words(value)) > 8:
-                fit *= 0.5
-            if kind == "number" and YEAR_RE.fullmatch(value):
-                fit *= 0.4
-            if kind == "person" and re.search(r"\b(?:by|from|signed|to|dear|attn|contact|author|prepared)\b[:\s]*$",
-                                              line[:pos], re.I):
+            if kind in ("number", "money", "quantity", "percent") and any(a <= pos < b for a, b in dates):
+                continue  # the day of a date or the hour of a time is no amount
+            if kind == "number" and not line[:pos].strip() and re.match(r"\d{1,2}[.)]\s", line[pos:]):
+                continue  # a section number
+            seen.add((value, kind))
+            cell = next((c for c in cells if c[0] <= pos < c[0] + len(c[1]) + 1), None)
+            head = cell[2] if cell else ""
+            local, on_page, near = proximity(bags, i, Bag(head), weights, page_bag, q.alts)
+            before = line[max(0, pos - 40):pos]
+            pair = next((p for p in reversed(pairs) if p[1] <= pos), None)
+            lab = 0.8 * label_match(" ".join(words(before)[-4:]), q)
+            if pair is not None:
+                lab = max(lab, label_match(pair[0], q))
+            elif cell is not None:
+                lab = max(lab, label_match(row_label, q), label_match(head, q))
+                if head and specifiers & set(stems_of(head)):  # a table cell: its column is one the question names
+                    lab = max(lab, 0.5 + 0.5 * label_match(row_label, q))
+            if kind in ("person", "proper") and re.search(r"\b(?:by|from|signed|author|chaired|led)\b[:\s]*$", before, re.I):
                 lab = max(lab, 0.5)
-            score = fit * (0.65 * prox + 0.35 * lab) * rank_prior
-            why = f"{kind}, terms near: {', '.join(near) or 'none'}" + (", label/header match" if lab else "")
-            out.append(Candidate(value, kind, file, page, round(score, 4), i, why))
+            if q.kind == "place" and re.search(r"\b(?:in|at|near|to)\s+$", before):
+                lab = max(lab, 0.5)
+            fit = fits.get(kind, 0.0)
+            if kind == "value":  # the whole value of a label the question names, whatever its type
+                fit = max(fits.get("phrase", 0.3), 0.9 * lab if lab >= 0.5 else 0.0)
+            if units and kind in ("quantity", "number"):
+                fit *= 1.0 if re.search(rf"(?:{units})$", value) else 0.6
+            beside = words(line[pos + len(value):pos + len(value) + 30])[:2] + words(before)[-2:]
+            if q.target and set(q.target) & {stem(w) for w in beside} and kind != "value":
+                lab = max(lab, 0.6)  # "Celia Marchetti (the Tenant)", "rent of GBP 1,150"
+            if kind in ("phrase", "value") and len(words(value)) > 8:
+                fit *= 0.5
+            if kind in ("number", "money") and YEAR_RE.fullmatch(value):
+                fit *= 0.3
+            if kind == "person" and any(w.lower() in common for w in words(value) if w[:1].isupper() and "." not in w):
+                fit *= 0.5  # a word also written in lower case is rarely part of a name
+            if kind == "proper" and q.kind == "org":
+                fit *= 1.0 if re.search(_ORG_SUFFIX, value) else 0.7
+            if kind == "proper" and (len(value) <= 3 and q.kind != "code" or NAME_RE.fullmatch(value) and q.kind == "place"):
+                fit *= 0.5
+            context_years = set(YEAR_RE.findall(before[-14:] + " " + head))
+            if qyears and context_years and not context_years & qyears:
+                fit *= 0.6  # labelled with another year than the one asked about
+            score = fit * (0.5 * local + 0.2 * on_page + 0.3 * lab) * rank_prior
+            if score <= 0:
+                continue
+            why = f"{kind}; question terms on or near its line: {', '.join(near) or 'none'}"
+            out.append(Candidate(value, kind, file, page, round(score, 4), i, why + ("; label match" if lab else "")))
     return out
 
 
 def phrase_after_terms(text: str, file: str, page: int, q: Question, weights: dict[str, float]) -> list[Candidate]:
-    """Fallback phrases: the words after the asked attribute ("the project is called X" -> X)."""
+    """Fallback phrases: after the asked attribute ("the venue is the Old Mill"; "Building C" for "which
+    building"), and the first cell of a row keyed by a code of the question ("E-22 Memory full ...")."""
     out = []
     lines = text.splitlines()
+    bags = [Bag(ln) for ln in lines]
+    page_bag = Bag(stems=tuple(x for b in bags for x in b.seq.split()))
+    codes = [t for t in q.terms if re.search(r"\d", t) and re.search(r"[A-Za-z]", t) or t.isupper() and len(t) > 1]
+    own = set(stems_of(q.text))
     for i, line in enumerate(lines):
-        low = line.lower()
+        found: list[tuple[str, float, str]] = []
         for t in q.target:
-            m = re.search(rf"\b{re.escape(t)}\w*\b(?:\s+(?:is|was|are|were|called|named|of|:|-))+\s+([^.;:()]{{2,60}})", low)
-            if not m:
-                continue
-            value = " ".join(line[m.start(1):m.end(1)].split()[:6])
-            prox, _ = proximity(lines, i, "", weights)
-            out.append(Candidate(_clean(value), "phrase", file, page, round(0.45 * prox, 4), i, "phrase after term"))
+            pattern = rf"\b{re.escape(t)}\w*(?:\s+(?:is|was|are|were|will be|called|named|means?|:|-|–))+\s+([^.;:()]{{2,60}})"
+            found += [(m.group(1), 0.5, "the words after the asked attribute") for m in re.finditer(pattern, line, re.I)]
+            found += [(m.group(), 0.7, "the asked attribute's name") for m in
+                      re.finditer(rf"\b{re.escape(t)}\w*\s+(?:[A-Z0-9][\w.\-]{{0,3}}|[A-Z]?[\w.\-]*\d[\w.\-]*)\b", line, re.I)
+                      if m.group()[:1].isupper()]
+        for key in codes:
+            m = re.match(rf"\s*{re.escape(key)}\s+(\S+(?:\s+[^\sA-Z]\S*){{0,5}})", line)
+            if m:
+                fit = 0.9 if weights.get(stem(key), 0) >= max(weights.get(stem(c), 0) for c in codes) else 0.6
+                found.append((m.group(1), fit, f"the first cell of the row of {key}"))
+        for value, fit, why in found:
+            value = _clean(" ".join(value.split()[:6]))
+            if value and not set(stems_of(value)) <= own:
+                local, on_page, _ = proximity(bags, i, Bag(), weights, page_bag, q.alts)
+                out.append(Candidate(value, "phrase", file, page, round(fit * (0.7 * local + 0.3 * on_page), 4), i, why))
     return out
 
 
-def term_weights(stems: tuple[str, ...], df: dict[str, int], pages: int) -> dict[str, float]:
-    """IDF-like weight of each question stem (rarer is heavier; unseen terms weigh the most)."""
+def lowercase_words(text: str) -> set[str]:
+    """Words of three or more letters that ``text`` writes in lower case."""
+    return {w for w in re.findall(r"\b[a-z][a-z'-]{2,}\b", text)}
+
+
+def term_weights(q: Question, df: dict[str, int], pages: int) -> dict[str, float]:
+    """IDF-like weight of each question stem (rarer is heavier), the asked attribute counting 1.5x."""
     out = {}
-    for s in stems:
-        n = df.get(s, 0)
-        out[s] = math.log(1 + (pages + 1) / (n + 0.5)) if pages else 1.0
+    for s in q.stems:
+        idf = math.log(1 + (pages + 1) / (df.get(s, 0) + 0.5)) if pages else 1.0
+        out[s] = idf * (1.5 if s in q.target else 1.0)
     return out
