@@ -1,7 +1,8 @@
 """Page reader ``text``: the PDF's own text layer, one visual line per line.
 
 Words are grouped into lines by their baseline and ordered left to right, so a table row's
-cells land on one line (as PyMuPDF's ``sort=True`` does, at a tenth of its cost).
+cells land on one line (as PyMuPDF's ``sort=True`` does, at a tenth of its cost), with two
+spaces where a wide gap separates them (a column break).
 """
 
 from __future__ import annotations
@@ -22,7 +23,16 @@ def visual_lines(words: list[tuple]) -> str:
             baseline = word[3]
             tolerance = max(1.0, 0.4 * (word[3] - word[1]))
         lines[-1].append(word)
-    return "\n".join(" ".join(w[4] for w in sorted(line, key=lambda w: w[0])) for line in lines)
+    return "\n".join(_join(sorted(line, key=lambda w: w[0])) for line in lines)
+
+
+def _join(line: list[tuple]) -> str:
+    """Words with one space, or two where the horizontal gap is wide (a table's column break)."""
+    parts = [line[0][4]]
+    for prev, word in zip(line, line[1:]):
+        gap = word[0] - prev[2]
+        parts.append(("  " if gap > 0.9 * (word[3] - word[1]) else " ") + word[4])
+    return "".join(parts)
 
 
 class TextLayerReader:
