@@ -120,8 +120,12 @@ class PipelineConfig:
 
     def with_overrides(self, **overrides: Any) -> PipelineConfig:
         """A copy with the non-None overrides applied and validated."""
-        changed = {k: v for k, v in overrides.items() if v is not None}
-        return replace(self, **changed).validate() if changed else self
+        changed = {k: v for k, v in overrides.items() if v is not None and getattr(self, k) != v}
+        if not changed:
+            return self
+        if "name" not in changed:  # a config with other parts is another config: say so in its name
+            changed["name"] = self.name + "[" + ",".join(f"{k}={v}" for k, v in sorted(changed.items())) + "]"
+        return replace(self, **changed).validate()
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}

@@ -51,3 +51,10 @@ def test_unknown_or_bad_configs(tmp_path):
         load_config(str(bad))
     with pytest.raises(SettingsError, match="top_k"):
         PipelineConfig().with_overrides(top_k=0)
+
+
+def test_overrides_rename_the_config():
+    base = load_config("offline")
+    assert base.with_overrides(top_k=5, backend=None) is base  # nothing really changed
+    changed = base.with_overrides(query_strategy="relax", top_k=3)
+    assert changed.name == "offline[query_strategy=relax,top_k=3]" and changed.top_k == 3
