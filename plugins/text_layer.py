@@ -29,7 +29,7 @@ def visual_lines(words: list[tuple]) -> str:
 def _join(line: list[tuple]) -> str:
     """Words with one space, or two where the horizontal gap is wide (a table's column break)."""
     parts = [line[0][4]]
-    for prev, word in zip(line, line[1:]):
+    for prev, word in zip(line, line[1:], strict=False):
         gap = word[0] - prev[2]
         parts.append(("  " if gap > 0.9 * (word[3] - word[1]) else " ") + word[4])
     return "".join(parts)
