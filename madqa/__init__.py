@@ -3,6 +3,7 @@
 The public face plugins import: the ``hookimpl`` marker, the core types and the errors.
 """
 
+from madqa.answer import find_json_object
 from madqa.errors import (
     BackendError,
     CorpusError,
@@ -32,5 +33,5 @@ __version__ = "0.1.0"
 __all__ = [
     "AnswerStep", "BackendError", "CorpusError", "ErrorStep", "Hit", "MadqaError", "ModelDecision", "ModelStep",
     "PageRef", "PluginError", "Register", "RenderError", "SearchError", "SearchResult", "SearchStep",
-    "SettingsError", "Step", "ToolCall", "Usage", "__version__", "hookimpl",
+    "SettingsError", "Step", "ToolCall", "Usage", "__version__", "find_json_object", "hookimpl",
 ]

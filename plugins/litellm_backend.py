@@ -36,12 +36,10 @@ Options (all optional):
 
 from __future__ import annotations
 
-import ast
 import json
 import logging
 import os
 import random
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -53,7 +51,6 @@ log = logging.getLogger("madqa.litellm")
 
 DEFAULT_ATTEMPTS = 4
 PLACEHOLDER_KEY = "none"  # sent to an OpenAI-compatible api_base when no key is given
-_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S | re.I)
 _NO_VISION_NOTE = "[page image omitted: this model does not accept images]"
 
 
@@ -549,7 +546,7 @@ def _parse_arguments(raw: Any) -> tuple[dict[str, Any], str | None]:
     try:
         value = json.loads(raw)
     except ValueError:
-        value = _find_json_object(raw)
+        value = madqa.find_json_object(raw)
         if isinstance(value, dict):
             return value, "arguments were not valid JSON and were repaired"
         return {"_raw": raw}, "arguments were not valid JSON; kept as _raw"
@@ -558,50 +555,9 @@ def _parse_arguments(raw: Any) -> tuple[dict[str, Any], str | None]:
     return {"_raw": raw}, "arguments were JSON but not an object; kept as _raw"
 
 
-def _find_json_object(text: str) -> Any:
-    """The first object in ``text`` (fenced blocks first), repairing trailing commas and quotes."""
-    candidates = [m.group(1) for m in _FENCE.finditer(text)]
-    start = text.find("{")
-    if start != -1:
-        end = text.rfind("}")
-        depth, quote, escaped = 0, "", False
-        for i in range(start, len(text)):  # the brace matching the first one, outside strings
-            ch = text[i]
-            if quote:
-                if escaped:
-                    escaped = False
-                elif ch == "\\":
-                    escaped = True
-                elif ch == quote:
-                    quote = ""
-            elif ch in "\"'":
-                quote = ch
-            elif ch == "{":
-                depth += 1
-            elif ch == "}":
-                depth -= 1
-                if depth == 0:
-                    end = i
-                    break
-        if end > start:
-            candidates.append(text[start:end + 1])
-    for candidate in candidates:
-        candidate = candidate.strip()
-        for attempt in (candidate, re.sub(r",\s*([}\]])", r"\1", candidate)):
-            try:
-                return json.loads(attempt)
-            except ValueError:
-                pass
-            try:
-                return ast.literal_eval(attempt)
-            except (ValueError, SyntaxError, MemoryError, RecursionError):
-                pass
-    return None
-
-
 def _search_request(text: str) -> str | None:
     """The query of a ``{"search": "..."}`` reply (JSON-in-text protocol), else None."""
-    value = _find_json_object(text)
+    value = madqa.find_json_object(text)
     if not isinstance(value, dict) or {"answer", "answers", "citations"} & set(value):
         return None
     query = value.get("search", value.get("query"))
