@@ -11,7 +11,10 @@ from tests.conftest import REPO
 
 
 def readme_commands() -> tuple[str, str]:
-    lines = (REPO / "README.md").read_text(encoding="utf-8").splitlines()[:6]
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    if text.startswith("---\n"):  # Hugging Face Spaces front matter must come first; the commands follow it
+        text = text.split("\n---\n", 1)[1]
+    lines = text.splitlines()[:6]
     commands = [line.split("#")[0].strip() for line in lines if line.startswith("scripts/install")]
     assert len(commands) == 2, lines
     return commands[0], commands[1]

@@ -1,0 +1,211 @@
+"""The Ask tab: a chat where each agent step streams in as it happens.
+
+Searches and model notes arrive as collapsible thoughts, the pages each search showed the model
+as thumbnails, and the answer with its citations as buttons; a citation (or any thumbnail)
+opens the page large beside the chat.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import gradio as gr
+
+from madqa.agent import Agent
+from madqa.errors import MadqaError
+from madqa.settings import PipelineConfig
+from madqa.trace import Trace
+from madqa.types import AnswerStep, ModelStep, PageRef, SearchStep, Step
+from madqa.ui.config_panel import FIELD_NAMES, ConfigPanel, build_config_panel, describe, resolve_config
+from madqa.ui.context import AGENT_CONCURRENCY, AGENT_CONCURRENCY_ID, AppContext, api_parameters
+from madqa.ui.messages import (
+    md_escape,
+    notice_message,
+    page_label,
+    parse_citation_value,
+    pending_message,
+    plural,
+    redact,
+    shorten,
+    step_message,
+    thumbnail_caption,
+    user_message,
+)
+from madqa.ui.pages import LARGE_BUDGET_PX, SOURCE_WORDS, THUMB_BUDGET_PX, page_file, page_sources
+
+VIEWER_HINT = "_Click a cited page (or any thumbnail) to see it here._"
+
+
+@dataclass
+class PageViewer:
+    image: gr.Image
+    caption: gr.Markdown
+
+
+def build_page_viewer(label: str, elem_id: str, height: int = 680, hint: str = VIEWER_HINT) -> PageViewer:
+    image = gr.Image(label=label, type="filepath", interactive=False, height=height,
+                     buttons=["download", "fullscreen"], elem_id=elem_id)
+    caption = gr.Markdown(hint, elem_id=f"{elem_id}-caption")
+    return PageViewer(image, caption)
+
+
+def show_page(ctx: AppContext, session: Any, corpus_key: str, ref: PageRef) -> tuple[str, str]:
+    """The large image of a page of the session's corpus ``corpus_key``, and a caption."""
+    corpus = ctx.corpus_or_error(session, corpus_key)
+    try:
+        path = page_file(corpus, ref, ctx.settings, LARGE_BUDGET_PX)
+        pages = corpus.document(ref.file).pages
+    except MadqaError as exc:
+        raise gr.Error(f"Cannot show {page_label(ref)}: {exc}") from None
+    source = SOURCE_WORDS.get(page_sources(corpus).get((ref.file, ref.page), ""), "unknown")
+    caption = f"**{md_escape(ref.file)}**, page {ref.page} of {pages} · searchable text from: {source}"
+    return str(path), caption
+
+
+def viewer_handlers(ctx: AppContext) -> tuple[Any, Any]:
+    """Event functions: show a clicked citation option; show the clicked thumbnail of a gallery."""
+    def on_option(session: Any, evt: gr.SelectData) -> tuple[str, str]:
+        parsed = parse_citation_value(evt.value)
+        if parsed is None:
+            raise gr.Error("That is not a page citation.")
+        return show_page(ctx, session, *parsed)
+
+    def on_thumbnail(refs: list[list[Any]], session: Any, evt: gr.SelectData) -> tuple[str, str]:
+        index = evt.index if isinstance(evt.index, int) else -1
+        if not 0 <= index < len(refs or []):
+            raise gr.Error("That page is no longer listed; ask again.")
+        key, file, page = refs[index]
+        return show_page(ctx, session, key, PageRef(file, int(page)))
+
+    return on_option, on_thumbnail
+
+
+def run_steps(ctx: AppContext, session: Any, corpus_key: str, config: PipelineConfig,
+              options: dict[str, str], question: str, trace: Trace) -> Iterator[Step | str]:
+    """The agent's steps for ``question``; plain strings are status lines while the corpus loads.
+
+    Raises MadqaError when the corpus or a component cannot be used.
+    """
+    if corpus_key != "mine":
+        while not ctx.sessions.demo.wait(0.5):
+            yield ctx.sessions.demo.status()
+    corpus = ctx.sessions.corpus(session, corpus_key)
+    agent = Agent(corpus, config, ctx.registry, ctx.settings, options)
+    yield from trace.follow(agent.run(question))
+
+
+def next_pending(step: Step) -> dict[str, Any] | None:
+    """The spinner shown after ``step`` until the next one arrives (None after the answer)."""
+    if isinstance(step, AnswerStep):
+        return None
+    if isinstance(step, ModelStep):
+        searches = [c for c in step.tool_calls if c.name == "search_documents"]
+        if searches:
+            return pending_message("Searching", md_escape(str(searches[0].arguments.get("query", ""))))
+        return pending_message("Answering" if step.forced_answer else "Thinking")
+    if isinstance(step, SearchStep):
+        return pending_message("Reading the pages", f"{plural(len(step.new_pages), 'new page')} shown to the model")
+    return pending_message("Thinking")
+
+
+def thumbnails(ctx: AppContext, session: Any, corpus_key: str, step: SearchStep) -> list[tuple[str, str, PageRef]]:
+    """(image path, caption, page) of every page a search newly showed the model."""
+    corpus = ctx.sessions.corpus(session, corpus_key)
+    out = []
+    for ref in step.new_pages:
+        try:
+            out.append((str(page_file(corpus, ref, ctx.settings, THUMB_BUDGET_PX)), thumbnail_caption(ref, step), ref))
+        except MadqaError:
+            continue  # the model saw it; the browser just gets no thumbnail
+    return out
+
+
+def build_ask_tab(ctx: AppContext) -> None:
+    with gr.Row(equal_height=False):
+        with gr.Column(scale=3):
+            chatbot = gr.Chatbot(label="Agent", height=620, placeholder="Ask a question about the documents. "
+                                 "Each search and the pages it found stream in as the agent works.",
+                                 buttons=["copy"], elem_id="ask-chat")
+            with gr.Row():
+                question = gr.Textbox(show_label=False, placeholder="Ask about the documents… (Enter to send)",
+                                      scale=6, elem_id="ask-question", max_length=2000)
+                ask_btn = gr.Button("Ask", variant="primary", scale=1, min_width=80, elem_id="ask-button")
+                stop_btn = gr.Button("Stop", variant="stop", scale=0, min_width=70)
+            example = gr.Dropdown(ctx.question_choices, value=None, label="Or pick a demo question",
+                                  visible=bool(ctx.questions), elem_id="ask-example")
+            panel: ConfigPanel = build_config_panel(ctx.configs, ctx.registry, ctx.default_config,
+                                                    "Settings: config, model, retrieval")
+        with gr.Column(scale=2):
+            seen = gr.Gallery(label="Pages found (shown to the model)", columns=3, height=250, allow_preview=False,
+                              object_fit="contain", fit_columns=False, elem_id="ask-seen")
+            cited = gr.Gallery(label="Cited pages", columns=3, height=210, allow_preview=False,
+                               object_fit="contain", fit_columns=False, elem_id="ask-cited")
+            viewer = build_page_viewer("Page", "ask-page")
+    seen_refs = gr.State([])
+    cited_refs = gr.State([])
+
+    @api_parameters(["question", "history", *FIELD_NAMES, "session"])
+    def ask(question_text: str, history: list[dict[str, Any]] | None, *args: Any) -> Iterator[tuple[Any, ...]]:
+        *values, session = args
+        text = (question_text or "").strip()
+        if not text:
+            raise gr.Error("Type a question first.")
+        config, options = resolve_config(ctx.configs, values)
+        secrets = [options.get("api_key", "")]
+        corpus_key = session.get("corpus", "demo") if isinstance(session, dict) else "demo"
+        chat: list[dict[str, Any]] = [*(history or []), user_message(text)]
+        seen_items: list[tuple[str, str]] = []
+        seen_list: list[list[Any]] = []
+        cited_items: list[tuple[str, str]] = []
+        cited_list: list[list[Any]] = []
+
+        def out(pending: dict[str, Any] | None = None) -> tuple[Any, ...]:
+            # the question box is cleared once, then left alone: the next question may be typed meanwhile
+            return (gr.skip(), chat + ([pending] if pending else []), list(seen_items), list(cited_items),
+                    list(seen_list), list(cited_list))
+
+        yield ("", *out(pending_message("Starting", md_escape(describe(config))))[1:])
+        trace = Trace(text, config)
+        try:
+            for item in run_steps(ctx, session, corpus_key, config, options, text, trace):
+                if isinstance(item, str):
+                    yield out(pending_message("Waiting for the demo corpus", item))
+                    continue
+                chat.append(step_message(item, corpus_key, secrets))
+                if isinstance(item, SearchStep):
+                    for path, caption, ref in thumbnails(ctx, session, corpus_key, item):
+                        seen_items.append((path, caption))
+                        seen_list.append([corpus_key, ref.file, ref.page])
+                if isinstance(item, AnswerStep):
+                    for ref in item.citations:
+                        try:
+                            path = page_file(ctx.sessions.corpus(session, corpus_key), ref, ctx.settings,
+                                             THUMB_BUDGET_PX)
+                        except MadqaError:
+                            continue
+                        cited_items.append((str(path), thumbnail_caption(ref)))
+                        cited_list.append([corpus_key, ref.file, ref.page])
+                yield out(next_pending(item))
+        except MadqaError as exc:
+            chat.append(notice_message(f"⚠ {md_escape(shorten(redact(str(exc), secrets), 500))}"))
+            yield out()
+
+    inputs = [question, chatbot, *panel.inputs, ctx.session]
+    outputs = [question, chatbot, seen, cited, seen_refs, cited_refs]
+    event = gr.on([question.submit, ask_btn.click], ask, inputs, outputs, api_name="ask",
+                  concurrency_limit=AGENT_CONCURRENCY, concurrency_id=AGENT_CONCURRENCY_ID,
+                  show_progress="minimal", trigger_mode="once")
+    stop_btn.click(None, None, None, cancels=[event], api_visibility="private")
+
+    def pick(qid: str | None) -> Any:
+        q = ctx.question(qid)
+        return q["question"] if q else gr.update()
+
+    example.change(pick, [example], [question], queue=False, api_visibility="private")
+    on_option, on_thumbnail = viewer_handlers(ctx)
+    view_out = [viewer.image, viewer.caption]
+    chatbot.option_select(on_option, [ctx.session], view_out, api_visibility="private", concurrency_limit=8)
+    seen.select(on_thumbnail, [seen_refs, ctx.session], view_out, api_visibility="private", concurrency_limit=8)
+    cited.select(on_thumbnail, [cited_refs, ctx.session], view_out, api_visibility="private", concurrency_limit=8)

@@ -1,0 +1,104 @@
+"""``build_app(settings, registry) -> gr.Blocks``: the five tabs, the session state and the queue.
+
+Building starts indexing the demo corpus in the background (first start only), so the page
+opens at once with a status line that follows the indexing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+
+from madqa.errors import SettingsError
+from madqa.evaluation.questions import QuestionFileError, load_questions
+from madqa.settings import Settings, list_configs
+from madqa.ui.ask import build_ask_tab
+from madqa.ui.compare import build_compare_tab
+from madqa.ui.context import AppContext
+from madqa.ui.corpus import build_corpus_tab
+from madqa.ui.evaluate import build_evaluate_tab
+from madqa.ui.plugins import build_plugins_tab
+from madqa.ui.sessions import MAX_UPLOAD_MB, SessionStore, new_session
+
+REPO = Path(__file__).resolve().parent.parent.parent
+DEMO_DOCS = REPO / "data" / "demo" / "docs"
+DEMO_QUESTIONS = REPO / "data" / "demo" / "questions.jsonl"
+QUEUE_SIZE = 64  # requests waiting beyond this are turned away with "queue full"
+DEFAULT_CONCURRENCY = 4
+CSS = """
+#ask-chat .message-wrap img { max-height: 260px; }
+footer { opacity: 0.7; }
+"""
+
+
+def theme() -> gr.themes.Base:
+    """The default theme with system fonts: nothing is fetched from the internet."""
+    system = ["ui-sans-serif", "system-ui", "-apple-system", "Segoe UI", "Roboto", "sans-serif"]
+    mono = ["ui-monospace", "SFMono-Regular", "Menlo", "Consolas", "monospace"]
+    return gr.themes.Default(font=system, font_mono=mono)
+
+
+def launch_options(settings: Settings) -> dict[str, Any]:
+    """``launch()`` arguments: bind address and port from settings; no share link, no run history
+    (it would keep inputs, API keys included, in the browser), no SSR (needs Node), upload limit."""
+    return {"server_name": settings.host, "server_port": settings.port, "share": False, "show_error": True,
+            "run_history": False, "ssr_mode": False, "mcp_server": False, "enable_monitoring": False,
+            "max_file_size": f"{MAX_UPLOAD_MB}mb", "theme": theme(), "css": CSS,
+            "footer_links": ["api", "settings"]}
+
+
+def demo_questions(path: Path) -> list[dict[str, Any]]:
+    """The demo question set, or [] when it is missing or unreadable (the app works without it)."""
+    if not path.is_file():
+        return []
+    try:
+        questions, _ = load_questions(path)
+    except QuestionFileError:
+        return []
+    return questions
+
+
+def build_app(settings: Settings, registry: Any, *, demo_dir: str | Path | None = None,
+              questions_path: str | Path | None = None) -> gr.Blocks:
+    """The web app for ``settings`` and the components of ``registry``; call ``.launch()`` on it."""
+    configs = list_configs()
+    if settings.config not in configs:
+        raise SettingsError(f"MADQA_CONFIG names an unknown config {settings.config!r} (known: {', '.join(configs)})")
+    sessions = SessionStore(settings, registry, Path(demo_dir) if demo_dir else DEMO_DOCS)
+    sessions.sweep()
+    sessions.demo.start()
+    ctx = AppContext(settings, registry, sessions, configs, settings.config,
+                     demo_questions(Path(questions_path) if questions_path else DEMO_QUESTIONS))
+    with gr.Blocks(title="madqa — questions over your PDFs", analytics_enabled=False,
+                   delete_cache=(3600, 6 * 3600)) as app:
+        ctx.session = gr.State(None, delete_callback=sessions.forget)
+        with gr.Row():
+            gr.Markdown("## madqa\nAsk questions over a collection of PDFs; the agent searches, reads the pages as "
+                        "images and answers with page-exact citations.")
+            ctx.header = gr.Markdown(sessions.demo.status(), elem_id="status")
+        with gr.Tabs():
+            with gr.Tab("Ask", id="ask"):
+                build_ask_tab(ctx)
+            with gr.Tab("Compare", id="compare"):
+                build_compare_tab(ctx)
+            with gr.Tab("Corpus", id="corpus") as corpus_tab:
+                build_corpus_tab(ctx, corpus_tab)
+            with gr.Tab("Evaluate", id="evaluate"):
+                build_evaluate_tab(ctx)
+            with gr.Tab("Plugins", id="plugins"):
+                build_plugins_tab(ctx)
+        timer = gr.Timer(1.0, active=not sessions.demo.ready)
+
+        def status(session: Any) -> tuple[str, Any]:
+            return ctx.header_text(session), gr.Timer(active=not sessions.demo.ready)
+
+        def start(session: Any) -> tuple[Any, ...]:
+            session = session if isinstance(session, dict) else new_session()  # made here, never sent by a client
+            return (session, *status(session))
+
+        timer.tick(status, [ctx.session], [ctx.header, timer], api_visibility="private", queue=False)
+        app.load(start, [ctx.session], [ctx.session, ctx.header, timer], api_visibility="private", queue=False)
+    app.queue(max_size=QUEUE_SIZE, default_concurrency_limit=DEFAULT_CONCURRENCY)
+    return app

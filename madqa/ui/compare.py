@@ -1,0 +1,154 @@
+"""The Compare tab: one question through two configs at the same time, side by side.
+
+Each config runs in its own thread; their steps are interleaved through a queue as they happen,
+so both traces stream together. When both have answered, a summary table puts answer,
+citations, steps, query drift, tokens, cost and time side by side, and scores both with ANLS*
+when the question came from the demo set (which has gold answers).
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import gradio as gr
+import pandas as pd
+
+from madqa.errors import MadqaError
+from madqa.trace import Trace
+from madqa.ui.ask import build_page_viewer, next_pending, run_steps, viewer_handlers
+from madqa.ui.config_panel import FIELD_NAMES, build_config_panel, describe, resolve_config
+from madqa.ui.context import AGENT_CONCURRENCY, AGENT_CONCURRENCY_ID, AppContext, api_parameters
+from madqa.ui.messages import (
+    md_escape,
+    notice_message,
+    pending_message,
+    redact,
+    shorten,
+    step_message,
+    summary_rows,
+    user_message,
+)
+
+SIDES = ("A", "B")
+PANEL_SIZE = len(FIELD_NAMES)
+
+
+def empty_summary() -> pd.DataFrame:
+    return pd.DataFrame({"": [], "A": [], "B": []})
+
+
+def build_compare_tab(ctx: AppContext) -> None:
+    with gr.Row():
+        question = gr.Textbox(label="Question", placeholder="One question, answered by both configs at once",
+                              scale=5, elem_id="compare-question", max_length=2000)
+        run_btn = gr.Button("Run both", variant="primary", scale=1, min_width=100, elem_id="compare-run")
+        stop_btn = gr.Button("Stop", variant="stop", scale=0, min_width=70)
+    example = gr.Dropdown(ctx.question_choices, value=None, label="Pick a demo question (scored against its gold "
+                          "answer)", visible=bool(ctx.questions), elem_id="compare-example")
+    with gr.Row(equal_height=False):
+        with gr.Column():
+            panel_a = build_config_panel(ctx.configs, ctx.registry, ctx.default_config, "Config A")
+            chat_a = gr.Chatbot(label="A", height=520, elem_id="compare-chat-a")
+        with gr.Column():
+            panel_b = build_config_panel(ctx.configs, ctx.registry, ctx.default_config, "Config B",
+                                         initial={"top_k": 3})
+            chat_b = gr.Chatbot(label="B", height=520, elem_id="compare-chat-b")
+    summary = gr.DataFrame(empty_summary(), label="Summary", interactive=False, wrap=True,
+                           elem_id="compare-summary")
+    viewer = build_page_viewer("Cited page", "compare-page", height=560,
+                               hint="_Click a cited page under either answer to see it here._")
+
+    @api_parameters(["question", "question_id", *(f"{side.lower()}_{n}" for side in SIDES for n in FIELD_NAMES),
+                     "session"])
+    def compare(question_text: str, question_id: str | None, *args: Any) -> Iterator[tuple[Any, ...]]:
+        *values, session = args
+        text = (question_text or "").strip()
+        if not text:
+            raise gr.Error("Type a question, or pick a demo question.")
+        configs = {side: resolve_config(ctx.configs, values[i * PANEL_SIZE:(i + 1) * PANEL_SIZE])
+                   for i, side in enumerate(SIDES)}
+        gold = ctx.question(question_id)
+        if gold is not None and gold["question"].strip() != text:
+            gold = None  # the question was edited after picking it: no gold answer applies
+        corpus_key = session.get("corpus", "demo") if isinstance(session, dict) else "demo"
+        chats = {side: [user_message(text)] for side in SIDES}
+        pending: dict[str, dict[str, Any] | None] = {
+            side: pending_message("Starting", md_escape(describe(configs[side][0]))) for side in SIDES}
+        traces = {side: Trace(text, configs[side][0], gold["id"] if gold else None) for side in SIDES}
+        inbox: queue.Queue[tuple[str, Any]] = queue.Queue()
+        stop = threading.Event()
+
+        def work(side: str) -> None:
+            config, options = configs[side]
+            try:
+                for item in run_steps(ctx, session, corpus_key, config, options, text, traces[side]):
+                    if stop.is_set():
+                        return
+                    inbox.put((side, item))
+            except Exception as exc:  # a MadqaError is expected; anything else is shown, not swallowed
+                inbox.put((side, exc))
+            finally:
+                inbox.put((side, None))
+
+        def out(table: pd.DataFrame | None = None) -> tuple[Any, ...]:
+            return tuple(chats[s] + ([pending[s]] if pending[s] else []) for s in SIDES) + (
+                table if table is not None else empty_summary(),)
+
+        running = set(SIDES)
+
+        def take(side: str, item: Any) -> None:
+            secrets = [configs[side][1].get("api_key", "")]
+            if item is None:
+                pending[side] = None
+                running.discard(side)
+            elif isinstance(item, BaseException):
+                what = str(item) if isinstance(item, MadqaError) else f"internal error: {type(item).__name__}: {item}"
+                chats[side].append(notice_message(f"⚠ {md_escape(shorten(redact(what, secrets), 500))}"))
+            elif isinstance(item, str):
+                pending[side] = pending_message("Waiting for the demo corpus", item)
+            else:
+                chats[side].append(step_message(item, corpus_key, secrets))
+                pending[side] = next_pending(item)
+
+        threads = [threading.Thread(target=work, args=(side,), name=f"madqa-compare-{side}", daemon=True)
+                   for side in SIDES]
+        yield out()
+        for thread in threads:
+            thread.start()
+        try:
+            while running:
+                take(*inbox.get())
+                while True:  # coalesce whatever else has arrived into one update
+                    try:
+                        take(*inbox.get_nowait())
+                    except queue.Empty:
+                        break
+                yield out()
+            rows = [traces[side].row() for side in SIDES]
+            for side, row in zip(SIDES, rows, strict=True):
+                if row["error"] is None and not traces[side].steps:
+                    row["error"] = "did not run"
+            table = summary_rows(rows, gold)
+            headers = ["", *(f"{side}: {configs[side][0].name}" for side in SIDES)]
+            yield out(pd.DataFrame(table, columns=headers))
+        finally:
+            stop.set()
+
+    inputs = [question, example, *panel_a.inputs, *panel_b.inputs, ctx.session]
+    event = gr.on([question.submit, run_btn.click], compare, inputs, [chat_a, chat_b, summary], api_name="compare",
+                  concurrency_limit=AGENT_CONCURRENCY, concurrency_id=AGENT_CONCURRENCY_ID, show_progress="minimal",
+                  trigger_mode="once")
+    stop_btn.click(None, None, None, cancels=[event], api_visibility="private")
+
+    def pick(qid: str | None) -> Any:
+        q = ctx.question(qid)
+        return q["question"] if q else gr.update()
+
+    example.change(pick, [example], [question], queue=False, api_visibility="private")
+    on_option, _ = viewer_handlers(ctx)
+    for chat in (chat_a, chat_b):
+        chat.option_select(on_option, [ctx.session], [viewer.image, viewer.caption], api_visibility="private",
+                           concurrency_limit=8)

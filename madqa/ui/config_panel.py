@@ -1,0 +1,127 @@
+"""The settings panel shared by Ask and Compare: a named config or its parts, plus model access.
+
+Choices come from the plugin registry and the shipped presets. The API key and ``api_base``
+fields go to the Agent as backend options for one request and nowhere else: not stored, not
+logged, not in a trace or a download.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import gradio as gr
+
+from madqa.errors import MadqaError
+from madqa.settings import PipelineConfig
+
+FIELD_NAMES = ("config", "backend", "model", "retriever", "reranker", "query_strategy", "top_k", "max_steps",
+               "image_budget_mp", "api_key", "api_base")  # the API names of a panel's values, in order
+MAX_STEPS_UI = 30
+
+
+@dataclass
+class ConfigPanel:
+    """The components of one settings panel, in the order handlers receive their values."""
+
+    name: gr.Dropdown
+    backend: gr.Dropdown
+    model: gr.Dropdown
+    retriever: gr.Dropdown
+    reranker: gr.Dropdown
+    query_strategy: gr.Dropdown
+    top_k: gr.Slider
+    max_steps: gr.Slider
+    budget_mp: gr.Slider
+    api_key: gr.Textbox
+    api_base: gr.Textbox
+
+    @property
+    def inputs(self) -> list[gr.components.Component]:
+        return [self.name, self.backend, self.model, self.retriever, self.reranker, self.query_strategy,
+                self.top_k, self.max_steps, self.budget_mp, self.api_key, self.api_base]
+
+    @property
+    def parts(self) -> list[gr.components.Component]:
+        return self.inputs[1:9]
+
+
+def part_values(config: PipelineConfig) -> list[Any]:
+    """The panel's part fields for a config (image budget in megapixels)."""
+    return [config.backend, config.model, config.retriever, config.reranker, config.query_strategy,
+            config.top_k, config.max_steps, round(config.image_budget_px / 1e6, 2)]
+
+
+def _choices(names: list[str], current: str) -> list[str]:
+    return names if current in names else [*names, current]
+
+
+def build_config_panel(configs: dict[str, PipelineConfig], registry: Any, default: str, label: str,
+                       open: bool = False, initial: dict[str, Any] | None = None) -> ConfigPanel:
+    """Render a settings accordion; picking a named config fills in its parts.
+
+    ``initial`` overrides some parts of the ``default`` config in the first view (e.g. top_k).
+    """
+    base = configs.get(default) or next(iter(configs.values()), PipelineConfig())
+    config = base.with_overrides(**(initial or {}))
+    models = sorted({c.model for c in configs.values()} | {config.model})
+    with gr.Accordion(label, open=open):
+        name = gr.Dropdown(list(configs), value=base.name, label="Named config",
+                           info="a preset; change any part below to adjust it")
+        with gr.Row():
+            backend = gr.Dropdown(_choices(registry.names("backend"), config.backend), value=config.backend,
+                                  label="Backend")
+            model = gr.Dropdown(models, value=config.model, label="Model", allow_custom_value=True,
+                                info="e.g. openai/gpt-4.1-mini, anthropic/claude-sonnet-4-5")
+        with gr.Row():
+            retriever = gr.Dropdown(_choices(registry.names("retriever"), config.retriever),
+                                    value=config.retriever, label="Retriever")
+            reranker = gr.Dropdown(_choices(registry.names("reranker"), config.reranker), value=config.reranker,
+                                   label="Reranker")
+            strategy = gr.Dropdown(_choices(registry.names("query_strategy"), config.query_strategy),
+                                   value=config.query_strategy, label="Query strategy")
+        with gr.Row():
+            top_k = gr.Slider(1, 50, value=config.top_k, step=1, label="Pages per search (top_k)")
+            max_steps = gr.Slider(1, MAX_STEPS_UI, value=min(config.max_steps, MAX_STEPS_UI), step=1,
+                                  label="Max steps")
+            budget = gr.Slider(0.1, 6.0, value=round(config.image_budget_px / 1e6, 2), step=0.1,
+                               label="Image budget (megapixels per page)")
+        with gr.Row():
+            api_key = gr.Textbox("", label="API key (this browser session only)", type="password",
+                                 placeholder="uses the server's environment when empty")
+            api_base = gr.Textbox("", label="api_base (OpenAI-compatible server)",
+                                  placeholder="e.g. http://localhost:8000/v1")
+    panel = ConfigPanel(name, backend, model, retriever, reranker, strategy, top_k, max_steps, budget,
+                        api_key, api_base)
+
+    def fill(chosen: str) -> list[Any]:
+        picked = configs.get(chosen)
+        return part_values(picked) if picked else [gr.update()] * len(panel.parts)
+
+    name.change(fill, [name], panel.parts, queue=False, api_visibility="private")
+    return panel
+
+
+def resolve_config(configs: dict[str, PipelineConfig], values: list[Any] | tuple[Any, ...]
+                   ) -> tuple[PipelineConfig, dict[str, str]]:
+    """The pipeline config and backend options from a panel's values; gr.Error when they are invalid."""
+    name, backend, model, retriever, reranker, strategy, top_k, max_steps, budget_mp, api_key, api_base = values
+    base = configs.get(name)
+    if base is None:
+        raise gr.Error(f"Unknown config {name!r}; pick one of {', '.join(configs)}.")
+    try:
+        parts = {"backend": backend, "model": (model or "").strip() or None, "retriever": retriever,
+                 "reranker": reranker, "query_strategy": strategy,
+                 "top_k": int(top_k) if top_k is not None else None,
+                 "max_steps": int(max_steps) if max_steps is not None else None,
+                 "image_budget_px": int(round(float(budget_mp) * 1e6)) if budget_mp else None}
+        config = base.with_overrides(**parts)
+    except (MadqaError, TypeError, ValueError) as exc:
+        raise gr.Error(f"Settings: {exc}") from None
+    options = {k: v.strip() for k, v in (("api_key", api_key), ("api_base", api_base)) if v and v.strip()}
+    return config, options
+
+
+def describe(config: PipelineConfig) -> str:
+    return (f"{config.name}: {config.backend}/{config.model} · {config.retriever} · rerank {config.reranker} · "
+            f"{config.query_strategy} · top_k {config.top_k} · ≤{config.max_steps} steps")

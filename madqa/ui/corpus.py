@@ -1,0 +1,175 @@
+"""The Corpus tab: upload PDFs into this session's own corpus, list documents, switch corpora.
+
+Uploads are copied (under sanitised names) into the session's folder, indexed with per-file
+progress, and reported file by file; a file that cannot be indexed is said so and removed.
+The list shows each document's pages and where each page's searchable text came from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+import pandas as pd
+
+from madqa.corpus import Corpus
+from madqa.errors import MadqaError
+from madqa.ui.context import AppContext
+from madqa.ui.messages import plural
+from madqa.ui.pages import page_sources
+from madqa.ui.sessions import MAX_SESSION_MB, MAX_UPLOAD_FILES, MAX_UPLOAD_MB, new_session, valid_token
+
+DOC_COLUMNS = ["file", "pages", "text", "OCR", "none", "text source by page", "notes"]
+DOC_WIDTHS = ["28%", "9%", "8%", "8%", "9%", "21%", "17%"]
+UPLOAD_COLUMNS = ["file", "result", "pages", "details"]
+HIT_COLUMNS = ["file", "page", "score", "snippet"]
+CHOICES = [("Demo corpus (shared, read-only)", "demo"), ("My uploads (this browser session only)", "mine")]
+
+
+def page_ranges(pages: Iterable[int]) -> str:
+    """``1-3, 5`` for pages 1, 2, 3, 5."""
+    ordered = sorted(set(pages))
+    spans: list[str] = []
+    start = prev = None
+    for p in ordered + [None]:
+        if start is not None and (p is None or p != prev + 1):
+            spans.append(f"{start}" if start == prev else f"{start}-{prev}")
+            start = None
+        if p is not None and start is None:
+            start = p
+        prev = p
+    return ", ".join(spans)
+
+
+def documents_table(corpus: Corpus | None) -> tuple[pd.DataFrame, str]:
+    """One row per document, and a warning naming documents with no searchable text."""
+    if corpus is None:
+        return pd.DataFrame(columns=DOC_COLUMNS), "No documents yet: upload PDFs above."
+    sources = page_sources(corpus) if corpus.page_count <= 20_000 else {}
+    rows, silent = [], []
+    for file in sorted(corpus.documents):
+        doc = corpus.documents[file]
+        by_source: dict[str, list[int]] = {}
+        for page in range(1, doc.pages + 1):
+            by_source.setdefault(sources.get((file, page), "?"), []).append(page)
+        detail = "; ".join(f"{src}: {page_ranges(pages)}" for src, pages in sorted(by_source.items())) if sources else ""
+        searchable = doc.sources.get("text", 0) + doc.sources.get("ocr", 0) + doc.sources.get("imported", 0)
+        if not searchable:
+            silent.append(file)
+        notes = list(doc.warnings) + (["⚠ no searchable text"] if not searchable else [])
+        rows.append([file, doc.pages, doc.sources.get("text", 0), doc.sources.get("ocr", 0) + doc.sources.get(
+            "imported", 0), doc.sources.get("none", 0), detail, "; ".join(notes)])
+    summary = (f"{plural(len(rows), 'document')}, {plural(corpus.page_count, 'page')}. Page text comes from the "
+               "PDF's text layer (text), Tesseract OCR of the page image (OCR), or neither (none).")
+    if silent:
+        summary += ("  \n⚠ **No searchable text** (no text layer, and OCR found nothing — is Tesseract "
+                    "installed?): " + ", ".join(silent) + ". The agent cannot find these by search.")
+    return pd.DataFrame(rows, columns=DOC_COLUMNS), summary
+
+
+def _ensure(session: Any) -> dict[str, Any]:
+    if isinstance(session, dict) and valid_token(session.get("token")):
+        return session
+    return new_session()
+
+
+def build_corpus_tab(ctx: AppContext, tab: gr.Tab) -> None:
+    with gr.Row(equal_height=False):
+        with gr.Column(scale=2):
+            choice = gr.Radio(CHOICES, value="demo", label="The agent searches", elem_id="corpus-choice")
+            files = gr.File(file_count="multiple", file_types=[".pdf"], elem_id="corpus-files",
+                            label=f"Upload PDFs — at most {MAX_UPLOAD_FILES} documents, {MAX_UPLOAD_MB} MB each, "
+                                  f"{MAX_SESSION_MB} MB in all; only you can see or search them")
+            with gr.Row():
+                add_btn = gr.Button("Add to my corpus", variant="primary", elem_id="corpus-add")
+                clear_btn = gr.Button("Delete my uploads", variant="secondary")
+            results = gr.DataFrame(pd.DataFrame(columns=UPLOAD_COLUMNS), label="Upload results", interactive=False,
+                                   wrap=True, elem_id="corpus-results")
+        with gr.Column(scale=3):
+            summary = gr.Markdown(elem_id="corpus-summary")
+            docs = gr.DataFrame(pd.DataFrame(columns=DOC_COLUMNS), label="Documents", interactive=False, wrap=True,
+                                elem_id="corpus-docs", column_widths=DOC_WIDTHS)
+            with gr.Row():
+                query = gr.Textbox(label="Search this corpus (BM25, as the agent's tool does)", scale=4,
+                                   placeholder='e.g. revenue 2024, "annual report", employ*', elem_id="corpus-query")
+                search_btn = gr.Button("Search", scale=1, min_width=80, elem_id="corpus-search")
+            hits = gr.DataFrame(pd.DataFrame(columns=HIT_COLUMNS), label="Pages found", interactive=False, wrap=True,
+                                elem_id="corpus-hits", column_widths=["30%", "9%", "10%", "51%"])
+
+    def listing(session: Any) -> tuple[pd.DataFrame, str]:
+        key = session.get("corpus", "demo") if isinstance(session, dict) else "demo"
+        if key == "demo" and not ctx.sessions.demo.ready:
+            return pd.DataFrame(columns=DOC_COLUMNS), ctx.sessions.demo.status()
+        try:
+            corpus = ctx.sessions.corpus(session)
+        except MadqaError as exc:
+            return pd.DataFrame(columns=DOC_COLUMNS), str(exc) if key == "demo" else "No uploads yet."
+        return documents_table(corpus)
+
+    def refresh(session: Any) -> tuple[Any, ...]:
+        key = session.get("corpus", "demo") if isinstance(session, dict) else "demo"
+        table, text = listing(session)
+        return key, table, text, ctx.header_text(session)
+
+    def select(key: str, session: Any) -> tuple[Any, ...]:
+        session = {**_ensure(session), "corpus": "mine" if key == "mine" else "demo"}
+        table, text = listing(session)
+        return session, table, text, pd.DataFrame(columns=HIT_COLUMNS), ctx.header_text(session)
+
+    def add(paths: list[str] | None, session: Any,
+            progress: gr.Progress = gr.Progress()) -> tuple[Any, ...]:  # noqa: B008 - how Gradio injects a progress bar
+        if not paths:
+            raise gr.Error("Choose one or more PDF files first.")
+        session = {**_ensure(session), "corpus": "mine"}
+        uploads = [(Path(p).name, Path(p)) for p in paths]
+
+        def report(done: int, total: int, what: str) -> None:
+            progress((done, total), desc=what, unit="files")
+
+        try:
+            outcome = ctx.sessions.add_files(session["token"], uploads, report)
+        except MadqaError as exc:
+            raise gr.Error(str(exc)) from None
+        rows = [[r.saved_as or r.name, r.status, r.pages or "", r.detail] for r in outcome.files]
+        if not any(r.status == "indexed" for r in outcome.files) and ctx.sessions.own_corpus(session["token"]) is None:
+            session["corpus"] = "demo"
+        table, text = listing(session)
+        return (session, pd.DataFrame(rows, columns=UPLOAD_COLUMNS), session["corpus"], table, text,
+                pd.DataFrame(columns=HIT_COLUMNS), ctx.header_text(session), None)
+
+    def clear(session: Any) -> tuple[Any, ...]:
+        session = _ensure(session)
+        ctx.sessions.remove_all(session["token"])
+        session = {**session, "corpus": "demo"}
+        table, text = listing(session)
+        return (session, "demo", table, text, pd.DataFrame(columns=HIT_COLUMNS), ctx.header_text(session),
+                pd.DataFrame(columns=UPLOAD_COLUMNS))
+
+    def search(text: str, session: Any) -> pd.DataFrame:
+        text = (text or "").strip()
+        if not text:
+            raise gr.Error("Type something to search for.")
+        corpus = ctx.corpus_or_error(session)
+        try:
+            retriever = ctx.registry.create("retriever", ctx.configs[ctx.default_config].retriever
+                                            if ctx.default_config in ctx.configs else "whoosh", corpus, {})
+            result = retriever.search(text, 10)
+        except MadqaError as exc:
+            raise gr.Error(str(exc)) from None
+        rows = [[h.file, h.page, round(h.score, 2), h.snippet] for h in result.hits]
+        if result.note:
+            gr.Info(result.note)
+        return pd.DataFrame(rows, columns=HIT_COLUMNS)
+
+    header = [ctx.header] if ctx.header is not None else []
+    tab.select(refresh, [ctx.session], [choice, docs, summary, *header], api_visibility="private")
+    choice.input(select, [choice, ctx.session], [ctx.session, docs, summary, hits, *header],
+                 api_visibility="private")
+    add_btn.click(add, [files, ctx.session], [ctx.session, results, choice, docs, summary, hits, *header, files],
+                  api_name="add_documents", concurrency_limit=2)
+    clear_btn.click(clear, [ctx.session], [ctx.session, choice, docs, summary, hits, *header, results],
+                    api_visibility="private")
+    gr.on([query.submit, search_btn.click], search, [query, ctx.session], [hits], api_name="search_corpus",
+          concurrency_limit=8)

@@ -1,0 +1,213 @@
+"""The Evaluate tab: a question set through one or more configs, scored with the MADQA metrics.
+
+Runs go through the batch runner (``run_batch``) with a progress bar; the report is
+``madqa.evaluation.report.evaluate`` (the official numbers plus ours), shown as a table and
+three plots (accuracy against steps taken, the Kuiper cumulative-deviation curve, the error
+decomposition). Predictions (JSONL) and the report (JSON) are offered for download; neither
+holds an API key.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import tempfile
+import threading
+import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+import pandas as pd
+
+from madqa.errors import MadqaError
+from madqa.evaluation.questions import QuestionFileError, load_questions
+from madqa.evaluation.report import (
+    ERROR_CATEGORIES,
+    TABLE_ROWS,
+    evaluate,
+    kuiper_curve_from_records,
+    per_question,
+)
+from madqa.evaluation.runner import run_batch
+from madqa.ui.context import AppContext
+from madqa.ui.messages import redact
+from madqa.ui.sessions import shorten_name
+
+MAX_EVAL_QUESTIONS = 1000
+MAX_WORKERS = 8
+QUESTION_COLUMNS = ["config", "id", "question", "answer", "ANLS*", "right", "steps", "error type"]
+
+
+def lookup(data: Any, dotted: str) -> Any:
+    for part in dotted.split("."):
+        if not isinstance(data, Mapping):
+            return None
+        data = data.get(part)
+    return data
+
+
+def cell(value: Any) -> Any:
+    if isinstance(value, float):
+        return round(value, 4)
+    return "–" if value is None else value
+
+
+def metrics_frame(results: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
+    """One row per metric of ``TABLE_ROWS``, one column per config (the overall numbers)."""
+    names = list(results)
+    rows = [[label, *(str(cell(lookup(results[n]["overall"], path))) for n in names)] for label, path in TABLE_ROWS]
+    return pd.DataFrame(rows, columns=["metric", *names])
+
+
+def plots(records_by_config: Mapping[str, Sequence[Mapping[str, Any]]]) -> tuple[pd.DataFrame, ...]:
+    """Data of the three plots: accuracy by steps taken, Kuiper curve, error decomposition."""
+    accuracy, kuiper, errors = [], [], []
+    for name, records in records_by_config.items():
+        by_steps: dict[float, list[bool]] = {}
+        for r in records:
+            by_steps.setdefault(float(r["effort"]), []).append(bool(r["correct"]))
+        for steps in sorted(by_steps):
+            outcomes = by_steps[steps]
+            accuracy.append({"config": name, "steps": steps, "accuracy": sum(outcomes) / len(outcomes),
+                             "questions": len(outcomes)})
+        kuiper += [{"config": name, "k": p["k"], "deviation": p["deviation"], "steps": p["effort"]}
+                   for p in kuiper_curve_from_records(records)]
+        counts = Counter(r["error_category"] for r in records if r["error_category"])
+        errors += [{"config": name, "category": c, "count": counts.get(c, 0)} for c in ERROR_CATEGORIES]
+    return (pd.DataFrame(accuracy, columns=["config", "steps", "accuracy", "questions"]),
+            pd.DataFrame(kuiper, columns=["config", "k", "deviation", "steps"]),
+            pd.DataFrame(errors, columns=["config", "category", "count"]))
+
+
+def question_frame(rows_by_config: Mapping[str, Sequence[Mapping[str, Any]]],
+                   records_by_config: Mapping[str, Sequence[Mapping[str, Any]]]) -> pd.DataFrame:
+    table = []
+    for name, records in records_by_config.items():
+        rows = rows_by_config[name]
+        for r in records:
+            row = rows[r["index"]]
+            table.append([name, r["id"], r["question"], " | ".join(row.get("answer") or []), round(r["anls"], 3),
+                          "yes" if r["correct"] else "no", r["effort"], r["error_category"] or ""])
+    return pd.DataFrame(table, columns=QUESTION_COLUMNS)
+
+
+def scrub(rows: list[dict[str, Any]], secrets: Sequence[str]) -> list[dict[str, Any]]:
+    """Rows with any secret that leaked into an error text replaced (rows go to a download)."""
+    if not any(s and len(s) >= 6 for s in secrets):
+        return rows
+    return [json.loads(redact(json.dumps(r, ensure_ascii=False), secrets)) for r in rows]
+
+
+def build_evaluate_tab(ctx: AppContext) -> None:
+    with gr.Row(equal_height=False):
+        with gr.Column(scale=2):
+            question_file = gr.File(label=f"Question set (JSONL or Parquet in MADQA format; empty: the "
+                                          f"{len(ctx.questions)} demo questions)",
+                                    file_types=[".jsonl", ".ndjson", ".parquet", ".pq"], elem_id="eval-file")
+            names = gr.CheckboxGroup(list(ctx.configs), value=[ctx.default_config] if ctx.default_config in
+                                     ctx.configs else [], label="Configs to run", elem_id="eval-configs")
+            with gr.Row():
+                limit = gr.Number(0, precision=0, minimum=0, label="Questions (0 = all)", elem_id="eval-limit")
+                workers = gr.Slider(1, MAX_WORKERS, value=2, step=1, label="Questions at once")
+            with gr.Accordion("Model access (this browser session only)", open=False):
+                api_key = gr.Textbox("", label="API key", type="password",
+                                     placeholder="uses the server's environment when empty")
+                api_base = gr.Textbox("", label="api_base (OpenAI-compatible server)")
+            run_btn = gr.Button("Run evaluation", variant="primary", elem_id="eval-run")
+            status = gr.Markdown(elem_id="eval-status")
+            predictions_file = gr.File(label="Predictions (JSONL)", interactive=False, height=90)
+            report_file = gr.File(label="Report (JSON)", interactive=False, height=90)
+        with gr.Column(scale=3):
+            metrics = gr.DataFrame(pd.DataFrame(columns=["metric"]), label="Metrics (official MADQA numbers, then ours)", interactive=False,
+                                   elem_id="eval-metrics", max_height=420)
+            accuracy_plot = gr.ScatterPlot(x="steps", y="accuracy", color="config", y_lim=[0, 1.05], height=260,
+                                           title="Accuracy by steps taken (one point per number of searches)",
+                                           tooltip=["config", "steps", "accuracy", "questions"])
+            kuiper_plot = gr.LinePlot(x="k", y="deviation", color="config", height=260,
+                                      title="Kuiper cumulative deviation (questions sorted by effort)")
+            error_plot = gr.BarPlot(x="category", y="count", color="config", title="Why answers were wrong",
+                                    height=260)
+    per_question_table = gr.DataFrame(pd.DataFrame(columns=QUESTION_COLUMNS), label="Per question",
+                                      column_widths=["12%", "8%", "38%", "14%", "7%", "6%", "6%", "9%"], interactive=False, wrap=True, max_height=420)
+
+    def run(question_file: str | None, configs: list[str] | None, limit: float | None, workers: float,
+            api_key: str, api_base: str, session: Any,
+            progress: gr.Progress = gr.Progress()) -> tuple[Any, ...]:  # noqa: B008 - how Gradio injects a progress bar
+        if question_file:
+            label = shorten_name(Path(question_file).name)
+            try:
+                questions, problems = load_questions(question_file)
+            except QuestionFileError as exc:
+                raise gr.Error(f"{label}: {exc}") from None
+        else:
+            label, questions, problems = "demo questions", list(ctx.questions), []
+        if not questions:
+            raise gr.Error(f"{label}: no usable questions" + (f" ({problems[0]})" if problems else ""))
+        picked = [ctx.configs[n] for n in configs or [] if n in ctx.configs]
+        if not picked:
+            raise gr.Error("Pick at least one config.")
+        n = min(int(limit or 0) or len(questions), len(questions), MAX_EVAL_QUESTIONS)
+        questions = questions[:n]
+        options = {k: v.strip() for k, v in (("api_key", api_key), ("api_base", api_base)) if v and v.strip()}
+        secrets = [options.get("api_key", "")]
+        progress(0, desc="waiting for the corpus")
+        corpus = ctx.corpus_or_error(session)
+        total, done = len(questions) * len(picked), 0
+        rows_by_config: dict[str, list[dict[str, Any]]] = {}
+        started = time.perf_counter()
+        for config in picked:
+            finished: queue.Queue[Any] = queue.Queue()
+            outcome: dict[str, Any] = {}
+
+            def work(config: Any = config, finished: queue.Queue[Any] = finished,
+                     outcome: dict[str, Any] = outcome) -> None:
+                try:
+                    outcome["rows"] = run_batch(questions, corpus, config, ctx.registry, ctx.settings,
+                                                workers=max(1, min(int(workers or 1), MAX_WORKERS)),
+                                                on_row=lambda row, q: finished.put(q), backend_options=options)
+                except Exception as exc:  # MadqaError (a component cannot be built) or a bug: report it
+                    outcome["error"] = exc
+                finally:
+                    finished.put(None)
+
+            thread = threading.Thread(target=work, name="madqa-evaluate", daemon=True)
+            thread.start()
+            while (item := finished.get()) is not None:
+                done += 1
+                progress((done, total), desc=f"{config.name}: {item.get('id')}", unit="questions")
+            thread.join()
+            if "error" in outcome:
+                failure = outcome["error"]
+                what = str(failure) if isinstance(failure, MadqaError) else f"{type(failure).__name__}: {failure}"
+                raise gr.Error(redact(f"{config.name}: {what}", secrets))
+            rows_by_config[config.name] = scrub(outcome["rows"], secrets)
+        results = {name: evaluate(rows, questions) for name, rows in rows_by_config.items()}
+        records = {name: per_question(rows, questions) for name, rows in rows_by_config.items()}
+        folder = Path(tempfile.mkdtemp(prefix="madqa-eval-"))
+        predictions = folder / "predictions.jsonl"
+        predictions.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n"
+                                       for rows in rows_by_config.values() for r in rows), encoding="utf-8")
+        report = folder / "report.json"
+        report.write_text(json.dumps({
+            "question_set": label, "questions": len(questions), "corpus": corpus.name,
+            "configs": {c.name: c.to_dict() for c in picked}, "results": results,
+        }, indent=1, ensure_ascii=False, default=str), encoding="utf-8")
+        gold = sum(1 for q in questions if q.get("answer_variants"))
+        text = (f"Ran {len(questions)} questions of **{label}** through {len(picked)} config(s) on "
+                f"**{corpus.name}** in {time.perf_counter() - started:.1f}s.")
+        if gold < len(questions):
+            text += f"  \n⚠ Only {gold} of {len(questions)} questions have gold answers; the others score 0."
+        if problems:
+            text += f"  \n{len(problems)} rows of the file were left out, e.g. {problems[0]}"
+        accuracy, kuiper, errors = plots(records)
+        most = int(accuracy["steps"].max()) if len(accuracy) else 1
+        accuracy_update = gr.ScatterPlot(accuracy, x_lim=[0, most + 1])  # no point on the frame's edge
+        return (text, metrics_frame(results), accuracy_update, kuiper, errors, question_frame(rows_by_config, records),
+                str(predictions), str(report))
+
+    run_btn.click(run, [question_file, names, limit, workers, api_key, api_base, ctx.session],
+                  [status, metrics, accuracy_plot, kuiper_plot, error_plot, per_question_table, predictions_file,
+                   report_file], api_name="evaluate", concurrency_limit=2)

@@ -1,0 +1,249 @@
+"""Agent steps as chat messages: plain functions from typed steps to Gradio message dicts.
+
+No Gradio import and no I/O, so the UI's wording is unit-tested without a server. A search or a
+model note becomes a collapsible "thought" (``metadata.title``); the answer is a plain message
+whose citations are clickable ``options`` (the Chatbot's ``option_select`` event shows the page).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from madqa.evaluation.metrics import anls_star, is_correct
+from madqa.evaluation.report import query_drift, search_queries
+from madqa.types import AnswerStep, ErrorStep, ModelStep, PageRef, SearchStep, Step
+
+Message = dict[str, Any]
+TITLE_CHARS = 90
+SNIPPET_CHARS = 160
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$])")
+
+
+# --- text helpers ------------------------------------------------------------------------
+
+
+def md_escape(text: str) -> str:
+    """``text`` with Markdown and HTML specials backslash-escaped, on one line."""
+    return _MD_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+
+
+def md_escape_lines(text: str) -> str:
+    """Like ``md_escape`` but keeping line breaks (model notes): nothing in it renders as a link or image."""
+    lines = [md_escape(line) for line in str(text).strip().splitlines()]
+    return "  \n".join(line for line in lines if line)
+
+
+def md_code(text: str) -> str:
+    """``text`` as inline code, with a backtick fence longer than any run inside it."""
+    flat = " ".join(str(text).split())
+    longest = max((len(m) for m in re.findall(r"`+", flat)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") or not flat else ""
+    return f"{fence}{pad}{flat}{pad}{fence}"
+
+
+def shorten(text: str, limit: int) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def redact(text: str, secrets: Iterable[str]) -> str:
+    """``text`` with every secret (e.g. an API key echoed in a provider error) replaced by ***."""
+    for secret in secrets:
+        if secret and len(secret) >= 6:
+            text = text.replace(secret, "***")
+    return text
+
+
+def plural(n: int, word: str) -> str:
+    """``1 page``, ``2 pages``."""
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def page_label(ref: PageRef | Mapping[str, Any]) -> str:
+    file, page = (ref.file, ref.page) if isinstance(ref, PageRef) else (ref.get("file"), ref.get("page"))
+    return f"{file} p.{page}"
+
+
+# --- citations as option values --------------------------------------------------------------
+
+
+def citation_value(corpus_key: str, ref: PageRef) -> str:
+    """The value of a clickable citation: which corpus of the session, which file and page."""
+    return json.dumps({"corpus": corpus_key, "file": ref.file, "page": ref.page}, ensure_ascii=False)
+
+
+def parse_citation_value(value: Any) -> tuple[str, PageRef] | None:
+    """The (corpus key, page) of a citation value; None for anything malformed (it comes from a client)."""
+    if isinstance(value, Mapping):
+        data: Any = value
+    else:
+        try:
+            data = json.loads(str(value))
+        except ValueError:
+            return None
+    if not isinstance(data, Mapping):
+        return None
+    corpus, file, page = data.get("corpus"), data.get("file"), data.get("page")
+    if not isinstance(corpus, str) or not isinstance(file, str) or not file:
+        return None
+    if isinstance(page, bool) or not isinstance(page, int) or page < 1:
+        return None
+    return corpus, PageRef(file, page)
+
+
+# --- messages ----------------------------------------------------------------------------
+
+
+def user_message(question: str) -> Message:
+    return {"role": "user", "content": question}
+
+
+def pending_message(title: str = "Working…", detail: str = "") -> Message:
+    """A thought with a spinner, shown while the next step is on its way."""
+    return {"role": "assistant", "content": detail, "metadata": {"title": title, "status": "pending"}}
+
+
+def notice_message(text: str) -> Message:
+    """A plain assistant message for something the person should read (an error, a warning)."""
+    return {"role": "assistant", "content": text}
+
+
+def search_message(step: SearchStep, secrets: Sequence[str] = ()) -> Message:
+    query = step.query or "(no query)"
+    lines = [f"**Query as written:** {md_code(step.query)}" if step.query else "**Query as written:** (none)"]
+    if step.executed_query and step.executed_query != step.query:
+        lines.append(f"**Run as:** {md_code(step.executed_query)}")
+    if step.strategy_note:
+        lines.append(f"**Query strategy:** {md_escape(step.strategy_note)}")
+    if step.retriever_note:
+        lines.append(f"**Retriever:** {md_escape(step.retriever_note)}")
+    if step.error:
+        lines.append(f"**Error:** {md_escape(redact(step.error, secrets))}")
+    new = set(step.new_pages)
+    if step.hits:
+        lines.append(f"\nFound {plural(len(step.hits), 'page')}, {len(step.new_pages)} new (shown to the model):")
+        for rank, hit in enumerate(step.hits, 1):
+            mark = "new: " if hit.ref in new else ""
+            seen = "" if hit.ref in new else " · seen before"
+            snippet = f" — {md_escape(shorten(hit.snippet, SNIPPET_CHARS))}" if hit.snippet else ""
+            lines.append(f"{rank}. {mark}**{md_escape(page_label(hit.ref))}** · score {hit.score:.2f}{seen}{snippet}")
+    else:
+        lines.append("\nNo pages found.")
+    log = f"{len(step.hits)} hits · {len(step.new_pages)} new"
+    return {
+        "role": "assistant",
+        "content": "  \n".join(lines),
+        "metadata": {"title": shorten(f"Search {step.iteration}: {query}", TITLE_CHARS), "log": log,
+                     "duration": round(step.elapsed_s, 3), "status": "done"},
+    }
+
+
+def model_message(step: ModelStep, secrets: Sequence[str] = ()) -> Message:
+    parts = [md_escape_lines(redact(step.text, secrets)) if step.text and step.text.strip() else "_(no text)_"]
+    for call in step.tool_calls:
+        if call.name == "search_documents":
+            parts.append(f"→ search_documents {md_code(str(call.arguments.get('query', '')))}")
+        elif call.name == "submit_answer":
+            parts.append("→ submit_answer")
+        else:
+            parts.append(f"→ {md_escape(call.name)}")
+    title = f"Model · step {step.iteration}" + (" · must answer now" if step.forced_answer else "")
+    log = []
+    if step.usage.total_tokens:
+        log.append(f"{step.usage.total_tokens:,} tokens")
+    if step.cost_usd:
+        log.append(f"${step.cost_usd:.4f}")
+    metadata: dict[str, Any] = {"title": title, "duration": round(step.elapsed_s, 3), "status": "done"}
+    if log:
+        metadata["log"] = " · ".join(log)
+    return {"role": "assistant", "content": "  \n".join(parts), "metadata": metadata}
+
+
+def error_message(step: ErrorStep, secrets: Sequence[str] = ()) -> Message:
+    return {
+        "role": "assistant",
+        "content": md_escape(redact(step.message, secrets)),
+        "metadata": {"title": f"⚠ Problem in {step.where} · step {step.iteration}", "status": "done"},
+    }
+
+
+def answer_message(step: AnswerStep, corpus_key: str = "demo", secrets: Sequence[str] = ()) -> Message:
+    """The answer with its cited pages as clickable options."""
+    if step.answer:
+        text = "**Answer:** " + " | ".join(md_escape(a) for a in step.answer)
+    else:
+        text = "**No answer.** The agent did not find an answer in the documents."
+    if step.citations:
+        text += "  \n**Cited pages:** " + ", ".join(md_escape(page_label(c)) for c in step.citations)
+        text += "  \n_Click a cited page below to see it._"
+    elif step.answer:
+        text += "  \n**Cited pages:** none"
+    for flag in step.flags:
+        text += f"  \n⚑ {md_escape(redact(flag, secrets))}"
+    message: Message = {"role": "assistant", "content": text}
+    if step.citations:
+        message["options"] = [{"label": page_label(c), "value": citation_value(corpus_key, c)}
+                              for c in step.citations]
+    return message
+
+
+def step_message(step: Step, corpus_key: str = "demo", secrets: Sequence[str] = ()) -> Message:
+    """The chat message for any agent step."""
+    if isinstance(step, SearchStep):
+        return search_message(step, secrets)
+    if isinstance(step, ModelStep):
+        return model_message(step, secrets)
+    if isinstance(step, ErrorStep):
+        return error_message(step, secrets)
+    if isinstance(step, AnswerStep):
+        return answer_message(step, corpus_key, secrets)
+    raise TypeError(f"not an agent step: {type(step).__name__}")
+
+
+def thumbnail_caption(ref: PageRef, step: SearchStep | None = None) -> str:
+    """A gallery caption: page first, so a narrow tile still shows it; the file's base name; the search."""
+    caption = f"p.{ref.page} · {ref.file.rsplit('/', 1)[-1]}"
+    return caption + (f" (search {step.iteration})" if step is not None else "")
+
+
+# --- the Compare tab's summary -------------------------------------------------------------
+
+
+def _fmt(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def summary_rows(rows: Sequence[Mapping[str, Any]], gold: Mapping[str, Any] | None = None) -> list[list[str]]:
+    """The Compare table: one line per measure, one column per run (prediction rows from ``Trace.row``)."""
+    def line(label: str, values: Iterable[Any]) -> list[str]:
+        return [label, *(_fmt(v) for v in values)]
+
+    table = [
+        line("backend/model", [f"{r.get('backend')}/{r.get('model')}" for r in rows]),
+        line("answer", [" | ".join(r.get("answer") or []) or "(no answer)" for r in rows]),
+        line("citations", [", ".join(page_label(c) for c in r.get("citations") or []) or "none" for r in rows]),
+        line("steps", [r.get("iterations") for r in rows]),
+        line("searches", [len(r.get("search_history") or []) for r in rows]),
+        line("query drift", [query_drift(search_queries(r)) for r in rows]),
+        line("tokens", [(r.get("usage") or {}).get("total_tokens") for r in rows]),
+        line("cost (USD)", [r.get("cost_usd") for r in rows]),
+        line("time (s)", [r.get("latency_s") for r in rows]),
+    ]
+    if any(r.get("error") for r in rows):
+        table.append(line("error", [r.get("error") or "" for r in rows]))
+    variants = (gold or {}).get("answer_variants")
+    if variants:
+        scores = [anls_star(r.get("answer"), variants) for r in rows]
+        table.append(line("ANLS*", scores))
+        table.append(line("right?", ["right" if is_correct(s) else "wrong" for s in scores]))
+        table.append(line("gold answer", [" / ".join(" | ".join(v) if isinstance(v, list) else str(v)
+                                                     for v in variants)] * len(rows)))
+    return table

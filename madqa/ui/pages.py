@@ -1,0 +1,81 @@
+"""Page images for the browser: thumbnails of search results and a large view of a cited page.
+
+Images are written once to a private temporary folder (named by content hash, page and size)
+and handed to Gradio as file paths, so a page streamed in several updates is encoded only once.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from madqa.corpus import Corpus
+from madqa.render import render_page
+from madqa.settings import Settings
+from madqa.types import PageRef
+
+THUMB_BUDGET_PX = 90_000  # about 250 x 350: a gallery thumbnail
+LARGE_BUDGET_PX = 2_400_000  # about 1300 x 1800: a page read on screen
+IMAGE_MAX_AGE_S = 6 * 3600  # page images untouched this long are removed (Gradio keeps its own copies)
+_folder: Path | None = None
+_folder_lock = threading.Lock()
+_writes = itertools.count(1)
+
+
+def image_folder() -> Path:
+    """This process's folder of page images (inside the system temp dir, which Gradio may serve)."""
+    global _folder
+    with _folder_lock:
+        if _folder is None or not _folder.is_dir():
+            _folder = Path(tempfile.mkdtemp(prefix="madqa-pages-"))
+        return _folder
+
+
+def page_file(corpus: Corpus, ref: PageRef, settings: Settings, budget_px: int) -> Path:
+    """A file holding the image of ``ref`` under ``budget_px``; RenderError when it cannot be drawn."""
+    doc = corpus.document(ref.file)
+    fmt = settings.image_format
+    path = image_folder() / f"{doc.sha256[:24]}-{ref.page}-{budget_px}.{'jpg' if fmt == 'jpeg' else fmt}"
+    if not path.is_file():
+        image = render_page(corpus, ref.file, ref.page, settings, budget_px=budget_px)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
+        tmp.write_bytes(image.data)
+        os.replace(tmp, path)
+        if next(_writes) % 256 == 0:
+            prune(path.parent)
+    return path
+
+
+def prune(folder: Path, max_age_s: float = IMAGE_MAX_AGE_S) -> int:
+    """Remove page images older than ``max_age_s``, so a long-running server's folder stays bounded."""
+    cutoff, removed = time.time() - max_age_s, 0
+    for entry in folder.iterdir():
+        try:
+            if entry.stat().st_mtime < cutoff:
+                entry.unlink()
+                removed += 1
+        except OSError:
+            continue  # another thread removed or replaced it
+    return removed
+
+
+SOURCE_WORDS = {"text": "PDF text layer", "ocr": "OCR (Tesseract)", "imported": "imported OCR", "none": "no text"}
+_sources: dict[tuple[str, str], dict[tuple[str, int], str]] = {}
+
+
+def page_sources(corpus: Corpus) -> dict[tuple[str, int], str]:
+    """Where each page's searchable text came from (text, ocr, imported, none), per corpus generation."""
+    key = (str(corpus.state_dir), corpus.generation)
+    with _folder_lock:
+        cached = _sources.get(key)
+    if cached is None:
+        cached = {(p.file, p.page): p.source for p in corpus.iter_pages()}
+        with _folder_lock:
+            if len(_sources) > 64:
+                _sources.pop(next(iter(_sources)))
+            _sources[key] = cached
+    return cached

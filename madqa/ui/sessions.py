@@ -1,0 +1,325 @@
+"""Which corpus each browser session searches: the shared demo corpus, or its own uploads.
+
+The demo corpus is shared and read-only; it is indexed once, in the background, on first start.
+Each session's uploads live in ``MADQA_HOME/uploads/<token>/docs``: the token is made here,
+server-side (``secrets.token_urlsafe``), kept in the session's ``gr.State`` and never derived from
+anything a visitor sends, so no visitor can reach another's folder. File names are sanitised
+before they touch the disk.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import shutil
+import threading
+import time
+import unicodedata
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from madqa.corpus import Corpus, state_dir_for
+from madqa.errors import CorpusError, MadqaError
+from madqa.index import IngestReport, ingest, open_or_build
+from madqa.settings import Settings
+
+MAX_UPLOAD_FILES = 20  # documents one session may hold
+MAX_UPLOAD_MB = 50  # size of one uploaded PDF
+MAX_SESSION_MB = 200  # all of one session's uploads together
+UPLOAD_MAX_AGE_S = 6 * 3600  # upload folders older than this, left by ended sessions, are removed at start
+NAME_CHARS = 100
+_TOKEN = re.compile(r"^[A-Za-z0-9_-]{32}$")
+_ALLOWED = set(" -_.,()[]+&'")
+Progress = Callable[[int, int, str], None]  # (done, total, what)
+
+
+def new_session() -> dict[str, Any]:
+    """A fresh session: a random token (server-side only) and the demo corpus selected."""
+    return {"token": secrets.token_urlsafe(24), "corpus": "demo"}
+
+
+def valid_token(token: Any) -> bool:
+    return isinstance(token, str) and bool(_TOKEN.match(token))
+
+
+def safe_upload_name(name: str, taken: Sequence[str] = ()) -> str:
+    """A safe, unique ``*.pdf`` base name for an uploaded file's name (never a path).
+
+    Keeps the last path component only, drops control and format characters, replaces anything
+    but letters, digits and a few punctuation marks, removes ``..`` and leading dots, and adds
+    `` (2)``, `` (3)``... when ``taken`` (compared case-insensitively) already holds the name.
+    """
+    base = unicodedata.normalize("NFC", str(name)).replace("\\", "/").rsplit("/", 1)[-1]
+    base = "".join(ch for ch in base if unicodedata.category(ch)[0] != "C")
+    base = "".join(ch if ch.isalnum() or ch in _ALLOWED else "_" for ch in base)
+    base = re.sub(r"\s+", " ", base)
+    while ".." in base:
+        base = base.replace("..", ".")
+    base = base.strip().lstrip(".-_ ")
+    stem, dot, ext = base.rpartition(".")
+    if not dot or ext.lower() != "pdf":
+        stem = base
+    stem = stem[:NAME_CHARS].rstrip(" .") or "document"
+    lowered = {t.lower() for t in taken}
+    candidate, n = f"{stem}.pdf", 2
+    while candidate.lower() in lowered:
+        candidate, n = f"{stem} ({n}).pdf", n + 1
+    return candidate
+
+
+class DemoCorpus:
+    """The bundled corpus, indexed on first start in a background thread."""
+
+    def __init__(self, root: Path, settings: Settings, registry: Any) -> None:
+        self.root = Path(root)
+        self.settings = settings
+        self.registry = registry
+        self.corpus: Corpus | None = None
+        self.error: str | None = None
+        self.progress: tuple[str, int, int] | None = None
+        self.indexed_now = False
+        self._ready = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._open, name="madqa-demo-index", daemon=True)
+                self._thread.start()
+
+    def _open(self) -> None:
+        try:
+            if not self.root.is_dir():
+                raise CorpusError(f"the demo corpus folder {self.root} is missing")
+            corpus, report = open_or_build(self.root, self.settings, self.registry, progress=self._progress)
+            self.indexed_now = report is not None
+            self.corpus = corpus
+        except MadqaError as exc:
+            self.error = str(exc)
+        except Exception as exc:  # shown in the header; the app stays up for uploads
+            self.error = f"{type(exc).__name__}: {exc}"
+        finally:
+            self._ready.set()
+
+    def _progress(self, file: str, done: int, total: int) -> None:
+        self.progress = (file, done, total)
+
+    @property
+    def ready(self) -> bool:
+        return self._ready.is_set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self.start()
+        return self._ready.wait(timeout)
+
+    def get(self) -> Corpus:
+        """The demo corpus, waiting for indexing; CorpusError if it could not be indexed."""
+        self.wait()
+        if self.corpus is None:
+            raise CorpusError(f"the demo corpus is unavailable: {self.error}")
+        return self.corpus
+
+    def status(self) -> str:
+        if not self.ready:
+            if self.progress:
+                file, done, total = self.progress
+                return f"Indexing the demo corpus (first start): file {done} of {total}, {file}…"
+            return "Indexing the demo corpus (first start)…"
+        if self.corpus is None:
+            return f"⚠ The demo corpus is unavailable: {self.error}"
+        return f"Demo corpus ready: {len(self.corpus.documents)} documents, {self.corpus.page_count} pages."
+
+
+@dataclass
+class FileResult:
+    """What happened to one uploaded file."""
+
+    name: str  # as uploaded (for display only)
+    saved_as: str | None
+    status: str  # indexed, failed, skipped
+    detail: str = ""
+    pages: int = 0
+
+
+@dataclass
+class UploadOutcome:
+    files: list[FileResult] = field(default_factory=list)
+    report: IngestReport | None = None
+
+
+class SessionStore:
+    """The demo corpus and each session's own upload corpus."""
+
+    def __init__(self, settings: Settings, registry: Any, demo_root: Path) -> None:
+        self.settings = settings
+        self.registry = registry
+        self.demo = DemoCorpus(demo_root, settings, registry)
+        self.uploads_root = Path(settings.home) / "uploads"
+        self._corpora: dict[str, Corpus] = {}
+        self._locks: dict[str, threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    # --- paths and corpora -------------------------------------------------------------------
+
+    def folder(self, token: str) -> Path:
+        """The upload folder of a session; CorpusError for anything but a token made here."""
+        if not valid_token(token):
+            raise CorpusError("this browser session has no upload folder; reload the page")
+        return self.uploads_root / token / "docs"
+
+    def _lock(self, token: str) -> threading.Lock:
+        with self._guard:
+            return self._locks.setdefault(token, threading.Lock())
+
+    def own_corpus(self, token: str) -> Corpus | None:
+        """The session's upload corpus, or None when it has uploaded nothing yet."""
+        if not valid_token(token):
+            return None
+        with self._guard:
+            cached = self._corpora.get(token)
+        if cached is not None:
+            return cached
+        folder = self.folder(token)
+        if not folder.is_dir():
+            return None
+        try:
+            corpus = Corpus.open(folder, self.settings.corpora_dir)
+        except CorpusError:
+            return None
+        with self._guard:
+            self._corpora[token] = corpus
+        return corpus
+
+    def corpus(self, session: dict[str, Any] | None, key: str | None = None) -> Corpus:
+        """The corpus ``key`` (``demo`` or ``mine``; default: the session's choice) of a session."""
+        session = session if isinstance(session, dict) else {}
+        key = key or session.get("corpus") or "demo"
+        if key == "mine":
+            corpus = self.own_corpus(session.get("token", ""))
+            if corpus is None:
+                raise CorpusError("you have not uploaded any documents yet (Corpus tab)")
+            return corpus
+        return self.demo.get()
+
+    # --- uploads ---------------------------------------------------------------------------
+
+    def add_files(self, token: str, uploads: Sequence[tuple[str, Path]],
+                  progress: Progress | None = None) -> UploadOutcome:
+        """Copy uploaded files (original name, temporary path) into the session folder and index them.
+
+        Files over the limits are skipped, files that cannot be indexed are removed again; each
+        gets a FileResult saying why.
+        """
+        folder = self.folder(token)
+        outcome = UploadOutcome()
+        with self._lock(token):
+            folder.mkdir(parents=True, exist_ok=True)
+            existing = sorted(p.name for p in folder.iterdir() if p.is_file())
+            used_bytes = sum(p.stat().st_size for p in folder.iterdir() if p.is_file())
+            saved: dict[str, FileResult] = {}
+            for n, (original, path) in enumerate(uploads, 1):
+                shown = shorten_name(original)
+                if progress:
+                    progress(n - 1, len(uploads), f"saving {shown}")
+                result = self._save_one(folder, shown, Path(path), existing, used_bytes)
+                outcome.files.append(result)
+                if result.saved_as:
+                    existing.append(result.saved_as)
+                    used_bytes += (folder / result.saved_as).stat().st_size
+                    saved[result.saved_as] = result
+            if not saved:
+                return outcome
+
+            def on_file(file: str, done: int, total: int) -> None:
+                if progress:
+                    progress(done - 1, total, f"indexing {file}")
+
+            report = ingest(folder, self.settings, self.registry, progress=on_file)
+            outcome.report = report
+            failures = dict(report.failures)
+            corpus = Corpus.open(folder, self.settings.corpora_dir)
+            for name, result in saved.items():
+                if name in failures:
+                    result.status, result.detail = "failed", failures[name]
+                    (folder / name).unlink(missing_ok=True)  # never counted or retried again
+                elif name in corpus.documents:
+                    doc = corpus.documents[name]
+                    result.status, result.pages = "indexed", doc.pages
+                    notes = [w for f, w in report.warnings if f == name]
+                    if not doc.sources.get("text") and not doc.sources.get("ocr") and not doc.sources.get("imported"):
+                        notes.insert(0, "no searchable text on any page")
+                    result.detail = "; ".join(n for n in (result.detail, *notes) if n)
+            with self._guard:
+                self._corpora[token] = corpus
+            if progress:
+                progress(len(uploads), len(uploads), "done")
+        return outcome
+
+    def _save_one(self, folder: Path, shown: str, path: Path, existing: list[str], used_bytes: int) -> FileResult:
+        try:
+            size = path.stat().st_size
+        except OSError:
+            return FileResult(shown, None, "failed", "the upload did not arrive")
+        if len(existing) >= MAX_UPLOAD_FILES:
+            return FileResult(shown, None, "skipped", f"a session holds at most {MAX_UPLOAD_FILES} documents")
+        if size > MAX_UPLOAD_MB * 2**20:
+            return FileResult(shown, None, "skipped", f"larger than {MAX_UPLOAD_MB} MB")
+        if used_bytes + size > MAX_SESSION_MB * 2**20:
+            return FileResult(shown, None, "skipped", f"your uploads would exceed {MAX_SESSION_MB} MB")
+        name = safe_upload_name(shown, existing)
+        try:
+            shutil.copyfile(path, folder / name)
+        except OSError as exc:
+            return FileResult(shown, None, "failed", f"could not be saved ({exc.strerror or exc})")
+        detail = "" if name == shown else f"saved as {name}"
+        return FileResult(shown, name, "saved", detail)
+
+    def remove_all(self, token: str) -> None:
+        """Delete a session's uploads and their index."""
+        if not valid_token(token):
+            return
+        with self._lock(token):
+            with self._guard:
+                corpus = self._corpora.pop(token, None)
+            if corpus is not None:
+                corpus.close()
+            folder = self.folder(token)
+            shutil.rmtree(state_dir_for(folder, self.settings.corpora_dir), ignore_errors=True)
+            shutil.rmtree(folder.parent, ignore_errors=True)
+
+    def forget(self, session: Any) -> None:
+        """gr.State's delete callback: the session ended, so its uploads go."""
+        if isinstance(session, dict):
+            token = session.get("token")
+            if valid_token(token):
+                self.remove_all(token)
+                with self._guard:
+                    self._locks.pop(token, None)
+
+    def sweep(self, max_age_s: float = UPLOAD_MAX_AGE_S) -> int:
+        """Remove upload folders untouched for ``max_age_s`` (left by sessions of an earlier run)."""
+        removed = 0
+        if not self.uploads_root.is_dir():
+            return 0
+        now = time.time()
+        for entry in self.uploads_root.iterdir():
+            if not (entry.is_dir() and valid_token(entry.name)):
+                continue
+            try:
+                newest = max((p.stat().st_mtime for p in entry.rglob("*")), default=entry.stat().st_mtime)
+            except OSError:
+                continue
+            if now - newest > max_age_s:
+                self.remove_all(entry.name)
+                removed += 1
+        return removed
+
+
+def shorten_name(name: str, limit: int = 120) -> str:
+    """An uploaded file's name for display: its last path component, printable, not too long."""
+    base = str(name).replace("\\", "/").rsplit("/", 1)[-1]
+    base = "".join(ch for ch in base if unicodedata.category(ch)[0] != "C") or "(unnamed)"
+    return base if len(base) <= limit else base[: limit - 1] + "…"

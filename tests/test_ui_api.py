@@ -1,0 +1,272 @@
+"""The web app's named API endpoints, driven through gradio_client against an in-process server.
+
+Every streamed update of ``ask`` and ``compare`` is checked, not just the last one. No network,
+no keys: the offline and scripted backends answer.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import httpx
+import pytest
+from gradio_client import Client, handle_file
+
+from madqa.plugins import collect, get_plugin_manager
+from madqa.settings import Settings
+from madqa.ui import build_app, launch_options
+from madqa.ui.sessions import SessionStore, new_session
+from tests.conftest import DEMO_QUESTIONS, make_pdf
+
+# Gradio makes a fresh asyncio event loop for every lock it creates outside a running loop
+# (gradio.utils.safe_get_lock, called from Blocks() and queue()) and never closes the ones it
+# replaces; the garbage collector then reports them. Only those reports are ignored here.
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:unclosed event loop <_UnixSelectorEventLoop:ResourceWarning"),
+    pytest.mark.filterwarnings("ignore:unclosed <socket.socket fd=[0-9]+, family=1:ResourceWarning"),
+    pytest.mark.filterwarnings(r"ignore:Exception ignored in. (<socket\.socket fd=[0-9]+, family=1|<function "
+                               r"BaseEventLoop\.__del__):pytest.PytestUnraisableExceptionWarning"),
+]
+# After each event Gradio's queue summarises timings with a pandas option pandas deprecates; under
+# filterwarnings=error that kills the summary task. The summary only feeds the API page's timings.
+os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", str(10**9))
+SECRET = "sk-test-NEVER-SHOW-0123456789"
+EBIT_QUESTION = "What was the operating income (EBIT) in 2023, in EUR thousand?"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimpleNamespace]:
+    home = tmp_path_factory.mktemp("ui-home")
+    settings = Settings.from_env(env={}, home=home)
+    registry = collect(get_plugin_manager(entry_points=False))
+    app = build_app(settings, registry)
+    options = {**launch_options(settings), "server_name": "127.0.0.1", "server_port": free_port(),
+               "prevent_thread_lock": True, "quiet": True}
+    app.launch(**options)
+    gc.collect()  # the event loops Gradio dropped while building: reported now, inside this module
+    backend = "offline" if "offline" in registry.names("backend") else "scripted"
+    try:
+        yield SimpleNamespace(url=f"http://127.0.0.1:{options['server_port']}/", home=home, backend=backend,
+                              tmp=tmp_path_factory.mktemp("ui-files"))
+    finally:
+        app.close()
+        gc.collect()
+
+
+def client(server: SimpleNamespace) -> Client:
+    return Client(server.url, verbose=False, download_files=False, analytics_enabled=False)
+
+
+def titles(chat: list[dict[str, Any]]) -> list[str | None]:
+    return [(m.get("metadata") or {}).get("title") for m in chat]
+
+
+def text(message: dict[str, Any]) -> str:
+    content = message["content"]
+    return content if isinstance(content, str) else " ".join(part.get("text", "") for part in content)
+
+
+def script(server: SimpleNamespace, name: str, items: list[dict[str, Any]]) -> str:
+    path = server.tmp / f"{name}.json"
+    path.write_text(json.dumps(items), encoding="utf-8")
+    return f"file:{path}"
+
+
+def test_ask_streams_every_step_as_it_happens(server: SimpleNamespace) -> None:
+    model = script(server, "revenue", [
+        {"search": "consolidated income statement", "text": "Looking for the income statement."},
+        {"answer": ["148,612"], "citations": [{"file": "finance/annual_report_2024.pdf", "page": 6}]},
+    ])
+    job = client(server).submit(question="What was the total revenue in 2024?", history=[], backend="scripted",
+                                model=model, api_name="/ask")
+    job.result(timeout=120)
+    updates = job.outputs()
+    # (question box, chat, pages found, cited pages)
+    assert updates[0][0] == ""  # the question box is cleared at once (and then left alone)
+    first_chat = updates[0][1]
+    assert first_chat[0]["role"] == "user" and titles(first_chat)[-1] == "Starting"
+    settled = [[t for t in titles(u[1]) if t not in ("Starting", "Searching", "Reading the pages", "Thinking")]
+               for u in updates]
+    # each step arrived in its own update, in order
+    wanted = [None, "Model · step 1", "Search 1: consolidated income statement", "Model · step 2", None]
+    for k in range(2, len(wanted) + 1):
+        assert wanted[:k] in settled, f"no update ended after step {k - 1}: {settled}"
+    final_chat, seen, cited = updates[-1][1], updates[-1][2], updates[-1][3]
+    assert titles(final_chat) == wanted
+    search = final_chat[2]
+    assert search["metadata"]["status"] == "done" and "finance/annual\\_report\\_2024\\.pdf p\\.6" in text(search)
+    after_search = next(u for u in updates if "Search 1: consolidated income statement" in titles(u[1]))
+    assert after_search[2] and after_search[2][0]["caption"] == "p.6 · annual_report_2024.pdf (search 1)"
+    answer = final_chat[-1]
+    assert text(answer).startswith("**Answer:** 148,612")
+    assert [o["label"] for o in answer["options"]] == ["finance/annual_report_2024.pdf p.6"]
+    assert len(seen) >= 1 and [c["caption"] for c in cited] == ["p.6 · annual_report_2024.pdf"]
+    page = httpx.get(cited[0]["image"]["url"], timeout=30)
+    assert page.status_code == 200 and page.content[:4] == b"\x89PNG"
+
+
+def test_ask_with_the_default_offline_config(server: SimpleNamespace) -> None:
+    if server.backend != "offline":
+        pytest.skip("the offline backend is not installed")
+    job = client(server).submit(question=EBIT_QUESTION, history=[], api_name="/ask")
+    job.result(timeout=120)
+    updates = job.outputs()
+    lengths = [len(u[1]) for u in updates]
+    assert lengths == sorted(lengths) or all(a <= b + 1 for a, b in zip(lengths, lengths[1:], strict=False))
+    final = updates[-1][1]
+    assert any(t and t.startswith("Search 1:") for t in titles(final))
+    assert titles(final)[-1] is None and "Answer" in text(final[-1])
+
+
+def test_a_key_given_in_the_browser_is_never_shown(server: SimpleNamespace) -> None:
+    model = script(server, "leak", [{"raise": f"401 Unauthorized: invalid api key {SECRET}"}])
+    job = client(server).submit(question="Anything?", history=[], backend="scripted", model=model,
+                                api_key=SECRET, api_base="http://127.0.0.1:9/v1", api_name="/ask")
+    job.result(timeout=60)
+    for update in job.outputs():
+        assert SECRET not in json.dumps(update)
+    final = job.outputs()[-1][1]
+    assert "⚠ Problem in backend · step 1" in titles(final) and "No answer" in text(final[-1])
+
+
+def test_bad_settings_are_readable_errors(server: SimpleNamespace) -> None:
+    from gradio_client.exceptions import AppError
+
+    chat = client(server).predict(question="Anything?", history=[], backend="scripted", model="no-script",
+                                  api_name="/ask")[1]
+    assert "needs a script" in text(chat[-1])  # a component that cannot be built: said in the chat
+    with pytest.raises(AppError, match="nope is not in the list of choices"):
+        client(server).predict(question="Anything?", history=[], config="nope", api_name="/ask")
+    with pytest.raises(AppError, match="Type a question"):
+        client(server).predict(question="  ", history=[], api_name="/ask")
+
+
+def test_compare_runs_both_configs_at_once_and_scores_them(server: SimpleNamespace) -> None:
+    job = client(server).submit(question=EBIT_QUESTION, question_id="demo-002", a_backend=server.backend,
+                                b_backend=server.backend, b_top_k=3, api_name="/compare")
+    table = job.result(timeout=180)[2]
+    updates = job.outputs()
+    assert len(updates) >= 3
+    for side in (0, 1):
+        final = updates[-1][side]
+        assert final[0]["content"] == [{"text": EBIT_QUESTION, "type": "text"}] or text(final[0]) == EBIT_QUESTION
+        assert titles(final)[-1] is None and ("Answer" in text(final[-1]) or "No answer" in text(final[-1]))
+    assert table["headers"] == ["", "A: offline", "B: offline[top_k=3]"]
+    rows = {r[0]: r[1:] for r in table["data"]}
+    assert {"answer", "citations", "steps", "query drift", "tokens", "cost (USD)", "time (s)", "ANLS*",
+            "right?", "gold answer"} <= set(rows)
+    assert all(0.0 <= float(v) <= 1.0 for v in rows["ANLS*"])
+    assert rows["gold answer"] == ["15,005", "15,005"]
+
+
+def test_compare_without_a_gold_question_has_no_score(server: SimpleNamespace) -> None:
+    table = client(server).predict(question="Who signed the board minutes?", question_id=None,
+                                   a_backend=server.backend, b_backend=server.backend, api_name="/compare")[2]
+    assert "ANLS*" not in {r[0] for r in table["data"]}
+
+
+def test_evaluate_reports_metrics_plots_and_downloads(server: SimpleNamespace) -> None:
+    result = client(server).predict(question_file=None, configs=["offline"], limit=3, workers=2,
+                                    api_key=SECRET, api_name="/evaluate")
+    status, metrics, accuracy, kuiper, errors, per_question, predictions, report = result
+    assert "Ran 3 questions of **demo questions**" in status
+    rows = {r[0]: r[1:] for r in metrics["data"]}
+    assert metrics["headers"] == ["metric", "offline"] and rows["n"] == ["3"] and "accuracy" in rows
+    assert len(per_question["data"]) == 3
+    for plot in (accuracy, kuiper, errors):
+        assert plot is not None
+    downloaded = {}
+    for name, info in (("predictions", predictions), ("report", report)):
+        response = httpx.get(info["url"], timeout=30)
+        assert response.status_code == 200 and SECRET not in response.text
+        downloaded[name] = response.text
+    lines = [json.loads(line) for line in downloaded["predictions"].splitlines()]
+    assert len(lines) == 3 and {r["config"] for r in lines} == {"offline"}
+    assert {r["id"] for r in lines} <= {q["id"] for q in map(json.loads, DEMO_QUESTIONS.read_text().splitlines())}
+    assert json.loads(downloaded["report"])["results"]["offline"]["overall"]["n"] == 3
+
+
+def test_evaluate_an_uploaded_question_set(server: SimpleNamespace) -> None:
+    path = server.tmp / "mine.jsonl"
+    path.write_text(json.dumps({"id": "q1", "question": EBIT_QUESTION, "answer_variants": [["15,005"]],
+                                "evidence": [{"document": "finance/annual_report_2024.pdf", "page": 6}]}) + "\n"
+                    + "{broken\n", encoding="utf-8")
+    status = client(server).predict(question_file=handle_file(str(path)), configs=["offline"],
+                                    api_name="/evaluate")[0]
+    assert "Ran 1 questions of **mine.jsonl**" in status and "left out" in status
+
+
+def test_uploads_belong_to_their_session_alone(server: SimpleNamespace) -> None:
+    good = make_pdf(server.tmp / "up" / "zorblax report.pdf", ["The zorblax quarterly widget count was 4711 units."])
+    bad = server.tmp / "up" / "notes.pdf"
+    bad.write_bytes(b"this is not a pdf")
+    owner, stranger = client(server), client(server)
+    results, choice, docs, summary, hits, header, files = owner.predict(
+        paths=[handle_file(str(good)), handle_file(str(bad))], api_name="/add_documents")
+    assert choice == "mine" and files is None and hits["data"] == []
+    assert results["data"] == [["zorblax report.pdf", "indexed", 1, ""],
+                               ["notes.pdf", "failed", "", "not a PDF (no %PDF header)"]]
+    assert docs["data"][0][:6] == ["zorblax report.pdf", 1, 1, 0, 0, "text: 1"]
+    assert "your uploads" in header and "1 document, 1 page" in header
+    assert owner.predict(text="zorblax", api_name="/search_corpus")["data"][0][:2] == ["zorblax report.pdf", 1]
+    assert stranger.predict(text="zorblax", api_name="/search_corpus")["data"] == []
+    answer = owner.predict(question="How many zorblax widgets were counted?", history=[], api_name="/ask")[1][-1]
+    if server.backend == "offline":
+        assert "4711" in text(answer) and answer["options"][0]["label"] == "zorblax report.pdf p.1"
+    folders = [p for p in (server.home / "uploads").iterdir() if (p / "docs").is_dir()]
+    assert sorted(p.name for f in folders for p in (f / "docs").iterdir()) == ["zorblax report.pdf"]
+
+
+def test_sessions_are_cleaned_up(tmp_path: Path) -> None:
+    settings = Settings.from_env(env={}, home=tmp_path / "home")
+    store = SessionStore(settings, collect(get_plugin_manager(entry_points=False)), tmp_path / "no-demo")
+    session = new_session()
+    pdf = make_pdf(tmp_path / "a.pdf", ["alpha beta gamma"])
+    outcome = store.add_files(session["token"], [("../../a.pdf", pdf)] * 2)
+    assert [f.saved_as for f in outcome.files] == ["a.pdf", "a (2).pdf"]
+    assert store.own_corpus(session["token"]) is not None
+    store.forget(session)
+    assert not (settings.home / "uploads" / session["token"]).exists()
+    assert store.own_corpus(session["token"]) is None
+    store.demo.start()
+    assert store.demo.wait(30) and "unavailable" in store.demo.status()
+    other = new_session()
+    store.add_files(other["token"], [("b.pdf", pdf)])
+    assert store.sweep(max_age_s=3600) == 0 and store.sweep(max_age_s=-1) == 1
+
+
+def test_old_page_images_are_pruned(tmp_path: Path) -> None:
+    from madqa.ui.pages import prune
+
+    old, new = tmp_path / "old.png", tmp_path / "new.png"
+    old.write_bytes(b"x")
+    new.write_bytes(b"y")
+    os.utime(old, (0, 0))
+    assert prune(tmp_path, max_age_s=3600) == 1 and not old.exists() and new.exists()
+
+
+def test_a_document_without_searchable_text_is_flagged(tmp_path: Path) -> None:
+    from madqa.ui.corpus import documents_table
+
+    settings = Settings.from_env(env={}, home=tmp_path / "home")
+    store = SessionStore(settings, collect(get_plugin_manager(entry_points=False)), tmp_path / "no-demo")
+    token = new_session()["token"]
+    blank = make_pdf(tmp_path / "blank.pdf", [""])
+    outcome = store.add_files(token, [("blank.pdf", blank)])
+    assert outcome.files[0].status == "indexed" and "no searchable text" in outcome.files[0].detail
+    table, summary = documents_table(store.own_corpus(token))
+    assert table.values.tolist()[0][:6] == ["blank.pdf", 1, 0, 0, 1, "none: 1"]
+    assert "No searchable text" in summary and "blank.pdf" in summary

