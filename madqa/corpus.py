@@ -152,6 +152,18 @@ class Corpus:
             row = self._conn().execute("SELECT text FROM pages WHERE file=? AND page=?", (file, page)).fetchone()
         return row[0] if row else ""
 
+    def page_source(self, file: str, page: int) -> str | None:
+        """Where one page's text came from, or None when there is no such page."""
+        with self._db_lock:
+            row = self._conn().execute("SELECT source FROM pages WHERE file=? AND page=?", (file, page)).fetchone()
+        return row[0] if row else None
+
+    def page_sources(self) -> dict[tuple[str, int], str]:
+        """Where each page's text came from (text, ocr, imported, none), without loading the texts."""
+        with self._db_lock:
+            rows = self._conn().execute("SELECT file, page, source FROM pages").fetchall()
+        return {(file, page): source for file, page, source in rows}
+
     def iter_pages(self) -> Iterator[PageText]:
         """Every page's text, in file then page order."""
         with self._db_lock:

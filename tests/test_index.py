@@ -185,3 +185,12 @@ def test_killed_index_leaves_previous_index_usable(tmp_path, settings, registry)
     assert len(_search(corpus, registry, "narwhals", k=2000).hits) == 340 * 3
     leftovers = [p.name for p in corpus.state_dir.iterdir() if p.name.startswith("tmp-")]
     assert leftovers == []
+
+
+def test_page_sources_without_texts(tmp_path, settings, registry):
+    root = tmp_path / "docs"
+    make_pdf(root / "a.pdf", ["some text here", ""])
+    ingest(root, settings, registry, ocr="never")
+    corpus = Corpus.open(root, settings.corpora_dir)
+    assert corpus.page_sources() == {("a.pdf", 1): "text", ("a.pdf", 2): "none"}
+    assert corpus.page_source("a.pdf", 2) == "none" and corpus.page_source("a.pdf", 3) is None

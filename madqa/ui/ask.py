@@ -33,7 +33,7 @@ from madqa.ui.messages import (
     thumbnail_caption,
     user_message,
 )
-from madqa.ui.pages import LARGE_BUDGET_PX, SOURCE_WORDS, THUMB_BUDGET_PX, page_file, page_sources
+from madqa.ui.pages import LARGE_BUDGET_PX, SOURCE_WORDS, THUMB_BUDGET_PX, page_file
 
 VIEWER_HINT = "_Click a cited page (or any thumbnail) to see it here._"
 
@@ -59,7 +59,7 @@ def show_page(ctx: AppContext, session: Any, corpus_key: str, ref: PageRef) -> t
         pages = corpus.document(ref.file).pages
     except MadqaError as exc:
         raise gr.Error(f"Cannot show {page_label(ref)}: {exc}") from None
-    source = SOURCE_WORDS.get(page_sources(corpus).get((ref.file, ref.page), ""), "unknown")
+    source = SOURCE_WORDS.get(corpus.page_source(ref.file, ref.page) or "", "unknown")
     caption = f"**{md_escape(ref.file)}**, page {ref.page} of {pages} · searchable text from: {source}"
     return str(path), caption
 

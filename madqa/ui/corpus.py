@@ -18,7 +18,6 @@ from madqa.corpus import Corpus
 from madqa.errors import MadqaError
 from madqa.ui.context import AppContext
 from madqa.ui.messages import plural
-from madqa.ui.pages import page_sources
 from madqa.ui.sessions import MAX_SESSION_MB, MAX_UPLOAD_FILES, MAX_UPLOAD_MB, new_session, valid_token
 
 DOC_COLUMNS = ["file", "pages", "text", "OCR", "none", "text source by page", "notes"]
@@ -47,7 +46,7 @@ def documents_table(corpus: Corpus | None) -> tuple[pd.DataFrame, str]:
     """One row per document, and a warning naming documents with no searchable text."""
     if corpus is None:
         return pd.DataFrame(columns=DOC_COLUMNS), "No documents yet: upload PDFs above."
-    sources = page_sources(corpus) if corpus.page_count <= 20_000 else {}
+    sources = corpus.page_sources() if corpus.page_count <= 20_000 else {}
     rows, silent = [], []
     for file in sorted(corpus.documents):
         doc = corpus.documents[file]

@@ -64,18 +64,3 @@ def prune(folder: Path, max_age_s: float = IMAGE_MAX_AGE_S) -> int:
 
 
 SOURCE_WORDS = {"text": "PDF text layer", "ocr": "OCR (Tesseract)", "imported": "imported OCR", "none": "no text"}
-_sources: dict[tuple[str, str], dict[tuple[str, int], str]] = {}
-
-
-def page_sources(corpus: Corpus) -> dict[tuple[str, int], str]:
-    """Where each page's searchable text came from (text, ocr, imported, none), per corpus generation."""
-    key = (str(corpus.state_dir), corpus.generation)
-    with _folder_lock:
-        cached = _sources.get(key)
-    if cached is None:
-        cached = {(p.file, p.page): p.source for p in corpus.iter_pages()}
-        with _folder_lock:
-            if len(_sources) > 64:
-                _sources.pop(next(iter(_sources)))
-            _sources[key] = cached
-    return cached
