@@ -322,7 +322,8 @@ TABLE_ROWS: tuple[tuple[str, str], ...] = (
 )
 
 
-def _lookup(data: Any, dotted: str) -> Any:
+def lookup(data: Any, dotted: str) -> Any:
+    """The value at a dotted path (``"errors.shares.refusal"``) of nested dicts, or None."""
     for part in dotted.split("."):
         if not isinstance(data, Mapping):
             return None
@@ -349,7 +350,7 @@ def format_table(results: Mapping[str, Mapping[str, Any]]) -> str:
     names = list(results)
     overall = [results[n].get("overall", results[n]) for n in names]
     rows = [["metric", *names]]
-    rows += [[label, *(_cell(_lookup(o, path)) for o in overall)] for label, path in TABLE_ROWS]
+    rows += [[label, *(_cell(lookup(o, path)) for o in overall)] for label, path in TABLE_ROWS]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w)
                        for i, (c, w) in enumerate(zip(r, widths, strict=True))).rstrip() for r in rows]

@@ -199,11 +199,7 @@ def build_ask_tab(ctx: AppContext) -> None:
                   show_progress="minimal", trigger_mode="once")
     stop_btn.click(None, None, None, cancels=[event], api_visibility="private")
 
-    def pick(qid: str | None) -> Any:
-        q = ctx.question(qid)
-        return q["question"] if q else gr.update()
-
-    example.change(pick, [example], [question], queue=False, api_visibility="private")
+    example.change(ctx.pick_question, [example], [question], queue=False, api_visibility="private")
     on_option, on_thumbnail = viewer_handlers(ctx)
     view_out = [viewer.image, viewer.caption]
     chatbot.option_select(on_option, [ctx.session], view_out, api_visibility="private", concurrency_limit=8)

@@ -143,11 +143,7 @@ def build_compare_tab(ctx: AppContext) -> None:
                   trigger_mode="once")
     stop_btn.click(None, None, None, cancels=[event], api_visibility="private")
 
-    def pick(qid: str | None) -> Any:
-        q = ctx.question(qid)
-        return q["question"] if q else gr.update()
-
-    example.change(pick, [example], [question], queue=False, api_visibility="private")
+    example.change(ctx.pick_question, [example], [question], queue=False, api_visibility="private")
     on_option, _ = viewer_handlers(ctx)
     for chat in (chat_a, chat_b):
         chat.option_select(on_option, [ctx.session], [viewer.image, viewer.caption], api_visibility="private",

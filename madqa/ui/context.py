@@ -46,6 +46,11 @@ class AppContext:
     def question(self, qid: str | None) -> dict[str, Any] | None:
         return next((q for q in self.questions if q["id"] == qid), None) if qid else None
 
+    def pick_question(self, qid: str | None) -> Any:
+        """Event function: the text of the picked demo question, or no change."""
+        q = self.question(qid)
+        return q["question"] if q else gr.update()
+
     def corpus_or_error(self, session: Any, key: str | None = None) -> Any:
         """The session's corpus; gr.Error with a plain reason when it cannot be used."""
         try:

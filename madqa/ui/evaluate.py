@@ -29,6 +29,7 @@ from madqa.evaluation.report import (
     TABLE_ROWS,
     evaluate,
     kuiper_curve_from_records,
+    lookup,
     per_question,
 )
 from madqa.evaluation.runner import run_batch
@@ -39,14 +40,6 @@ from madqa.ui.sessions import shorten_name
 MAX_EVAL_QUESTIONS = 1000
 MAX_WORKERS = 8
 QUESTION_COLUMNS = ["config", "id", "question", "answer", "ANLS*", "right", "steps", "error type"]
-
-
-def lookup(data: Any, dotted: str) -> Any:
-    for part in dotted.split("."):
-        if not isinstance(data, Mapping):
-            return None
-        data = data.get(part)
-    return data
 
 
 def cell(value: Any) -> Any:
