@@ -111,11 +111,12 @@ def load_ocr_jsonl(path: Path) -> dict[tuple[str, int], str]:
 class _PageTexts:
     """Chooses each page's text: imported OCR, text layer, then Tesseract when the layer is empty."""
 
-    def __init__(self, registry: Registry, settings: Settings, ocr: str, imported: dict[tuple[str, int], str]):
+    def __init__(self, registry: Registry, settings: Settings, ocr: str, imported: dict[tuple[str, int], str],
+                 ambiguous: set[str] = frozenset()):
         self.ocr_mode = ocr
         self.text = registry.create("page_reader", "text", {})
         self.imported = imported
-        self.basename_of = Counter(Path(f).name for f, _ in imported)
+        self.ambiguous = ambiguous  # bare names shared by several PDFs: imported records can't tell them apart
         self.ocr = None
         self.ocr_problem: str | None = None
         if ocr != "never":
@@ -126,8 +127,9 @@ class _PageTexts:
                 self.ocr_problem = str(exc)
 
     def read(self, page: pymupdf.Page, file: str, number: int) -> tuple[str, str]:
-        for key in ((file, number), (Path(file).name, number)):
-            if key in self.imported:
+        name = Path(file).name
+        for key in ((file, number), (name, number)):
+            if key in self.imported and (key[0] == file or name not in self.ambiguous):
                 return self.imported[key], "imported"
         text = "" if self.ocr_mode == "always" else (self.text.read(page, file, number) or "")
         if self.ocr is not None and (self.ocr_mode == "always" or _letters(text) < MIN_TEXT_CHARS):
@@ -204,13 +206,17 @@ def ingest(
         previous_name = read_current(state)
         previous = Corpus(root, state, previous_name) if previous_name else None
         reusable = previous.manifest.get("options") == options if previous else False
-        texts = _PageTexts(registry, settings, ocr, imported)
+        paths = find_pdfs(root)
+        names = Counter(p.name for p in paths)
+        ambiguous = {name for name, count in names.items() if count > 1}
+        texts = _PageTexts(registry, settings, ocr, imported, ambiguous)
         if texts.ocr_problem and ocr != "never":
             report.warnings.append(("", f"OCR is off: {texts.ocr_problem}"))
         generation = f"gen-{time.strftime('%Y%m%d%H%M%S')}-{os.getpid()}-{time.monotonic_ns() % 10**6}"
         tmp_dir = state / f"tmp-{generation}"
         tmp_dir.mkdir()
-        documents, added_pages, changed = _ingest_files(root, previous, reusable, texts, tmp_dir, report, progress)
+        documents, added_pages, changed = _ingest_files(root, paths, previous, reusable, texts, tmp_dir, report,
+                                                        progress)
         removed = set(previous.documents) - set(documents) if previous else set()
         report.removed = len(removed - changed)
         _update_indexes(registry, tmp_dir, previous, added_pages, removed | changed)
@@ -233,8 +239,8 @@ def ingest(
     report.ocr_pages, report.imported_pages, report.empty_pages = sources["ocr"], sources["imported"], sources["none"]
     if imported:
         matched = {(d.file, p) for d in documents.values() for p in range(1, d.pages + 1)}
-        names = {(Path(f).name, p) for f, p in matched}
-        unmatched = sum(1 for key in imported if key not in matched and key not in names)
+        by_name = {(Path(f).name, p) for f, p in matched if Path(f).name not in ambiguous}
+        unmatched = sum(1 for key in imported if key not in matched and key not in by_name)
         if unmatched:
             report.warnings.append(("", f"{unmatched} OCR records name no page of a PDF in the folder"))
     report.elapsed_s = time.perf_counter() - started
@@ -242,7 +248,7 @@ def ingest(
 
 
 def _ingest_files(
-    root: Path, previous: Corpus | None, reusable: bool, texts: _PageTexts, tmp_dir: Path,
+    root: Path, paths: list[Path], previous: Corpus | None, reusable: bool, texts: _PageTexts, tmp_dir: Path,
     report: IngestReport, progress: Progress | None,
 ) -> tuple[dict[str, DocumentRecord], list[PageText], set[str]]:
     """Read new and changed files, copy unchanged ones' pages; returns docs, new pages, changed files."""
@@ -253,7 +259,6 @@ def _ingest_files(
     documents: dict[str, DocumentRecord] = {}
     added_pages: list[PageText] = []
     changed: set[str] = set()
-    paths = find_pdfs(root)
     by_hash: dict[str, str] = {}
     for done, path in enumerate(paths, 1):
         file = path.relative_to(root).as_posix()

@@ -194,3 +194,19 @@ def test_page_sources_without_texts(tmp_path, settings, registry):
     corpus = Corpus.open(root, settings.corpora_dir)
     assert corpus.page_sources() == {("a.pdf", 1): "text", ("a.pdf", 2): "none"}
     assert corpus.page_source("a.pdf", 2) == "none" and corpus.page_source("a.pdf", 3) is None
+
+
+def test_imported_ocr_by_bare_name_skips_names_shared_by_several_files(tmp_path, settings, registry):
+    root = tmp_path / "docs"
+    make_pdf(root / "x" / "same.pdf", ["layer x"])
+    make_pdf(root / "y" / "same.pdf", ["layer y"])
+    make_pdf(root / "z" / "unique.pdf", ["layer z"])
+    dump = tmp_path / "ocr.jsonl"
+    dump.write_text("\n".join(json.dumps({"file": f, "page_number": 1, "total_pages": 1, "text": t}) for f, t in
+                              (("same.pdf", "ambiguous okapi"), ("unique.pdf", "imported quokka"))), encoding="utf-8")
+    report = ingest(root, settings, registry, ocr="never", ocr_jsonl=dump)
+    corpus = Corpus.open(root, settings.corpora_dir)
+    assert corpus.page_source("z/unique.pdf", 1) == "imported"
+    assert corpus.page_source("x/same.pdf", 1) == corpus.page_source("y/same.pdf", 1) == "text"
+    assert _search(corpus, registry, "okapi").hits == ()
+    assert any("1 OCR records name no page" in m for _, m in report.warnings)
