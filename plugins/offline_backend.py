@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import json
 import re
+import threading
+import weakref
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any
 
 import madqa
@@ -174,6 +177,43 @@ def _target(text: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+@dataclass(frozen=True)
+class CorpusStats:
+    """Document frequencies of word stems, the page count, and words the corpus writes in lower case."""
+
+    df: dict[str, int]
+    pages: int
+    lower: frozenset[str]
+
+
+_stats: weakref.WeakKeyDictionary[Any, CorpusStats] = weakref.WeakKeyDictionary()
+_stats_lock = threading.Lock()
+
+
+def corpus_stats(corpus: Any) -> CorpusStats:
+    """The corpus's term statistics, read once per corpus object (a backend is made per question)."""
+    with _stats_lock:
+        cached = _stats.get(corpus)
+    if cached is not None:
+        return cached
+    stats = CorpusStats({}, 0, frozenset())
+    try:
+        if getattr(corpus, "page_count", MAX_DF_PAGES + 1) <= MAX_DF_PAGES:
+            df: Counter[str] = Counter()
+            lower: set[str] = set()
+            pages = 0
+            for p in corpus.iter_pages():
+                df.update({stem(w) for w in words(p.text)})
+                lower |= lowercase_words(p.text)
+                pages += 1
+            stats = CorpusStats(dict(df), pages, frozenset(lower))
+    except Exception:  # no page iterator: uniform weights
+        pass
+    with _stats_lock:
+        _stats[corpus] = stats
+    return stats
+
+
 class OfflineBackend:
     """Extractive question answering over the pages the loop shows it; no model, no network."""
 
@@ -183,10 +223,8 @@ class OfflineBackend:
         self.corpus = corpus
         self.threshold = threshold
         self.budget = budget
-        self._df: dict[str, int] | None = None
-        self._pages = 0
+        self._stats: CorpusStats | None = None
         self._texts: dict[tuple[str, int], str] = {}
-        self._lower: set[str] = set()  # words the corpus writes in lower case (so not names)
 
     # --- the decision ----------------------------------------------------------------------
 
@@ -262,7 +300,7 @@ class OfflineBackend:
         counts: Counter[str] = Counter()
         for file, page, rank in shown:
             text = self.page_text(file, page)
-            found = find_candidates(text, file, page, q, weights, rank, exclude, self._lower or None)
+            found = find_candidates(text, file, page, q, weights, rank, exclude, self.stats.lower or None)
             if q.kind in ("phrase", "place"):
                 found += phrase_after_terms(text, file, page, q, weights)
             for c in found:
@@ -291,20 +329,14 @@ class OfflineBackend:
                                         "share of the question's terms on or near one line")
         return [top]
 
+    @property
+    def stats(self) -> CorpusStats:
+        if self._stats is None:
+            self._stats = corpus_stats(self.corpus)
+        return self._stats
+
     def _weights(self, q: Question) -> dict[str, float]:
-        if self._df is None:
-            self._df, self._pages = {}, 0
-            try:
-                if getattr(self.corpus, "page_count", MAX_DF_PAGES + 1) <= MAX_DF_PAGES:
-                    df: Counter[str] = Counter()
-                    for p in self.corpus.iter_pages():
-                        df.update({stem(w) for w in words(p.text)})
-                        self._lower |= lowercase_words(p.text)
-                        self._pages += 1
-                    self._df = dict(df)
-            except Exception:  # no page iterator: uniform weights
-                self._df, self._pages = {}, 0
-        return term_weights(q, self._df, self._pages)
+        return term_weights(q, self.stats.df, self.stats.pages)
 
 
 # --- the messages ------------------------------------------------------------------------------
