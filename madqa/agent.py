@@ -99,9 +99,10 @@ class Agent:
         self.corpus = corpus
         self.config = config.validate()
         self.settings = settings
-        self.retriever = registry.create("retriever", config.retriever, corpus, {})
-        self.reranker = registry.create("reranker", config.reranker, corpus, {})
-        self.strategy = registry.create("query_strategy", config.query_strategy, corpus, {})
+        self.retriever = registry.create("retriever", config.retriever, corpus, config.part_options("retriever"))
+        self.reranker = registry.create("reranker", config.reranker, corpus, config.part_options("reranker"))
+        self.strategy = registry.create("query_strategy", config.query_strategy, corpus,
+                                        config.part_options("query_strategy"))
         options = {"corpus": corpus, "temperature": config.temperature, **(backend_options or {})}
         self.backend = registry.create("backend", config.backend, config.model, options)
 

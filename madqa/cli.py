@@ -94,7 +94,8 @@ def open_corpus(args: argparse.Namespace, settings: Settings, reg: Any) -> Any:
 def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
     reg = registry(settings)
     corpus = open_corpus(args, settings, reg)
-    retriever = reg.create("retriever", args.retriever, corpus, {})
+    options = parsed_options(args.set or [], "retriever").get("retriever", {})
+    retriever = reg.create("retriever", args.retriever, corpus, options)
     result = retriever.search(args.query, args.k)
     if args.json:
         print(json.dumps([h.to_dict() for h in result.hits], indent=1, ensure_ascii=False))
@@ -153,7 +154,21 @@ def pipeline_config(args: argparse.Namespace, settings: Settings) -> Any:
     config = load_config(args.config or settings.config)
     return config.with_overrides(backend=args.backend, model=args.model, retriever=args.retriever,
                                  reranker=args.reranker, query_strategy=args.strategy, top_k=args.top_k,
-                                 max_steps=args.max_steps, image_budget_px=args.budget)
+                                 max_steps=args.max_steps, image_budget_px=args.budget,
+                                 options=parsed_options(args.set or []))
+
+
+def parsed_options(texts: list[str], part: str | None = None) -> dict[str, dict[str, Any]]:
+    """``--set PART.KEY=VALUE`` flags merged into option tables (``part`` prefixes bare keys)."""
+    from madqa.settings import parse_option
+
+    merged: dict[str, dict[str, Any]] = {}
+    for text in texts:
+        if part and not text.startswith(part + "."):
+            text = f"{part}.{text}"
+        for name, table in parse_option(text).items():
+            merged.setdefault(name, {}).update(table)
+    return merged
 
 
 def backend_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -301,6 +316,8 @@ def add_config_args(p: argparse.ArgumentParser, several: bool = False) -> None:
     p.add_argument("--top-k", type=int)
     p.add_argument("--max-steps", type=int)
     p.add_argument("--budget", type=int, help="image budget in pixels")
+    p.add_argument("--set", action="append", metavar="PART.KEY=VALUE",
+                   help="an option of the retriever, reranker or query_strategy, e.g. retriever.analyzer=stem")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -319,6 +336,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("query")
     p.add_argument("-k", type=int, default=5, help="how many pages (default 5)")
     p.add_argument("--retriever", default="whoosh")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="a retriever option, e.g. analyzer=stem")
     p.add_argument("--json", action="store_true", help="print hits as JSON")
 
     p = sub.add_parser("render", help="render a page as an image under a pixel budget")

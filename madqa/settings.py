@@ -108,8 +108,16 @@ class PipelineConfig:
     max_steps: int = 10
     image_budget_px: int = 1_200_000
     temperature: float | None = None
+    # Per-part options, handed to the part's factory: {"retriever": {...}, "reranker": {...},
+    # "query_strategy": {...}}. In TOML: an ``[options.retriever]`` table; on the command line:
+    # ``--set retriever.analyzer=stem``.
+    options: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def validate(self) -> PipelineConfig:
+        unknown = set(self.options) - set(OPTION_PARTS)
+        if unknown or not all(isinstance(v, dict) for v in self.options.values()):
+            raise SettingsError(f"options are tables named after a part ({', '.join(OPTION_PARTS)}), "
+                                f"not {sorted(unknown) or self.options}")
         if not 1 <= self.top_k <= 50:
             raise SettingsError(f"top_k must be between 1 and 50, not {self.top_k}")
         if not 1 <= self.max_steps <= 100:
@@ -118,17 +126,56 @@ class PipelineConfig:
             raise SettingsError(f"image budget {self.image_budget_px} px is outside 10,000..50,000,000")
         return self
 
+    def part_options(self, part: str) -> dict[str, Any]:
+        """The options table of one part (``retriever``, ``reranker``, ``query_strategy``)."""
+        return dict(self.options.get(part, {}))
+
     def with_overrides(self, **overrides: Any) -> PipelineConfig:
-        """A copy with the non-None overrides applied and validated."""
+        """A copy with the non-None overrides applied and validated.
+
+        ``options`` given here is merged into the config's tables, key by key."""
+        extra = overrides.pop("options", None) or {}
         changed = {k: v for k, v in overrides.items() if v is not None and getattr(self, k) != v}
+        label = dict(changed)
+        if extra:
+            merged = {part: dict(table) for part, table in self.options.items()}
+            for part, table in extra.items():
+                for key, value in table.items():
+                    if merged.get(part, {}).get(key) != value:
+                        merged.setdefault(part, {})[key] = value
+                        label[f"{part}.{key}"] = value
+            if merged != self.options:
+                changed["options"] = merged
         if not changed:
             return self
         if "name" not in changed:  # a config with other parts is another config: say so in its name
-            changed["name"] = self.name + "[" + ",".join(f"{k}={v}" for k, v in sorted(changed.items())) + "]"
+            changed["name"] = self.name + "[" + ",".join(f"{k}={v}" for k, v in sorted(label.items())) + "]"
         return replace(self, **changed).validate()
 
     def to_dict(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        d = {f.name: getattr(self, f.name) for f in fields(self)}
+        d["options"] = {part: dict(table) for part, table in self.options.items()}
+        return d
+
+
+OPTION_PARTS = ("retriever", "reranker", "query_strategy")
+
+
+def parse_option(text: str) -> dict[str, dict[str, Any]]:
+    """``"retriever.analyzer=stem"`` -> ``{"retriever": {"analyzer": "stem"}}``.
+
+    The value is read as a TOML value when it is one (``3``, ``0.5``, ``true``, ``"a b"``),
+    else kept as text."""
+    key, sep, raw = text.partition("=")
+    part, dot, name = key.strip().partition(".")
+    if not sep or not dot or not name or part not in OPTION_PARTS:
+        raise SettingsError(f"option {text!r} should look like PART.KEY=VALUE with PART one of "
+                            f"{', '.join(OPTION_PARTS)}")
+    try:
+        value: Any = tomllib.loads(f"v = {raw.strip()}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = raw.strip()
+    return {part: {name.strip(): value}}
 
 
 def list_configs() -> dict[str, PipelineConfig]:

@@ -58,3 +58,55 @@ def test_overrides_rename_the_config():
     assert base.with_overrides(top_k=5, backend=None) is base  # nothing really changed
     changed = base.with_overrides(query_strategy="relax", top_k=3)
     assert changed.name == "offline[query_strategy=relax,top_k=3]" and changed.top_k == 3
+
+
+def test_part_options_from_toml_flags_and_overrides(tmp_path):
+    from madqa.settings import PipelineConfig, load_config, parse_option
+
+    path = tmp_path / "mine.toml"
+    path.write_text('retriever = "whoosh"\n[options.retriever]\nanalyzer = "stem"\n'
+                    '[options.query_strategy]\nthreshold = 0.7\n', encoding="utf-8")
+    config = load_config(str(path))
+    assert config.part_options("retriever") == {"analyzer": "stem"}
+    assert config.part_options("reranker") == {}
+    assert parse_option("query_strategy.threshold=0.5") == {"query_strategy": {"threshold": 0.5}}
+    assert parse_option("retriever.analyzer=stem") == {"retriever": {"analyzer": "stem"}}
+    changed = config.with_overrides(options=parse_option("query_strategy.threshold=0.5"))
+    assert changed.part_options("query_strategy") == {"threshold": 0.5}
+    assert changed.part_options("retriever") == {"analyzer": "stem"}
+    assert changed.name == "mine[query_strategy.threshold=0.5]"
+    assert config.with_overrides(options=parse_option("retriever.analyzer=stem")) is config
+    assert changed.to_dict()["options"]["query_strategy"] == {"threshold": 0.5}
+    for bad in ("analyzer=stem", "backend.model=x", "retriever.=1", "retriever.analyzer"):
+        with pytest.raises(SettingsError):
+            parse_option(bad)
+    with pytest.raises(SettingsError):
+        PipelineConfig(options={"backend": {"x": 1}}).validate()
+
+
+def test_cli_set_reaches_the_retriever(tmp_path, monkeypatch, capsys):
+    from madqa import cli
+
+    seen = {}
+
+    class Spy:
+        def search(self, query, k):
+            import madqa
+            return madqa.SearchResult((), query)
+
+    def factory(corpus, options):
+        seen.update(options)
+        return Spy()
+
+    monkeypatch.setattr(cli, "open_corpus", lambda *a: None)
+    original = cli.registry
+
+    def patched(settings):
+        reg = original(settings)
+        monkeypatch.setattr(reg, "create", lambda kind, name, *a: factory(*a))
+        return reg
+
+    monkeypatch.setattr(cli, "registry", patched)
+    monkeypatch.setenv("MADQA_HOME", str(tmp_path))
+    assert cli.main(["search", "--corpus", str(tmp_path), "q", "--set", "analyzer=stem", "--set", "boost=2"]) == 0
+    assert seen == {"analyzer": "stem", "boost": 2}
