@@ -14,6 +14,7 @@ from madqa.errors import (
     SettingsError,
 )
 from madqa.hookspecs import Register, hookimpl
+from madqa.options import read_options
 from madqa.types import (
     AnswerStep,
     ErrorStep,
@@ -34,4 +35,5 @@ __all__ = [
     "AnswerStep", "BackendError", "CorpusError", "ErrorStep", "Hit", "MadqaError", "ModelDecision", "ModelStep",
     "PageRef", "PluginError", "Register", "RenderError", "SearchError", "SearchResult", "SearchStep",
     "SettingsError", "Step", "ToolCall", "Usage", "__version__", "find_json_object", "hookimpl",
+    "read_options",
 ]

@@ -80,3 +80,18 @@ def test_broken_plugin_file_is_named(tmp_path):
     _write_plugin(tmp_path, "broken", "raise RuntimeError('boom')\n")
     with pytest.raises(PluginError, match="broken.py failed to import: boom"):
         get_plugin_manager(tmp_path, entry_points=False)
+
+
+def test_read_options_checks_names_and_types():
+    from madqa import PluginError, read_options
+
+    defaults = {"threshold": 0.8, "limit": 3, "model": None, "stem": False, "name": "x"}
+    assert read_options(None, defaults, "t") == defaults
+    got = read_options({"threshold": 1, "model": "m", "stem": True}, defaults, "t")
+    assert got["threshold"] == 1.0 and isinstance(got["threshold"], float)
+    assert got["model"] == "m" and got["stem"] is True and got["limit"] == 3
+    with pytest.raises(PluginError, match="unknown option bogus .*known: limit, model, name, stem, threshold"):
+        read_options({"bogus": 1}, defaults, "t")
+    for bad in ({"limit": "3"}, {"limit": 2.5}, {"stem": 1}, {"limit": True}, {"name": 4}):
+        with pytest.raises(PluginError, match="expects"):
+            read_options(bad, defaults, "t")
