@@ -189,3 +189,15 @@ def test_model_text_keeps_its_lines_but_never_renders_links_or_images() -> None:
     content = model_message(step)["content"]
     assert content.startswith("First line\\.  \n")
     assert "![x](" not in content and "](https" not in content and "\\!\\[x\\]\\(https" in content
+
+
+def test_plots_say_when_the_kuiper_curve_is_undefined():
+    from madqa.ui.evaluate import plots
+
+    right = [{"effort": 2, "correct": True, "error_category": None}, {"effort": 3, "correct": True, "error_category": None}]
+    mixed = [{"effort": 2, "correct": True, "error_category": None},
+             {"effort": 5, "correct": False, "error_category": "wrong_page"}]
+    accuracy, kuiper, errors, notes = plots({"all-right": right, "mixed": mixed})
+    assert set(kuiper["config"]) == {"mixed"}
+    assert notes == ["all-right: no Kuiper curve, every answer was right", "all-right: no wrong answer to decompose"]
+    assert set(accuracy["config"]) == {"all-right", "mixed"}

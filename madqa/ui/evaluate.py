@@ -55,9 +55,11 @@ def metrics_frame(results: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["metric", *names])
 
 
-def plots(records_by_config: Mapping[str, Sequence[Mapping[str, Any]]]) -> tuple[pd.DataFrame, ...]:
-    """Data of the three plots: accuracy by steps taken, Kuiper curve, error decomposition."""
-    accuracy, kuiper, errors = [], [], []
+def plots(records_by_config: Mapping[str, Sequence[Mapping[str, Any]]]) -> tuple[Any, ...]:
+    """Data of the three plots (accuracy by steps taken, Kuiper curve, error decomposition) and
+    notes on what a plot leaves out: the Kuiper curve is undefined when every answer is right
+    (or every one wrong), so such a config gets a note instead of a flat line."""
+    accuracy, kuiper, errors, notes = [], [], [], []
     for name, records in records_by_config.items():
         by_steps: dict[float, list[bool]] = {}
         for r in records:
@@ -66,13 +68,19 @@ def plots(records_by_config: Mapping[str, Sequence[Mapping[str, Any]]]) -> tuple
             outcomes = by_steps[steps]
             accuracy.append({"config": name, "steps": steps, "accuracy": sum(outcomes) / len(outcomes),
                              "questions": len(outcomes)})
-        kuiper += [{"config": name, "k": p["k"], "deviation": p["deviation"], "steps": p["effort"]}
-                   for p in kuiper_curve_from_records(records)]
+        outcomes = {bool(r["correct"]) for r in records}
+        if len(outcomes) == 1:
+            notes.append(f"{name}: no Kuiper curve, every answer was {'right' if True in outcomes else 'wrong'}")
+        else:
+            kuiper += [{"config": name, "k": p["k"], "deviation": p["deviation"], "steps": p["effort"]}
+                       for p in kuiper_curve_from_records(records)]
+        if not any(r["error_category"] for r in records):
+            notes.append(f"{name}: no wrong answer to decompose")
         counts = Counter(r["error_category"] for r in records if r["error_category"])
         errors += [{"config": name, "category": c, "count": counts.get(c, 0)} for c in ERROR_CATEGORIES]
     return (pd.DataFrame(accuracy, columns=["config", "steps", "accuracy", "questions"]),
             pd.DataFrame(kuiper, columns=["config", "k", "deviation", "steps"]),
-            pd.DataFrame(errors, columns=["config", "category", "count"]))
+            pd.DataFrame(errors, columns=["config", "category", "count"]), notes)
 
 
 def question_frame(rows_by_config: Mapping[str, Sequence[Mapping[str, Any]]],
@@ -195,7 +203,9 @@ def build_evaluate_tab(ctx: AppContext) -> None:
             text += f"  \n⚠ Only {gold} of {len(questions)} questions have gold answers; the others score 0."
         if problems:
             text += f"  \n{len(problems)} rows of the file were left out, e.g. {problems[0]}"
-        accuracy, kuiper, errors = plots(records)
+        accuracy, kuiper, errors, notes = plots(records)
+        if notes:
+            text += "  \n" + "; ".join(notes) + "."
         most = int(accuracy["steps"].max()) if len(accuracy) else 1
         accuracy_update = gr.ScatterPlot(accuracy, x_lim=[0, most + 1])  # no point on the frame's edge
         return (text, metrics_frame(results), accuracy_update, kuiper, errors, question_frame(rows_by_config, records),
