@@ -34,7 +34,7 @@ BUILTIN_PLUGINS = (
     "plugins.text_layer",
     "plugins.tesseract_ocr",
     "plugins.passthrough",
-    "plugins.relax_strategy",
+    "plugins.drift_strategy",
     "plugins.scripted",
     "plugins.offline_backend",
     "plugins.litellm_backend",
