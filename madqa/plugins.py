@@ -35,6 +35,7 @@ BUILTIN_PLUGINS = (
     "plugins.tesseract_ocr",
     "plugins.passthrough",
     "plugins.drift_strategy",
+    "plugins.llm_rewrite",
     "plugins.scripted",
     "plugins.offline_backend",
     "plugins.litellm_backend",
