@@ -184,3 +184,9 @@ def test_drift_runs_with_every_backend_and_the_trace_keeps_what_it_did(fsr_corpu
         assert "expanded FSR" in searches[1]["strategy_note"]
         assert row["search_history"][1]["query"] == '"Field Service Report"'  # drift is measured on what ran
         assert row["answer"] == ["0.42 mm"] and row["citations"] == [{"file": "procedures.pdf", "page": 2}]
+
+
+def test_the_strategies_are_listed_with_what_they_do(registry):
+    listed = {c.name: c for c in registry.list() if c.kind == "query_strategy"}
+    assert {"passthrough", "drift", "relax", "llm-rewrite"} <= set(listed)
+    assert all(listed[n].description and listed[n].unavailable is None for n in ("drift", "relax", "llm-rewrite"))
