@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from madqa import abbreviations
 from madqa.errors import CorpusError
 
 MANIFEST = "manifest.json"
@@ -99,6 +100,7 @@ class Corpus:
         }
         self._db_lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
+        self._abbreviations: list[tuple[str, str, str, int]] | None = None
 
     @classmethod
     def open(cls, root: str | Path, corpora_dir: Path) -> Corpus:
@@ -170,6 +172,27 @@ class Corpus:
             rows = self._conn().execute("SELECT file, page, text, source FROM pages ORDER BY file, page").fetchall()
         for row in rows:
             yield PageText(*row)
+
+    def abbreviations(self) -> list[tuple[str, str, str, int]]:
+        """(short, long, file, page) for every "Full Name (FN)" the pages define, found at ingest.
+
+        A generation ingested before this table existed is mined now, once per Corpus object.
+        """
+        if self._abbreviations is None:
+            with self._db_lock:
+                conn = self._conn()
+                if conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?",
+                                (abbreviations.TABLE,)).fetchone():
+                    rows = conn.execute(f"SELECT short, long, file, page FROM {abbreviations.TABLE} "
+                                        "ORDER BY file, page").fetchall()
+                else:
+                    rows = [(s, lf, p.file, p.page) for p in self._pages_unlocked() for s, lf in abbreviations.mine(p.text)]
+            self._abbreviations = [(str(s), str(lf), str(f), int(p)) for s, lf, f, p in rows]
+        return list(self._abbreviations)
+
+    def _pages_unlocked(self) -> list[PageText]:
+        rows = self._conn().execute("SELECT file, page, text, source FROM pages ORDER BY file, page").fetchall()
+        return [PageText(*row) for row in rows]
 
     def retriever_dir(self, name: str) -> Path:
         """The folder where retriever ``name`` keeps its index for this generation."""

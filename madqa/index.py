@@ -17,6 +17,7 @@ from typing import Any
 
 import pymupdf
 
+from madqa import abbreviations
 from madqa.corpus import (
     MANIFEST,
     PAGES_DB,
@@ -254,6 +255,7 @@ def _ingest_files(
     """Read new and changed files, copy unchanged ones' pages; returns docs, new pages, changed files."""
     db = sqlite3.connect(tmp_dir / PAGES_DB)
     db.execute("CREATE TABLE pages (file TEXT, page INTEGER, text TEXT, source TEXT, PRIMARY KEY (file, page))")
+    abbreviations.create_table(db)
     if previous is not None:
         db.execute("ATTACH DATABASE ? AS prev", ((previous.gen_dir / PAGES_DB).as_uri() + "?mode=ro",))
     documents: dict[str, DocumentRecord] = {}
@@ -270,12 +272,14 @@ def _ingest_files(
             old = previous.documents.get(file) if previous else None
             if old is not None and old.sha256 == sha and reusable:
                 db.execute("INSERT INTO pages SELECT * FROM prev.pages WHERE file=?", (file,))
+                abbreviations.copy_file(db, file)
                 documents[file] = old
                 report.unchanged += 1
             else:
                 count, pages, warnings = _read_document(path, file, texts)
                 db.executemany("INSERT INTO pages VALUES (?, ?, ?, ?)",
                                [(p.file, p.page, p.text, p.source) for p in pages])
+                abbreviations.store(db, ((p.file, p.page, p.text) for p in pages))
                 added_pages.extend(pages)
                 documents[file] = DocumentRecord(file, sha, path.stat().st_size, count,
                                                  dict(Counter(p.source for p in pages)), tuple(warnings))

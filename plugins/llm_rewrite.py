@@ -1,0 +1,163 @@
+"""Query strategy ``llm-rewrite``: a (cheaper) chat model reformulates a stale query.
+
+It sees the question, the searches so far (as run, and whether each found new pages) and the
+query at hand, and answers with one new query. The call goes through the ``litellm`` backend's
+own client (``plugins/litellm_backend.py``: key handling, retries, error classification, mocks),
+so it works beside any backend, the offline one included. On a provider error or an empty or
+unusable reply the query is kept as written and the note says why (the kind of error only).
+Tokens and cost of the rewrite go in the note; they are not added to the run's usage.
+
+Options (``[options.query_strategy]`` or ``--set query_strategy.KEY=VALUE``):
+
+- ``model`` (``openai/gpt-4.1-nano``): any litellm model string; ``api_base`` for an
+  OpenAI-compatible server.
+- ``api_key_env``: the name of an environment variable holding the key. Without it litellm reads
+  the provider's usual variable (``OPENAI_API_KEY``...). There is deliberately no ``api_key``
+  option: part options are written into config names and saved configs, so a key given there
+  would end up in prediction files.
+- ``when`` (``stale``): ``stale`` rewrites only a query at or above ``threshold`` (0.7, the
+  reports' lexical similarity) to an earlier one, or after a search that showed no new page;
+  ``always`` rewrites every query, the first included.
+- ``temperature`` (0.0), ``timeout`` (20 s), ``max_attempts`` (2).
+- ``mock_response`` / ``mock_responses``: litellm offline mocks, as for the litellm backend.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from typing import Any
+
+import madqa
+from madqa.evaluation.report import lexical_similarity
+
+DEFAULTS: dict[str, Any] = {
+    "model": "openai/gpt-4.1-nano", "api_base": None, "api_key_env": None, "when": "stale", "threshold": 0.7,
+    "temperature": 0.0, "timeout": 20.0, "max_attempts": 2, "mock_response": None, "mock_responses": None,
+}
+WHO = "query strategy llm-rewrite"
+MAX_QUERY_CHARS = 300
+PROMPT = """You rewrite search queries for a keyword (BM25) search engine over the pages of a collection of PDF documents.
+The query language: words (all must match), "quoted phrases", OR, NOT, and * wildcards.
+A query that repeats earlier ones finds the same pages again. Write one clearly different query that is likely to find
+the pages answering the question: use synonyms, abbreviations or their expansions, other phrasings, or fewer terms.
+Reply with the query only, on one line, without explanations."""
+
+
+def _describe_history(state: Any) -> str:
+    queries = list(getattr(state, "queries", []) or [])
+    counts = list(getattr(state, "new_page_counts", []) or [])
+    if not queries:
+        return "none yet"
+    lines = []
+    for n, query in enumerate(queries):
+        new = counts[n] if n < len(counts) else None
+        found = "?" if new is None else ("no new page" if new == 0 else f"{new} new pages")
+        lines.append(f"{n + 1}. {query} -> {found}")
+    return "\n".join(lines)
+
+
+def parse_query(text: str | None) -> str | None:
+    """The query in a model's reply: the first non-empty line, or a ``{"query"|"search": ...}`` object."""
+    if not text or not text.strip():
+        return None
+    value = madqa.find_json_object(text)
+    if isinstance(value, dict):
+        found = value.get("query", value.get("search"))
+        return found.strip()[:MAX_QUERY_CHARS] if isinstance(found, str) and found.strip() else None
+    line = next((ln.strip() for ln in text.strip().splitlines() if ln.strip() and not ln.strip().startswith("```")), "")
+    for prefix in ("query:", "search:", "new query:", "rewritten query:"):
+        if line.lower().startswith(prefix):
+            line = line[len(prefix):].strip()
+    line = line.strip("`").strip()
+    if len(line) > 1 and line[0] == line[-1] == "'" or (line.count('"') == 2 and line[0] == line[-1] == '"'):
+        line = line[1:-1].strip()
+    return line[:MAX_QUERY_CHARS] or None
+
+
+class LLMRewrite:
+    """Asks a chat model for a reformulation; see the module docstring."""
+
+    def __init__(self, options: dict[str, Any] | None = None) -> None:
+        if options and "api_key" in options:
+            raise madqa.PluginError(f"{WHO}: give the key's environment variable as api_key_env, not the key "
+                                    "itself (part options are saved with the config)")
+        opts = madqa.read_options(options, DEFAULTS, WHO)
+        if opts["when"] not in ("stale", "always"):
+            raise madqa.PluginError(f"{WHO}: option when must be stale or always, not {opts['when']!r}")
+        self.when = opts["when"]
+        self.threshold = float(opts["threshold"])
+        backend_options: dict[str, Any] = {"native_tools": False, "vision": False, "temperature": opts["temperature"],
+                                           "timeout": opts["timeout"], "max_attempts": int(opts["max_attempts"])}
+        if opts["api_base"]:
+            backend_options["api_base"] = opts["api_base"]
+        if opts["api_key_env"]:
+            key = os.environ.get(str(opts["api_key_env"]))
+            if not key:
+                raise madqa.PluginError(f"{WHO}: environment variable {opts['api_key_env']} is not set")
+            backend_options["api_key"] = key
+        for name in ("mock_response", "mock_responses"):
+            if opts[name] is not None:
+                backend_options[name] = opts[name]
+        from plugins.litellm_backend import LiteLLMBackend  # imports litellm: only when this strategy is used
+
+        quiet = logging.getLogger("madqa.litellm")
+        level = quiet.level
+        quiet.setLevel(logging.ERROR)  # "no images, no tools" is what a rewriter wants, not a warning
+        try:
+            self.client = LiteLLMBackend(str(opts["model"]), backend_options)
+        finally:
+            quiet.setLevel(level)
+        self.model = self.client.model
+
+    def __repr__(self) -> str:
+        return f"LLMRewrite(model={self.model!r}, when={self.when!r})"
+
+    def _reason(self, query: str, state: Any) -> str | None:
+        """Why this query should be rewritten, or None to leave it alone."""
+        past = list(dict.fromkeys(list(getattr(state, "queries", []) or []) + list(getattr(state, "written", []) or [])))
+        if self.when == "always":
+            return "every query is rewritten (when=always)"
+        if not past:
+            return None
+        closest = max(past, key=lambda p: lexical_similarity(query, p))
+        score = lexical_similarity(query, closest)
+        if score >= self.threshold:
+            return f"too close to {closest!r} ({score:.2f})"
+        counts = list(getattr(state, "new_page_counts", []) or [])
+        return "the previous search showed no new page" if counts and counts[-1] == 0 else None
+
+    def rewrite(self, query: str, state: Any) -> tuple[str, str | None]:
+        why = self._reason(query, state)
+        if why is None:
+            return query, None
+        question = getattr(state, "question", "") or ""
+        messages = [{"role": "system", "content": PROMPT},
+                    {"role": "user", "content": f"Question: {question}\n\nEarlier searches:\n{_describe_history(state)}"
+                                                f"\n\nQuery to rewrite: {query}"}]
+        try:
+            decision = self.client.decide(messages, [], False)
+        except madqa.BackendError as exc:  # its message names the provider and the kind of error, never the key
+            return query, f"{why}; the rewrite model failed ({exc}); kept the query"
+        except Exception as exc:  # anything else: the class name only (its text may echo a request)
+            return query, f"{why}; the rewrite model failed ({type(exc).__name__}); kept the query"
+        text = decision.text
+        if not text:  # the JSON-in-text protocol turns {"search": ...} into a call
+            text = next((json.dumps(c.arguments) for c in decision.tool_calls), None)
+        rewritten = parse_query(text)
+        cost = f", ${decision.cost_usd:.6f}" if decision.cost_usd else ""
+        spent = f"{self.model}, {decision.usage.prompt_tokens}+{decision.usage.completion_tokens} tokens{cost}"
+        issued = {" ".join(q.lower().split()) for q in getattr(state, "queries", []) or []}
+        if rewritten is None:
+            return query, f"{why}; the rewrite model gave no query ({spent}); kept the query"
+        if " ".join(rewritten.lower().split()) in issued | {" ".join(query.lower().split())}:
+            return query, f"{why}; the rewrite model repeated a query already run ({spent}); kept the query"
+        return rewritten, f"{why}: rewritten by {spent}"
+
+
+@madqa.hookimpl(trylast=True)
+def register_query_strategies(register: madqa.Register) -> None:
+    register("llm-rewrite", lambda corpus, options: LLMRewrite(options),
+             "a cheaper chat model (litellm) reformulates a query that repeats itself or found nothing new",
+             requires=("litellm",))
