@@ -147,7 +147,7 @@ def test_compare_runs_both_panes_and_summarises(browser: Any, app_url: str) -> N
     picker.click()
     picker.fill("demo-002")
     page.get_by_role("option", name="demo-002: What was the operating income").click()
-    assert page.locator("#compare-question textarea").input_value() == EBIT_QUESTION
+    expect(page.locator("#compare-question textarea")).to_have_value(EBIT_QUESTION)  # filled by an event: wait
     page.locator("#compare-run").click()
     summary = page.locator("#compare-summary")
     expect(summary).to_contain_text("ANLS*")
@@ -188,6 +188,12 @@ def test_an_upload_is_searchable_in_its_session_only(browser: Any, app_url: str,
     expect(stranger.locator("#corpus-summary")).to_contain_text("No uploads yet")
     assert stranger.get_by_text("zorblax widgets.pdf").count() == 0
     shot(stranger, "tab-corpus-other-session")
+    stranger.locator("#corpus-choice").get_by_text("Demo corpus").click()
+    tab(stranger, "Ask")
+    ask(stranger, "How many zorblax widgets were counted?")  # the stranger's agent cannot find the owner's file
+    chat = stranger.locator("#ask-chat")
+    assert chat.get_by_text("zorblax widgets.pdf").count() == 0 and chat.get_by_text("4711").count() == 0
+    assert stranger.locator("#ask-chat button.option", has_text="zorblax").count() == 0
 
 
 def test_evaluate_and_plugins_tabs(browser: Any, app_url: str) -> None:
