@@ -358,3 +358,24 @@ def test_a_key_given_to_the_cli_stays_out_of_its_output_and_files(tmp_path: Path
         (logs / f"{name}.out").write_text(proc.stdout)
         (logs / f"{name}.err").write_text(proc.stderr)
     assert files_holding(SECRET, logs, out, home) == []
+
+
+def test_no_repr_shows_a_key(tmp_path: Path) -> None:
+    from madqa.agent import Agent
+    from madqa.corpus import Corpus
+    from madqa.index import ingest
+    from madqa.plugins import collect, get_plugin_manager
+    from madqa.settings import Settings, load_config
+    from madqa.trace import Trace
+
+    settings = Settings.from_env(env={"OPENAI_API_KEY": SECRET, "MADQA_HOME": str(tmp_path / "home")})
+    registry = collect(get_plugin_manager(entry_points=False))
+    make_pdf(tmp_path / "docs" / "a.pdf", ["text"])
+    ingest(tmp_path / "docs", settings, registry, ocr="never")
+    config = load_config("gpt-4.1-mini")
+    agent = Agent(Corpus.open(tmp_path / "docs", settings.corpora_dir), config, registry, settings,
+                  {"api_key": SECRET, "mock_response": "no idea"})
+    trace = Trace("q?", config).consume(agent.run("q?"))
+    shown = [repr(settings), repr(config), repr(agent), str(vars(agent)), repr(agent.backend), str(vars(agent.backend)),
+             json.dumps(trace.row()), repr(trace.steps)]
+    assert not [s for s in shown if SECRET in s]
