@@ -120,7 +120,7 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimpleNamespace]:
     env = {**{k: os.environ[k] for k in CLI_ENV_KEYS if k in os.environ}, "MADQA_HOME": str(home),
            "GRADIO_TEMP_DIR": str(gradio_tmp), "TMPDIR": str(tmp), "MADQA_HOST": "127.0.0.1",
            "MADQA_PORT": str(port), "PYTHONUNBUFFERED": "1", "GRADIO_ANALYTICS_ENABLED": "False",
-           "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+           "LITELLM_LOCAL_MODEL_COST_MAP": "True", "MADQA_OCR": "never"}  # no OCR: the demo corpus indexes at once
     out, err = open(base / "stdout.log", "wb"), open(base / "stderr.log", "wb")  # noqa: SIM115 - closed below
     proc = subprocess.Popen([sys.executable, "app.py"], cwd=REPO, env=env, stdout=out, stderr=err,
                             start_new_session=True)
