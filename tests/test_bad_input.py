@@ -192,6 +192,24 @@ def test_cli_index_reports_every_bad_file_and_keeps_what_was_stored(tmp_path):
     assert "failed: zero.pdf: empty file (0 bytes)" in again.stderr
 
 
+def test_file_names_from_users_are_looked_up_never_opened(tmp_path, settings, registry):
+    """Render and citation lookups take manifest names only: ``..``, absolute paths and odd names are refused."""
+    root = tmp_path / "docs"
+    make_pdf(root / "sub" / "a.pdf", ["alpha"])
+    ingest(root, settings, registry, ocr="never")
+    corpus = Corpus.open(root, settings.corpora_dir)
+    secret = make_pdf(tmp_path / "secret.pdf", ["outside the corpus"])
+    for name in ("../secret.pdf", str(secret), "sub/../../secret.pdf", "sub/./a.pdf", "sub\\a.pdf", "a.pdf\x00",
+                 "", "sub/a.pdf/"):
+        with pytest.raises(Exception, match="no file|not in|does not exist|cannot") as caught:
+            render_page(corpus, name, 1, settings)
+        assert type(caught.value).__name__ == "RenderError"
+    out = tmp_path / "page.png"
+    proc = cli("render", "--corpus", str(root), "../secret.pdf", "1", "-o", str(out), home=settings.home)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr and not out.exists()
+    assert cli("render", "--corpus", str(root), "sub/a.pdf", "1", "-o", str(out), home=settings.home).returncode == 0
+
+
 # --- queries -------------------------------------------------------------------------------------
 
 
