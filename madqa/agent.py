@@ -129,7 +129,7 @@ class Agent:
                             time.perf_counter() - started, force)
             payload = _answer_payload(decision)
             if payload is not None or force:
-                yield self._answer(iteration, payload, decision.text, state.seen, force)
+                yield self._answer(iteration, payload, decision.text, state.seen, force, calls)
                 return
             searches = [c for c in calls if c.name == "search_documents"]
             if not calls:
@@ -194,7 +194,8 @@ class Agent:
 
     # --- the answer ------------------------------------------------------------------------
 
-    def _answer(self, iteration: int, payload: Any, text: str | None, seen: set[PageRef], forced: bool) -> AnswerStep:
+    def _answer(self, iteration: int, payload: Any, text: str | None, seen: set[PageRef], forced: bool,
+                calls: tuple[ToolCall, ...] = ()) -> AnswerStep:
         parsed = parse_answer(payload) if payload is not None else None
         flags: list[str] = []
         if parsed is None and text and forced:
@@ -202,6 +203,9 @@ class Agent:
             if parsed is None and len(text.strip()) <= 80 and "\n" not in text.strip():
                 parsed = ([text.strip()], [], ["answer taken from the model's free text"])
         if parsed is None:
+            if forced and calls:  # e.g. a model that never stops searching, whatever tool_choice says
+                names = ", ".join(sorted({c.name for c in calls}))
+                flags.append(f"the model called {names} on the last step instead of answering")
             flags.append("no answer could be parsed from the model's reply" if text or payload else "no answer")
             return AnswerStep(iteration, (), (), flags=tuple(flags), refusal=True)
         answer, raw, parse_flags = parsed

@@ -18,6 +18,7 @@ from whoosh import analysis, fields, index, qparser, query, scoring
 import madqa
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+_OPERATOR = re.compile(r"\b(AND|OR|NOT|ANDNOT|ANDMAYBE)\b")
 
 
 def _schema() -> fields.Schema:
@@ -35,6 +36,15 @@ def _parser(field: str, schema: fields.Schema, any_term: bool) -> qparser.QueryP
     parser.remove_plugin_class(qparser.FieldsPlugin)  # "page:3" is text, not a field query
     parser.remove_plugin_class(qparser.BoostPlugin)
     return parser
+
+
+def _parse(parser: qparser.QueryParser, text: str) -> query.Query:
+    """The parsed query; when Whoosh's parser trips on odd operator runs (``NOT NOT x`` raises
+    IndexError inside Whoosh), the operators are read as plain words instead."""
+    try:
+        return parser.parse(text)
+    except Exception:
+        return parser.parse(_OPERATOR.sub(lambda m: m.group(0).lower(), text))
 
 
 def _searchable(q: query.Query) -> bool:
@@ -118,7 +128,7 @@ class WhooshRetriever:
         any_terms = False
         for field, any_term, note in attempts:
             # the fallbacks loosen phrases to words (the stemmed field keeps no positions)
-            parsed = _parser(field, schema, any_term).parse(text if field == "text" else text.replace('"', " "))
+            parsed = _parse(_parser(field, schema, any_term), text if field == "text" else text.replace('"', " "))
             if not _searchable(parsed):
                 continue
             any_terms = True

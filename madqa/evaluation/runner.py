@@ -26,7 +26,19 @@ OnRow = Callable[[dict[str, Any], dict[str, Any]], None]  # (row, question)
 
 def question_key(item: dict[str, Any]) -> str:
     """How a row is matched to its question for resuming: the id, else the question text."""
+    if not isinstance(item, dict):
+        return "q:" + str(item).strip()
     return str(item.get("id") or "") or "q:" + str(item.get("question", "")).strip()
+
+
+def question_problem(item: Any) -> str | None:
+    """Why ``item`` cannot be asked (it came from the Python API unchecked), or None when it can."""
+    if not isinstance(item, dict):
+        return f"a question must be a dict with 'question', got {type(item).__name__}"
+    text = item.get("question")
+    if not isinstance(text, str) or not text.strip():
+        return "the question has no 'question' text"
+    return None
 
 
 def read_done(path: Path) -> tuple[list[dict[str, Any]], int, int]:
@@ -102,6 +114,12 @@ def run_batch(
     rows = list(done)
 
     def answer(question: dict[str, Any]) -> dict[str, Any]:
+        problem = question_problem(question)
+        if problem is not None:  # an error row says so; the other questions still run
+            known = question if isinstance(question, dict) else {}
+            row = Trace(str(known.get("question") or ""), config, known.get("id")).row()
+            row["error"] = f"input: {problem}"
+            return row
         agent = getattr(local, "agent", None)
         if agent is None:
             agent = local.agent = Agent(corpus, config, registry, settings, backend_options)
@@ -137,5 +155,5 @@ def run_batch(
 
 def score_row(row: dict[str, Any], question: dict[str, Any]) -> bool | None:
     """Whether a row is right (ANLS* >= 0.5) when the question has gold answers, else None."""
-    variants = question.get("answer_variants")
+    variants = question.get("answer_variants") if isinstance(question, dict) else None
     return is_correct(anls_star(row.get("answer"), variants)) if variants else None
