@@ -201,3 +201,23 @@ def test_plots_say_when_the_kuiper_curve_is_undefined():
     assert set(kuiper["config"]) == {"mixed"}
     assert notes == ["all-right: no Kuiper curve, every answer was right", "all-right: no wrong answer to decompose"]
     assert set(accuracy["config"]) == {"all-right", "mixed"}
+
+
+def test_config_panel_options_round_trip_and_errors():
+    import gradio as gr
+
+    from madqa.settings import PipelineConfig
+    from madqa.ui.config_panel import options_text, parse_options_text, resolve_config
+
+    config = PipelineConfig(name="mine", options={"query_strategy": {"threshold": 0.6, "moves": "or,drop"}})
+    text = options_text(config)
+    assert text == 'query_strategy.moves="or,drop"\nquery_strategy.threshold=0.6'
+    assert parse_options_text(text + "\n# a comment\n\n") == config.options
+    values = ["mine", "offline", "offline", "whoosh", "none", "drift", 5, 10, 1.2,
+              "retriever.analyzer=stem", "", ""]
+    resolved, backend_options = resolve_config({"mine": config}, values)
+    assert resolved.part_options("retriever") == {"analyzer": "stem"}
+    assert resolved.part_options("query_strategy") == config.options["query_strategy"]
+    assert "retriever.analyzer=stem" in resolved.name and backend_options == {}
+    with pytest.raises(gr.Error, match="PART.KEY=VALUE"):
+        resolve_config({"mine": config}, [*values[:9], "threshold=0.5", "", ""])

@@ -7,16 +7,17 @@ logged, not in a trace or a download.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
 import gradio as gr
 
 from madqa.errors import MadqaError
-from madqa.settings import PipelineConfig
+from madqa.settings import PipelineConfig, parse_option
 
 FIELD_NAMES = ("config", "backend", "model", "retriever", "reranker", "query_strategy", "top_k", "max_steps",
-               "image_budget_mp", "api_key", "api_base")  # the API names of a panel's values, in order
+               "image_budget_mp", "options", "api_key", "api_base")  # the API names of a panel's values, in order
 MAX_STEPS_UI = 30
 
 
@@ -33,23 +34,41 @@ class ConfigPanel:
     top_k: gr.Slider
     max_steps: gr.Slider
     budget_mp: gr.Slider
+    options: gr.Textbox
     api_key: gr.Textbox
     api_base: gr.Textbox
 
     @property
     def inputs(self) -> list[gr.components.Component]:
         return [self.name, self.backend, self.model, self.retriever, self.reranker, self.query_strategy,
-                self.top_k, self.max_steps, self.budget_mp, self.api_key, self.api_base]
+                self.top_k, self.max_steps, self.budget_mp, self.options, self.api_key, self.api_base]
 
     @property
     def parts(self) -> list[gr.components.Component]:
-        return self.inputs[1:9]
+        return self.inputs[1:10]
 
 
 def part_values(config: PipelineConfig) -> list[Any]:
-    """The panel's part fields for a config (image budget in megapixels)."""
+    """The panel's part fields for a config (image budget in megapixels, options as text)."""
     return [config.backend, config.model, config.retriever, config.reranker, config.query_strategy,
-            config.top_k, config.max_steps, round(config.image_budget_px / 1e6, 2)]
+            config.top_k, config.max_steps, round(config.image_budget_px / 1e6, 2), options_text(config)]
+
+
+def options_text(config: PipelineConfig) -> str:
+    """The config's part options as ``PART.KEY=VALUE`` lines (values as TOML)."""
+    return "\n".join(f"{part}.{key}={json.dumps(value)}" for part, table in sorted(config.options.items())
+                     for key, value in sorted(table.items()))
+
+
+def parse_options_text(text: str | None) -> dict[str, dict[str, Any]]:
+    """``PART.KEY=VALUE`` lines (blank lines and ``#`` comments skipped) as option tables."""
+    merged: dict[str, dict[str, Any]] = {}
+    for line in (text or "").splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            for part, table in parse_option(line).items():
+                merged.setdefault(part, {}).update(table)
+    return merged
 
 
 def _choices(names: list[str], current: str) -> list[str]:
@@ -86,13 +105,17 @@ def build_config_panel(configs: dict[str, PipelineConfig], registry: Any, defaul
                                   label="Max steps")
             budget = gr.Slider(0.1, 6.0, value=round(config.image_budget_px / 1e6, 2), step=0.1,
                                label="Image budget (megapixels per page)")
+        options = gr.Textbox(options_text(config), label="Part options", lines=1, max_lines=6,
+                             placeholder="one PART.KEY=VALUE per line, e.g. query_strategy.threshold=0.6",
+                             info="add to or change the options of the retriever, reranker or query strategy "
+                                  "(see docs/plugins.md)")
         with gr.Row():
             api_key = gr.Textbox("", label="API key (this browser session only)", type="password",
                                  placeholder="uses the server's environment when empty")
             api_base = gr.Textbox("", label="api_base (OpenAI-compatible server)",
                                   placeholder="e.g. http://localhost:8000/v1")
     panel = ConfigPanel(name, backend, model, retriever, reranker, strategy, top_k, max_steps, budget,
-                        api_key, api_base)
+                        options, api_key, api_base)
 
     def fill(chosen: str) -> list[Any]:
         picked = configs.get(chosen)
@@ -105,7 +128,8 @@ def build_config_panel(configs: dict[str, PipelineConfig], registry: Any, defaul
 def resolve_config(configs: dict[str, PipelineConfig], values: list[Any] | tuple[Any, ...]
                    ) -> tuple[PipelineConfig, dict[str, str]]:
     """The pipeline config and backend options from a panel's values; gr.Error when they are invalid."""
-    name, backend, model, retriever, reranker, strategy, top_k, max_steps, budget_mp, api_key, api_base = values
+    name, backend, model, retriever, reranker, strategy, top_k, max_steps, budget_mp, options_box, api_key, api_base \
+        = values
     base = configs.get(name)
     if base is None:
         raise gr.Error(f"Unknown config {name!r}; pick one of {', '.join(configs)}.")
@@ -115,7 +139,7 @@ def resolve_config(configs: dict[str, PipelineConfig], values: list[Any] | tuple
                  "top_k": int(top_k) if top_k is not None else None,
                  "max_steps": int(max_steps) if max_steps is not None else None,
                  "image_budget_px": int(round(float(budget_mp) * 1e6)) if budget_mp else None}
-        config = base.with_overrides(**parts)
+        config = base.with_overrides(**parts, options=parse_options_text(options_box))
     except (MadqaError, TypeError, ValueError) as exc:
         raise gr.Error(f"Settings: {exc}") from None
     options = {k: v.strip() for k, v in (("api_key", api_key), ("api_base", api_base)) if v and v.strip()}
