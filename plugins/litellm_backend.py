@@ -42,16 +42,16 @@ import os
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import madqa
+from plugins.litellm_errors import Failure, classify
+from plugins.litellm_messages import as_plain_text, content_text, parse_arguments, search_request, without_images
 
 log = logging.getLogger("madqa.litellm")
 
 DEFAULT_ATTEMPTS = 4
 PLACEHOLDER_KEY = "none"  # sent to an OpenAI-compatible api_base when no key is given
-_NO_VISION_NOTE = "[page image omitted: this model does not accept images]"
 
 
 def _import_litellm() -> Any:
@@ -89,16 +89,6 @@ class _Secret:
 
     def __reduce__(self) -> Any:  # never pickled along with a backend
         raise TypeError("a secret cannot be pickled")
-
-
-@dataclass(frozen=True)
-class _Failure:
-    """What went wrong in one call, without the exception (its text may echo the key)."""
-
-    kind: str
-    retryable: bool
-    provider: str
-    retry_after: float | None = None
 
 
 class LiteLLMBackend:
@@ -248,7 +238,7 @@ class LiteLLMBackend:
         self._calls += 1
         request: dict[str, Any] = {"model": self.model, "num_retries": 0, "drop_params": self.drop_params}
         if self.supports_tools:
-            request["messages"] = messages if self.supports_vision else _without_images(messages)
+            request["messages"] = messages if self.supports_vision else without_images(messages)
             request["tools"] = tools
             if force_answer and tools and self.force_tool_choice != "none":
                 names = [t.get("function", {}).get("name") for t in tools]
@@ -256,7 +246,7 @@ class LiteLLMBackend:
                 request["tool_choice"] = ({"type": "function", "function": {"name": forced}}
                                           if self.force_tool_choice == "named" else "required")
         else:
-            request["messages"] = _as_plain_text(messages, force_answer, self.supports_vision)
+            request["messages"] = as_plain_text(messages, force_answer, self.supports_vision)
         for name, value in (("temperature", self.temperature), ("timeout", self.timeout),
                             ("max_tokens", self.max_tokens), ("api_base", self.api_base)):
             if value is not None:
@@ -266,7 +256,7 @@ class LiteLLMBackend:
         return self._decision(response, force_answer)
 
     def _complete(self, request: dict[str, Any]) -> Any:
-        failure: _Failure | None = None
+        failure: Failure | None = None
         for attempt in range(1, self.max_attempts + 1):
             kwargs = {**request, **self._next_mock()}
             if self._api_key:
@@ -275,9 +265,9 @@ class LiteLLMBackend:
                 return self._litellm.completion(**kwargs)
             except Exception as exc:  # classified here; the exception itself is not kept (it may echo the key)
                 try:
-                    failure = _classify(exc, self.who, self._litellm, trust_exception=not self.api_base)
+                    failure = classify(exc, self.who, self._litellm, trust_exception=not self.api_base)
                 except Exception:  # never let classifying chain the provider's exception into ours
-                    failure = _Failure(f"call failed ({type(exc).__name__})", False, self.who)
+                    failure = Failure(f"call failed ({type(exc).__name__})", False, self.who)
             finally:
                 kwargs.clear()
             if not failure.retryable or attempt == self.max_attempts:
@@ -315,17 +305,17 @@ class LiteLLMBackend:
         finish_reason = getattr(choices[0], "finish_reason", None) if choices else None
         if message is None:
             notes.append("the model returned no message")
-        text = _content_text(getattr(message, "content", None)) if message is not None else None
+        text = content_text(getattr(message, "content", None)) if message is not None else None
         calls: list[madqa.ToolCall] = []
         for n, call in enumerate(getattr(message, "tool_calls", None) or []):
             function = getattr(call, "function", None)
             name = str(getattr(function, "name", "") or "")
-            arguments, note = _parse_arguments(getattr(function, "arguments", None))
+            arguments, note = parse_arguments(getattr(function, "arguments", None))
             if note:
                 notes.append(f"{name or 'tool call'}: {note}")
             calls.append(madqa.ToolCall(name, arguments, str(getattr(call, "id", "") or f"call_{self._calls}_{n}")))
         if not self.supports_tools and not calls and text:
-            search = _search_request(text)
+            search = search_request(text)
             if search is not None and force_answer:
                 notes.append(f"the model asked to search on the last step: {text.strip()[:200]}")
                 text = None
@@ -350,59 +340,6 @@ class LiteLLMBackend:
 
 
 # --- errors ----------------------------------------------------------------------------------
-
-
-def _classify(exc: Exception, default_provider: str, litellm: Any, trust_exception: bool = True) -> _Failure:
-    """The kind of failure and whether to retry, from the exception type and status code.
-
-    The provider named is the exception's own (litellm's ``llm_provider``) when ``trust_exception``,
-    else ``default_provider``.
-    """
-    provider = getattr(exc, "llm_provider", None) if trust_exception else None
-    provider = provider if isinstance(provider, str) and provider else default_provider
-    status = getattr(exc, "status_code", None)
-    status = status if isinstance(status, int) else None
-    text = str(getattr(exc, "message", None) or exc).lower()  # only inspected, never shown
-
-    def failure(kind: str, retryable: bool, retry_after: float | None = None) -> _Failure:
-        return _Failure(kind, retryable, provider, retry_after)
-
-    if "missing credentials" in text or (("api key" in text or "api_key" in text)
-                                         and any(w in text for w in ("missing", "not set", "no key", "not found"))):
-        return failure("found no API key (missing credentials)", False)
-    if isinstance(exc, litellm.Timeout):
-        return failure("did not answer in time (timeout)", True)
-    if isinstance(exc, litellm.AuthenticationError) or status == 401:
-        return failure("rejected the API key (authentication error)", False)
-    if isinstance(exc, litellm.PermissionDeniedError) or status == 403:
-        return failure("refused access to the model (permission denied)", False)
-    if isinstance(exc, litellm.NotFoundError) or status == 404:
-        return failure("does not know the model or endpoint (not found)", False)
-    if isinstance(exc, litellm.ContextWindowExceededError):
-        return failure("rejected the request as too long for the model (context window exceeded)", False)
-    if isinstance(exc, litellm.ContentPolicyViolationError):
-        return failure("refused the request (content policy violation)", False)
-    if isinstance(exc, (litellm.BadRequestError, litellm.UnprocessableEntityError)) or status in (400, 413, 422):
-        return failure("rejected the request (bad request)", False)
-    if isinstance(exc, litellm.RateLimitError) or status == 429:
-        return failure("rate-limited the request (rate limit error)", True, _retry_after(exc))
-    if isinstance(exc, litellm.APIConnectionError) or any(
-            w in text for w in ("connection error", "connecterror", "connection refused")):
-        return failure("could not be reached (connection error)", True)
-    if status == 408:
-        return failure("did not answer in time (timeout)", True)
-    if status is not None and status >= 500 or isinstance(
-            exc, (litellm.InternalServerError, litellm.ServiceUnavailableError, litellm.BadGatewayError)):
-        return failure(f"failed with a server error (HTTP {status or 500})", True, _retry_after(exc))
-    return failure(f"call failed ({type(exc).__name__})", False)
-
-
-def _retry_after(exc: Exception) -> float | None:
-    try:
-        value = exc.response.headers.get("retry-after")  # type: ignore[attr-defined]
-        return max(0.0, float(value)) if value is not None else None
-    except Exception:
-        return None
 
 
 def _flag(options: dict[str, Any], name: str) -> bool | None:
@@ -451,119 +388,6 @@ def _mock_kwargs(item: Any) -> dict[str, Any]:
     if isinstance(item, dict) and {"mock_response", "mock_tool_calls"} & set(item):
         return {k: item[k] for k in ("mock_response", "mock_tool_calls") if k in item}
     raise madqa.SettingsError(f"cannot use {type(item).__name__} as a litellm mock response")
-
-
-# --- messages for a model without native tools -----------------------------------------------
-
-
-def _without_images(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The messages with image parts replaced by a note (the labels stay)."""
-    out = []
-    for m in messages:
-        content = m.get("content")
-        if isinstance(content, list) and any(p.get("type") == "image_url" for p in content if isinstance(p, dict)):
-            parts = [p for p in content if not (isinstance(p, dict) and p.get("type") == "image_url")]
-            parts.append({"type": "text", "text": _NO_VISION_NOTE})
-            m = {**m, "content": parts}
-        out.append(m)
-    return out
-
-
-def _as_plain_text(messages: list[dict[str, Any]], force_answer: bool, vision: bool) -> list[dict[str, Any]]:
-    """History without tool calls or tool messages, for a model that has no tools.
-
-    Assistant tool calls become the JSON the model is asked to write; tool results become user
-    text; consecutive user messages are merged (some providers want alternating roles).
-    """
-    names: dict[str, str] = {}
-    out: list[dict[str, Any]] = []
-    for m in messages if vision else _without_images(messages):
-        role = m.get("role")
-        if role == "assistant" and m.get("tool_calls"):
-            for call in m["tool_calls"]:
-                names[call.get("id", "")] = call.get("function", {}).get("name", "")
-            text = _content_text(m.get("content")) or "\n".join(_call_as_json(c) for c in m["tool_calls"])
-            out.append({"role": "assistant", "content": text})
-        elif role == "tool":
-            name = names.get(m.get("tool_call_id", ""), "tool")
-            _append_user(out, f"Result of {name}:\n{_content_text(m.get('content')) or ''}")
-        elif role == "user":
-            _append_user(out, m.get("content") or "")
-        else:
-            out.append({k: v for k, v in m.items() if k in ("role", "content", "name")})
-    if force_answer:
-        _append_user(out, 'This is the last step: answer now. Reply with only {"answer": ["..."], '
-                          '"citations": [{"file": "...", "page": 1}]}.')
-    return out
-
-
-def _call_as_json(call: dict[str, Any]) -> str:
-    function = call.get("function", {})
-    name = function.get("name", "")
-    arguments, _ = _parse_arguments(function.get("arguments"))
-    if name == "search_documents" and "query" in arguments:
-        return json.dumps({"search": arguments["query"]}, ensure_ascii=False)
-    return json.dumps({"tool": name, "arguments": arguments}, ensure_ascii=False)
-
-
-def _append_user(out: list[dict[str, Any]], content: Any) -> None:
-    if out and out[-1].get("role") == "user":
-        previous = out[-1]["content"]
-        if isinstance(previous, str) and isinstance(content, str):
-            out[-1] = {"role": "user", "content": f"{previous}\n\n{content}" if previous else content}
-        else:
-            out[-1] = {"role": "user", "content": _parts(previous) + _parts(content)}
-    else:
-        out.append({"role": "user", "content": content})
-
-
-def _parts(content: Any) -> list[dict[str, Any]]:
-    if isinstance(content, list):
-        return list(content)
-    return [{"type": "text", "text": str(content)}] if content else []
-
-
-# --- replies ---------------------------------------------------------------------------------
-
-
-def _content_text(content: Any) -> str | None:
-    """A message's text: a string, or the text parts of a list; None when empty."""
-    if isinstance(content, list):
-        content = "\n".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
-    if not isinstance(content, str) or not content.strip():
-        return None
-    return content
-
-
-def _parse_arguments(raw: Any) -> tuple[dict[str, Any], str | None]:
-    """Tool-call arguments as a dict, repaired when possible; ``{"_raw": ...}`` and a note when not."""
-    if isinstance(raw, dict):
-        return raw, None
-    if raw is None or (isinstance(raw, str) and not raw.strip()):
-        return {}, None
-    if not isinstance(raw, str):
-        return {"_raw": repr(raw)}, f"arguments were a {type(raw).__name__}, not JSON text"
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        value = madqa.find_json_object(raw)
-        if isinstance(value, dict):
-            return value, "arguments were not valid JSON and were repaired"
-        return {"_raw": raw}, "arguments were not valid JSON; kept as _raw"
-    if isinstance(value, dict):
-        return value, None
-    return {"_raw": raw}, "arguments were JSON but not an object; kept as _raw"
-
-
-def _search_request(text: str) -> str | None:
-    """The query of a ``{"search": "..."}`` reply (JSON-in-text protocol), else None."""
-    value = madqa.find_json_object(text)
-    if not isinstance(value, dict) or {"answer", "answers", "citations"} & set(value):
-        return None
-    query = value.get("search", value.get("query"))
-    if isinstance(query, dict):  # {"search": {"query": "..."}}
-        query = query.get("query")
-    return query.strip() if isinstance(query, str) and query.strip() else None
 
 
 def _int(value: Any) -> int:
