@@ -31,6 +31,7 @@ _HOOK_OF_KIND = {
 }
 BUILTIN_PLUGINS = (
     "plugins.whoosh_bm25",
+    "plugins.tantivy_bm25",
     "plugins.text_layer",
     "plugins.tesseract_ocr",
     "plugins.passthrough",
