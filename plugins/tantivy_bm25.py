@@ -26,6 +26,7 @@ Options (``[options.retriever]``): ``analyzer`` = ``"standard"`` (default: exact
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -315,15 +316,19 @@ class TantivyRetriever:
 def _build_in_place(folder: Path, corpus: Any) -> None:
     """Build the whole index from the corpus's page texts into a temporary folder, then rename it in."""
     folder.parent.mkdir(parents=True, exist_ok=True)
+    with open(folder.parent / f".{folder.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one builder at a time; a waiter finds the index built
+        if not _usable(folder):
+            _build_locked(folder, corpus)
+
+
+def _build_locked(folder: Path, corpus: Any) -> None:
     tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{folder.name}-", dir=folder.parent))
     try:
         _write(tmp, None, corpus.iter_pages(), set())
         if folder.exists():  # an unusable leftover (older version): replace it
             shutil.rmtree(folder, ignore_errors=True)
         os.rename(tmp, folder)
-    except OSError:
-        if not _usable(folder):  # another process did not win the race either
-            raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
