@@ -7,7 +7,11 @@ operators stripped), so it sees both what the user asked and what the model sear
 vectors come from the ``dense`` index when this corpus has one; otherwise the pages are embedded
 on the spot (about a second per page on a shared CPU core) and kept for the session.
 
-Options (``[options.reranker]``): ``question_weight`` (float, 0.5), ``max_windows`` (int, 4).
+It asks the retriever for ``candidates`` hits (20) and returns them all reordered; the agent shows
+the first top_k, so pages the retriever ranked lower can come up.
+
+Options (``[options.reranker]``): ``question_weight`` (float, 0.5), ``candidates`` (int, 20),
+``max_windows`` (int, 4).
 """
 
 from __future__ import annotations
@@ -26,11 +30,13 @@ class EmbeddingReranker:
     """Cosine of page embeddings with the question and the query, mixed by ``question_weight``."""
 
     def __init__(self, corpus: Any, options: dict[str, Any] | None = None) -> None:
-        opts = madqa.read_options(options, {"question_weight": 0.5, "max_windows": 4}, "reranker embedding")
+        opts = madqa.read_options(options, {"question_weight": 0.5, "candidates": 20, "max_windows": 4},
+                                  "reranker embedding")
         if not 0.0 <= opts["question_weight"] <= 1.0:
             raise madqa.PluginError("reranker embedding: option question_weight must be between 0 and 1")
         self.corpus = corpus
         self.weight = opts["question_weight"]
+        self.candidates = max(1, opts["candidates"])
         self.max_windows = max(1, opts["max_windows"])
         folder = corpus.retriever_dir("dense")
         self.index = DenseIndex(folder) if DenseIndex.usable(folder, self.max_windows) else None
