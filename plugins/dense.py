@@ -11,8 +11,8 @@ matching paragraph is enough, and a long page is not diluted). Vectors are float
 The query language does not apply: operators, quotes and wildcards are stripped and ``NOT x``
 drops ``x``; the note says so. Exact words, numbers and codes are where BM25 stays better.
 
-The index is built on first use, not at ingest: embedding is the cost (a few pages per second per
-core on this kind of CPU, so ~1-2 hours for 18,000 pages), and corpora that never use ``dense``
+The index is built on first use, not at ingest: embedding is the cost (about one page per second
+on a shared 2-core CPU: hours for 18,000 pages), and corpora that never use ``dense``
 should not pay it. It is written into ``corpus.retriever_dir("dense")`` through a temporary folder
 renamed into place, under a lock, and reuses the vectors of pages whose text is unchanged from any
 other generation of the same corpus, so re-indexing after adding a file embeds only the new pages.
