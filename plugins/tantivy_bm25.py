@@ -11,8 +11,9 @@ What differs from ``whoosh``, said plainly:
 - scores are Tantivy's BM25 (k1=1.2, b=0.75) over one field: same ranking idea, other numbers;
 - a wildcard inside a phrase (``"annual rep*"``) is not supported: the wildcard characters are
   dropped and a note says so;
-- a pattern that starts with a wildcard (``*port``) scans the whole term dictionary: fine for
-  millions of pages, but the slowest kind of query;
+- a wildcard expands to at most 256 matching terms (the most frequent), each BM25-scored; a pattern
+  that starts with a wildcard (``*port``) is instead a regex scan of the term dictionary whose hits
+  all score alike (Tantivy's regex query is constant-score);
 - the any-term fallback sums BM25 over matched words (Whoosh adds a coordination bonus of 0.9).
 
 The index is written at ingest time into each corpus generation (``update_index``: a copy of the
@@ -52,7 +53,7 @@ STOP_WORDS = sorted("a an and are as at be by can for from have if in is it may 
                     "to us we when will with yet you your".split())
 _TOKEN = r"\w+(?:\.\w+)+|\w\w+"  # Whoosh's \w+(\.?\w+)* with its minimum size of 2
 _LEX = re.compile(r'"[^"]*"?|\(|\)|[^\s()"]+')
-OPS = ("AND", "OR", "NOT")
+MAX_EXPANSION = 256  # terms a wildcard expands to, the most frequent first
 
 
 def _analyzer(stem: bool) -> tantivy.TextAnalyzer:
@@ -171,8 +172,8 @@ def _parse(text: str) -> list[Any]:
 class _Builder:
     """Turns the parse tree into a Tantivy query for one field; None when nothing searchable is left."""
 
-    def __init__(self, schema: tantivy.Schema, field: str, any_term: bool) -> None:
-        self.schema, self.field, self.any_term = schema, field, any_term
+    def __init__(self, schema: tantivy.Schema, field: str, any_term: bool, searcher: Any = None) -> None:
+        self.schema, self.field, self.any_term, self.searcher = schema, field, any_term, searcher
         self.analyzer = analyzer(field)
         self.notes: set[str] = set()
 
@@ -223,7 +224,18 @@ class _Builder:
             if not re.sub(r"[*?]", "", core):
                 return None  # a bare wildcard names no term
             pattern = "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in core)
-            return tantivy.Query.regex_query(self.schema, self.field, pattern)
+            prefix = re.split(r"[*?]", core, maxsplit=1)[0]
+            if not prefix or self.searcher is None:  # a leading wildcard: a regex scan, constant score
+                return tantivy.Query.regex_query(self.schema, self.field, pattern)
+            # expand to the matching terms (the most frequent MAX_EXPANSION) so hits keep BM25 scores,
+            # as Whoosh's wildcards do; Tantivy's regex query would score every page 1.0
+            regex = re.compile(pattern)
+            terms = [t for t, _ in self.searcher.terms_with_prefix(self.field, prefix) if regex.fullmatch(t)]
+            if not terms:
+                return tantivy.Query.empty_query()
+            return tantivy.Query.boolean_query(
+                [(tantivy.Occur.Should, tantivy.Query.term_query(self.schema, self.field, t))
+                 for t in terms[:MAX_EXPANSION]])
         return self._terms(self.analyzer.analyze(word), phrase=False)  # "e-mail": e AND mail, as Whoosh
 
     def _terms(self, terms: list[str], phrase: bool) -> tantivy.Query | None:
@@ -238,8 +250,9 @@ class _Builder:
             [(occur, tantivy.Query.term_query(self.schema, self.field, t)) for t in terms])
 
 
-def _query(schema: tantivy.Schema, text: str, field: str, any_term: bool) -> tuple[tantivy.Query | None, set[str]]:
-    builder = _Builder(schema, field, any_term)
+def _query(schema: tantivy.Schema, text: str, field: str, any_term: bool,
+           searcher: Any = None) -> tuple[tantivy.Query | None, set[str]]:
+    builder = _Builder(schema, field, any_term, searcher)
     parts = [builder.build(node) for node in _parse(text)]
     parts = [p for p in parts if p is not None]
     if not parts:
@@ -288,7 +301,8 @@ class TantivyRetriever:
         carried: set[str] = set()  # what an earlier attempt could not do, still worth saying
         searcher = self.ix.searcher()
         for field, any_term, note in attempts:
-            q, notes = _query(self.schema, text if field == "text" else text.replace('"', " "), field, any_term)
+            q, notes = _query(self.schema, text if field == "text" else text.replace('"', " "), field, any_term,
+                              searcher)
             carried |= notes
             if q is None:
                 continue

@@ -115,3 +115,14 @@ def test_tantivy_builds_a_missing_index_on_first_open(corpus_root, settings, reg
     assert refs(tantivy.search("helicopter")) == [("manual.pdf", 1)]
     leftovers = [p.name for p in corpus.retriever_dir("tantivy").parent.iterdir() if p.name.startswith(".tmp")]
     assert leftovers == []
+
+
+def test_tantivy_wildcards_keep_bm25_scores(corpus_root, settings, registry):
+    make_pdf(corpus_root / "more.pdf", ["report report report report", "a report and some other words here"])
+    ingest(corpus_root, settings, registry, ocr="never")
+    tantivy = registry.create("retriever", "tantivy", Corpus.open(corpus_root, settings.corpora_dir), {})
+    hits = tantivy.search("repor*", k=10).hits
+    assert len({round(h.score, 4) for h in hits}) > 1 and hits[0].score > hits[-1].score  # ranked, not constant
+    assert {("annual.pdf", 1), ("annual.pdf", 2)} <= set(refs(tantivy.search("repor*", k=10)))
+    assert tantivy.search("zz*").hits == () and "no page matches" in tantivy.search("zz*").note
+    assert refs(tantivy.search("*poration")) == [("letter.pdf", 1)]  # leading wildcard: regex scan
