@@ -166,7 +166,9 @@ class Agent:
         hits: tuple[Hit, ...] = ()
         try:
             executed, strategy_note = self.strategy.rewrite(written, state)
-            result = self.retriever.search(executed, self.config.top_k)
+            # a reranker may ask to see more candidates than are shown (its ``candidates`` attribute)
+            depth = max(self.config.top_k, int(getattr(self.reranker, "candidates", 0) or 0))
+            result = self.retriever.search(executed, depth)
             retriever_note = result.note
             hits = tuple(self.reranker.rerank(state.question, executed, list(result.hits)))[: self.config.top_k]
         except Exception as exc:  # a plugin's failure is an observation for the model, not a crash

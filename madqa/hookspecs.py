@@ -35,7 +35,8 @@ def register_rerankers(register: Register) -> None:
 
     Register ``name -> factory(corpus, options)``; the factory returns an object with
     ``rerank(question: str, query: str, hits: list[Hit]) -> list[Hit]`` (a reordering or subset
-    of ``hits``). Returns None.
+    of ``hits``; the first top_k are shown). An optional ``candidates: int`` attribute asks the
+    retriever for that many hits, so the reranker can promote pages below the top_k. Returns None.
     """
 
 

@@ -31,6 +31,10 @@ _HOOK_OF_KIND = {
 }
 BUILTIN_PLUGINS = (
     "plugins.whoosh_bm25",
+    "plugins.tantivy_bm25",
+    "plugins.dense",
+    "plugins.hybrid",
+    "plugins.embedding_reranker",
     "plugins.text_layer",
     "plugins.tesseract_ocr",
     "plugins.passthrough",

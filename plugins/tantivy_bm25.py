@@ -1,0 +1,353 @@
+"""Retriever ``tantivy``: BM25 over page text in Tantivy (Rust), for corpora far bigger than the demo.
+
+The same query language as ``whoosh``, parsed here into Tantivy queries (Tantivy's own parser would
+read ``page:3`` as a field and drops wildcards): AND between bare words, ``AND``/``OR``/``NOT``
+(upper case), parentheses, ``"quoted phrases"``, ``*`` and ``?`` wildcards (a regex over the term
+dictionary). The same fallbacks, with the same notes: no match -> stemmed variants with phrases
+loosened to words -> any word (OR). Analysis mirrors Whoosh's StandardAnalyzer: words of 2+
+characters (``5.2`` stays one token), lower-cased, Whoosh's English stop words removed.
+
+What differs from ``whoosh``, said plainly:
+- scores are Tantivy's BM25 (k1=1.2, b=0.75) over one field: same ranking idea, other numbers;
+- a wildcard inside a phrase (``"annual rep*"``) is not supported: the wildcard characters are
+  dropped and a note says so;
+- a wildcard expands to at most 256 matching terms (the most frequent), each BM25-scored; a pattern
+  that starts with a wildcard (``*port``) is instead a regex scan of the term dictionary whose hits
+  all score alike (Tantivy's regex query is constant-score);
+- the any-term fallback sums BM25 over matched words (Whoosh adds a coordination bonus of 0.9).
+
+The index is written at ingest time into each corpus generation (``update_index``: a copy of the
+previous generation's index, with removed/changed files deleted and new pages added). A corpus
+ingested before this plugin was installed gets its index built on first open, into a temporary
+folder renamed into place, so a half-built index is never used.
+
+Options (``[options.retriever]``): ``analyzer`` = ``"standard"`` (default: exact words first) or
+``"stem"`` (start with stemmed matching).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+import shutil
+import tempfile
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import madqa
+from plugins.snippets import query_words, snippet
+
+try:
+    import tantivy
+except ImportError:  # registered with requires=("tantivy",): listed as unavailable, with the reason
+    tantivy = None
+
+VERSION = 1
+MARKER = "madqa-tantivy.json"
+# Whoosh's analysis.STOP_WORDS, so both retrievers drop the same words
+STOP_WORDS = sorted("a an and are as at be by can for from have if in is it may not of on or tbd that the this "
+                    "to us we when will with yet you your".split())
+_TOKEN = r"\w+(?:\.\w+)+|\w\w+"  # Whoosh's \w+(\.?\w+)* with its minimum size of 2
+_LEX = re.compile(r'"[^"]*"?|\(|\)|[^\s()"]+')
+MAX_EXPANSION = 256  # terms a wildcard expands to, the most frequent first
+
+
+def _analyzer(stem: bool) -> tantivy.TextAnalyzer:
+    builder = tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.regex(_TOKEN)).filter(tantivy.Filter.remove_long(80))
+    builder = builder.filter(tantivy.Filter.lowercase()).filter(tantivy.Filter.custom_stopword(STOP_WORDS))
+    return (builder.filter(tantivy.Filter.stemmer("english")) if stem else builder).build()
+
+
+_ANALYZERS: dict[str, Any] = {}
+
+
+def analyzer(field: str) -> tantivy.TextAnalyzer:
+    """The analyzer of ``field`` ("text" or "stem"), built once."""
+    if field not in _ANALYZERS:
+        _ANALYZERS[field] = _analyzer(field == "stem")
+    return _ANALYZERS[field]
+
+
+def _schema() -> tantivy.Schema:
+    sb = tantivy.SchemaBuilder()
+    sb.add_text_field("file", stored=True, tokenizer_name="raw")
+    sb.add_integer_field("page", stored=True, indexed=False)
+    sb.add_text_field("text", stored=False, tokenizer_name="madqa_text", index_option="position")
+    sb.add_text_field("stem", stored=False, tokenizer_name="madqa_stem", index_option="position")
+    return sb.build()
+
+
+def _open(folder: Path) -> tantivy.Index:
+    ix = tantivy.Index(_schema(), path=str(folder), reuse=True)
+    ix.register_tokenizer("madqa_text", analyzer("text"))
+    ix.register_tokenizer("madqa_stem", analyzer("stem"))
+    return ix
+
+
+def _usable(folder: Path | None) -> bool:
+    try:
+        marker = json.loads((folder / MARKER).read_text(encoding="utf-8")) if folder else {}
+    except (OSError, ValueError):
+        return False
+    return marker.get("version") == VERSION
+
+
+def _write(folder: Path, previous: Path | None, added: Iterable[Any], removed: set[str]) -> None:
+    """Fill ``folder`` (absent or empty) with ``previous``'s documents minus ``removed``, plus ``added``."""
+    if previous is not None:
+        shutil.copytree(previous, folder, dirs_exist_ok=True)
+        (folder / MARKER).unlink()
+    folder.mkdir(parents=True, exist_ok=True)
+    ix = _open(folder)
+    writer = ix.writer(heap_size=128_000_000, num_threads=1)
+    try:
+        for file in sorted(removed):
+            writer.delete_documents_by_term("file", file)
+        for page in added:
+            writer.add_document(tantivy.Document(file=page.file, page=int(page.page), text=page.text,
+                                                 stem=page.text))
+        writer.commit()
+        writer.wait_merging_threads()
+    except BaseException:
+        writer.rollback()
+        raise
+    (folder / MARKER).write_text(json.dumps({"version": VERSION}), encoding="utf-8")
+
+
+# --- the query language ----------------------------------------------------------------------
+
+
+def _parse(text: str) -> list[Any]:
+    """Lex a query into a tree: ("or", [...]), ("and", [...]), ("not", x), ("phrase", s), ("word", s)."""
+    tokens = _LEX.findall(text)
+    pos = 0
+
+    def peek() -> str | None:
+        return tokens[pos] if pos < len(tokens) else None
+
+    def parse_or() -> Any:
+        nonlocal pos
+        items = [parse_and()]
+        while peek() == "OR":
+            pos += 1
+            items.append(parse_and())
+        return ("or", items)
+
+    def parse_and() -> Any:
+        nonlocal pos
+        items = []
+        while peek() not in (None, "OR", ")"):
+            if peek() == "AND":
+                pos += 1
+                continue
+            items.append(parse_unary())
+        return ("and", items)
+
+    def parse_unary() -> Any:
+        nonlocal pos
+        tok = tokens[pos]
+        pos += 1
+        if tok == "NOT":
+            return ("not", parse_unary()) if peek() not in (None, "OR", "AND", ")") else None
+        if tok == "(":
+            inner = parse_or()
+            if peek() == ")":
+                pos += 1
+            return inner
+        if tok.startswith('"'):
+            return ("phrase", tok.strip('"'))
+        return ("word", tok)
+
+    tree = [parse_or()]
+    while pos < len(tokens):  # a stray ")" ends a group early: parse the rest as more of the same
+        pos += 1
+        tree.append(parse_or())
+    return tree
+
+
+class _Builder:
+    """Turns the parse tree into a Tantivy query for one field; None when nothing searchable is left."""
+
+    def __init__(self, schema: tantivy.Schema, field: str, any_term: bool, searcher: Any = None) -> None:
+        self.schema, self.field, self.any_term, self.searcher = schema, field, any_term, searcher
+        self.analyzer = analyzer(field)
+        self.notes: set[str] = set()
+
+    def build(self, node: Any) -> tantivy.Query | None:
+        if node is None:
+            return None
+        kind, value = node
+        if kind == "word":
+            return self._word(value)
+        if kind == "phrase":
+            if "*" in value or "?" in value:
+                self.notes.add("wildcards inside a phrase are not supported here; they were ignored")
+            return self._terms(self.analyzer.analyze(value.replace("*", " ").replace("?", " ")), phrase=True)
+        if kind == "not":
+            return None  # only meaningful inside an AND, handled there
+        parts = [self.build(n) for n in value if n is not None and n[0] != "not"]
+        parts = [p for p in parts if p is not None]
+        if kind == "or" or self.any_term:
+            excluded = [] if kind == "or" else self._excluded(value)
+            if not parts:
+                return None
+            if len(parts) == 1 and not excluded:
+                return parts[0]
+            should = [(tantivy.Occur.Should, p) for p in parts]
+            if excluded:
+                return tantivy.Query.boolean_query(
+                    [(tantivy.Occur.Must, tantivy.Query.boolean_query(should)), *excluded])
+            return tantivy.Query.boolean_query(should)
+        if not parts:
+            return None
+        excluded = self._excluded(value)
+        if len(parts) == 1 and not excluded:
+            return parts[0]
+        return tantivy.Query.boolean_query([(tantivy.Occur.Must, p) for p in parts] + excluded)
+
+    def _excluded(self, nodes: list[Any]) -> list[tuple[Any, tantivy.Query]]:
+        out = []
+        for n in nodes:
+            if n is not None and n[0] == "not":
+                q = self.build(n[1])
+                if q is not None:
+                    out.append((tantivy.Occur.MustNot, q))
+        return out
+
+    def _word(self, word: str) -> tantivy.Query | None:
+        if "*" in word or "?" in word:
+            core = re.sub(r"[^\w*?]", "", word.lower())
+            if not re.sub(r"[*?]", "", core):
+                return None  # a bare wildcard names no term
+            pattern = "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in core)
+            prefix = re.split(r"[*?]", core, maxsplit=1)[0]
+            if not prefix or self.searcher is None:  # a leading wildcard: a regex scan, constant score
+                return tantivy.Query.regex_query(self.schema, self.field, pattern)
+            # expand to the matching terms (the most frequent MAX_EXPANSION) so hits keep BM25 scores,
+            # as Whoosh's wildcards do; Tantivy's regex query would score every page 1.0
+            regex = re.compile(pattern)
+            terms = [t for t, _ in self.searcher.terms_with_prefix(self.field, prefix) if regex.fullmatch(t)]
+            if not terms:
+                return tantivy.Query.empty_query()
+            return tantivy.Query.boolean_query(
+                [(tantivy.Occur.Should, tantivy.Query.term_query(self.schema, self.field, t))
+                 for t in terms[:MAX_EXPANSION]])
+        return self._terms(self.analyzer.analyze(word), phrase=False)  # "e-mail": e AND mail, as Whoosh
+
+    def _terms(self, terms: list[str], phrase: bool) -> tantivy.Query | None:
+        if not terms:
+            return None
+        if len(terms) == 1:
+            return tantivy.Query.term_query(self.schema, self.field, terms[0])
+        if phrase and self.field == "text":
+            return tantivy.Query.phrase_query(self.schema, self.field, terms)
+        occur = tantivy.Occur.Should if self.any_term and not phrase else tantivy.Occur.Must
+        return tantivy.Query.boolean_query(
+            [(occur, tantivy.Query.term_query(self.schema, self.field, t)) for t in terms])
+
+
+def _query(schema: tantivy.Schema, text: str, field: str, any_term: bool,
+           searcher: Any = None) -> tuple[tantivy.Query | None, set[str]]:
+    builder = _Builder(schema, field, any_term, searcher)
+    parts = [builder.build(node) for node in _parse(text)]
+    parts = [p for p in parts if p is not None]
+    if not parts:
+        return None, builder.notes
+    if len(parts) == 1:
+        return parts[0], builder.notes
+    occur = tantivy.Occur.Should if any_term else tantivy.Occur.Must
+    return tantivy.Query.boolean_query([(occur, p) for p in parts]), builder.notes
+
+
+class TantivyRetriever:
+    """BM25 (Tantivy) over the ``text`` field, with stemmed and any-term fallbacks like ``whoosh``."""
+
+    def __init__(self, corpus: Any, options: dict[str, Any] | None = None) -> None:
+        opts = madqa.read_options(options, {"analyzer": "standard"}, "retriever tantivy")
+        if opts["analyzer"] not in ("standard", "stem"):
+            raise madqa.PluginError("retriever tantivy: option analyzer must be 'standard' or 'stem'")
+        self.stem_first = opts["analyzer"] == "stem"
+        self.corpus = corpus
+        folder = corpus.retriever_dir("tantivy")
+        if not _usable(folder):
+            _build_in_place(folder, corpus)
+        self.ix = _open(folder)
+        self.schema = _schema()
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def update_index(folder: Path, previous: Path | None, added: Iterable[Any], removed: set[str]) -> None:
+        """Write this generation's index into ``folder``; skipped (built on first open) when the previous
+        generation has no usable index, since ``added`` then lacks the unchanged pages."""
+        if previous is not None and not _usable(previous):
+            return
+        _write(folder, previous if previous is not None else None, added, removed)
+
+    def search(self, query_text: str, k: int = 5) -> madqa.SearchResult:
+        """Pages best first; an empty or syntax-only query gives no hits and a note, never an error."""
+        text = " ".join(str(query_text).split())[:1000]
+        if not text:
+            return madqa.SearchResult((), text, "empty query: nothing to search for")
+        stemmed = "no page matched exactly; matched stemmed variants (e.g. report/reports), phrases loosened to words"
+        attempts = [("text", False, None), ("stem", False, stemmed),
+                    ("stem", True, "no page matched every word; showing pages that match any of them")]
+        if self.stem_first:
+            attempts = [("stem", False, None), attempts[2]]
+        any_terms = False
+        carried: set[str] = set()  # what an earlier attempt could not do, still worth saying
+        searcher = self.ix.searcher()
+        for field, any_term, note in attempts:
+            q, notes = _query(self.schema, text if field == "text" else text.replace('"', " "), field, any_term,
+                              searcher)
+            carried |= notes
+            if q is None:
+                continue
+            any_terms = True
+            try:
+                result = searcher.search(q, max(1, int(k)))
+            except (ValueError, RuntimeError) as exc:  # e.g. a regex Tantivy refuses: an observation
+                raise madqa.SearchError(f"the query {text!r} could not be run: {exc}") from exc
+            if result.hits:
+                terms = query_words(text)
+                hits = []
+                for score, address in result.hits:
+                    doc = searcher.doc(address)
+                    file, page = doc["file"][0], int(doc["page"][0])
+                    hits.append(madqa.Hit(file, page, float(score),
+                                          snippet(self.corpus.page_text(file, page), terms)))
+                return madqa.SearchResult(tuple(hits), text, "; ".join([n for n in (note, *sorted(carried)) if n])
+                                          or None)
+        if not any_terms:
+            return madqa.SearchResult((), text, "the query has no searchable words (only operators, "
+                                                "stopwords or bare wildcards); try content words")
+        return madqa.SearchResult((), text, "no page matches; try synonyms, abbreviations or fewer words")
+
+
+def _build_in_place(folder: Path, corpus: Any) -> None:
+    """Build the whole index from the corpus's page texts into a temporary folder, then rename it in."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with open(folder.parent / f".{folder.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one builder at a time; a waiter finds the index built
+        if not _usable(folder):
+            _build_locked(folder, corpus)
+
+
+def _build_locked(folder: Path, corpus: Any) -> None:
+    tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{folder.name}-", dir=folder.parent))
+    try:
+        _write(tmp, None, corpus.iter_pages(), set())
+        if folder.exists():  # an unusable leftover (older version): replace it
+            shutil.rmtree(folder, ignore_errors=True)
+        os.rename(tmp, folder)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+@madqa.hookimpl(trylast=True)
+def register_retrievers(register: madqa.Register) -> None:
+    register("tantivy", TantivyRetriever, "BM25 (Tantivy, Rust): the whoosh query language, faster at scale",
+             requires=("tantivy",))
