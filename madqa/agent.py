@@ -18,7 +18,7 @@ from madqa.answer import parse_answer, validate_citations
 from madqa.errors import MadqaError
 from madqa.render import render_page
 from madqa.settings import PipelineConfig, Settings
-from madqa.types import AnswerStep, ErrorStep, Hit, ModelDecision, ModelStep, PageRef, SearchStep, Step, ToolCall
+from madqa.types import AnswerStep, ErrorStep, Hit, ModelDecision, ModelStep, PageRef, SearchStep, Step, ToolCall, Usage
 
 SYSTEM_PROMPT = """You are a document QA assistant with access to a search tool over a collection of PDF documents.
 The search tool returns images of document pages, each labelled "File: <file>, Page: <n>".
@@ -164,8 +164,12 @@ class Agent:
             return step, "Error: search_documents needs a non-empty 'query' string.", []
         executed, strategy_note, retriever_note, error = written, None, None, None
         hits: tuple[Hit, ...] = ()
+        spent: Any = None
         try:
-            executed, strategy_note = self.strategy.rewrite(written, state)
+            # (query, note), or (query, note, spent) when the strategy called a model of its own:
+            # ``spent`` has ``usage`` and ``cost_usd`` (a ModelDecision does), counted in the run's totals
+            executed, strategy_note, *extra = self.strategy.rewrite(written, state)
+            spent = extra[0] if extra else None
             # a reranker may ask to see more candidates than are shown (its ``candidates`` attribute)
             depth = max(self.config.top_k, int(getattr(self.reranker, "candidates", 0) or 0))
             result = self.retriever.search(executed, depth)
@@ -191,7 +195,8 @@ class Agent:
         state.hits.append(hits)
         state.new_page_counts.append(len(shown))
         step = SearchStep(iteration, written, executed, hits, tuple(shown), strategy_note, retriever_note, error,
-                          time.perf_counter() - started)
+                          time.perf_counter() - started, usage=getattr(spent, "usage", None) or Usage(),
+                          cost_usd=getattr(spent, "cost_usd", None))
         return step, _tool_text(step), parts
 
     # --- the answer ------------------------------------------------------------------------

@@ -46,7 +46,9 @@ def register_query_strategies(register: Register) -> None:
 
     Register ``name -> factory(corpus, options)``; the factory returns an object with
     ``rewrite(query: str, state: madqa.agent.SearchState) -> tuple[str, str | None]``: the query
-    to execute and a note saying what was changed and why (None when unchanged). Returns None.
+    to execute and a note saying what was changed and why (None when unchanged). A strategy that
+    called a model of its own may return a third item with ``usage`` (madqa.Usage) and
+    ``cost_usd`` (e.g. the ``madqa.ModelDecision``): it is added to the run's totals. Returns None.
     """
 
 

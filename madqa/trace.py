@@ -50,13 +50,16 @@ class Trace:
     def usage(self) -> Usage:
         total = Usage()
         for s in self.steps:
-            if isinstance(s, ModelStep):
+            if isinstance(s, (ModelStep, SearchStep)):
                 total = total + s.usage
         return total
 
     @property
     def cost_usd(self) -> float | None:
+        """The agent model's cost plus that of any model a plugin called (None when one is unknown)."""
         costs = [s.cost_usd for s in self.steps if isinstance(s, ModelStep)]
+        costs += [s.cost_usd for s in self.steps
+                  if isinstance(s, SearchStep) and (s.usage.total_tokens or s.cost_usd is not None)]
         return None if not costs or any(c is None for c in costs) else round(sum(costs), 8)
 
     @property

@@ -101,7 +101,10 @@ class ModelDecision:
 
 @dataclass(frozen=True)
 class SearchStep:
-    """One search: the query as the model wrote it, as executed, and what came back."""
+    """One search: the query as the model wrote it, as executed, and what came back.
+
+    ``usage`` and ``cost_usd`` are what a plugin's own model calls cost for this search (e.g. the
+    ``llm-rewrite`` strategy's), counted in the run's totals; zero and None when it made none."""
 
     iteration: int
     query: str
@@ -112,10 +115,13 @@ class SearchStep:
     retriever_note: str | None = None
     error: str | None = None
     elapsed_s: float = 0.0
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float | None = None
     type: Literal["search"] = "search"
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
+        d["usage"] = self.usage.to_dict()
         d["hits"] = [h.to_dict() for h in self.hits]
         d["new_pages"] = [asdict(p) for p in self.new_pages]
         d["num_results"] = len(self.hits)

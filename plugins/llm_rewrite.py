@@ -5,7 +5,8 @@ query at hand, and answers with one new query. The call goes through the ``litel
 own client (``plugins/litellm_backend.py``: key handling, retries, error classification, mocks),
 so it works beside any backend, the offline one included. On a provider error or an empty or
 unusable reply the query is kept as written and the note says why (the kind of error only).
-Tokens and cost of the rewrite go in the note; they are not added to the run's usage.
+Tokens and cost of the rewrite go in the note and in the run's usage and cost (the search step's
+``usage`` / ``cost_usd``).
 
 Options (``[options.query_strategy]`` or ``--set query_strategy.KEY=VALUE``):
 
@@ -128,7 +129,7 @@ class LLMRewrite:
         counts = list(getattr(state, "new_page_counts", []) or [])
         return "the previous search showed no new page" if counts and counts[-1] == 0 else None
 
-    def rewrite(self, query: str, state: Any) -> tuple[str, str | None]:
+    def rewrite(self, query: str, state: Any) -> tuple[Any, ...]:
         why = self._reason(query, state)
         if why is None:
             return query, None
@@ -150,10 +151,10 @@ class LLMRewrite:
         spent = f"{self.model}, {decision.usage.prompt_tokens}+{decision.usage.completion_tokens} tokens{cost}"
         issued = {" ".join(q.lower().split()) for q in getattr(state, "queries", []) or []}
         if rewritten is None:
-            return query, f"{why}; the rewrite model gave no query ({spent}); kept the query"
+            return query, f"{why}; the rewrite model gave no query ({spent}); kept the query", decision
         if " ".join(rewritten.lower().split()) in issued | {" ".join(query.lower().split())}:
-            return query, f"{why}; the rewrite model repeated a query already run ({spent}); kept the query"
-        return rewritten, f"{why}: rewritten by {spent}"
+            return query, f"{why}; the rewrite model repeated a query already run ({spent}); kept the query", decision
+        return rewritten, f"{why}: rewritten by {spent}", decision
 
 
 @madqa.hookimpl(trylast=True)

@@ -29,7 +29,7 @@ def state(queries, new_counts, question="How many staff work at the plant?"):
 
 def test_a_stale_query_is_rewritten_and_the_note_says_by_what_and_at_what_cost():
     strategy = LLMRewrite({"mock_response": "employees plant headcount"})
-    query, note = strategy.rewrite("staff plant", state(["staff plant"], [2]))
+    query, note, *_ = strategy.rewrite("staff plant", state(["staff plant"], [2]))
     assert query == "employees plant headcount"
     assert note.startswith("too close to 'staff plant' (1.00): rewritten by openai/gpt-4.1-nano, ")
     assert "tokens" in note
@@ -45,7 +45,7 @@ def test_a_fresh_query_is_left_alone_unless_always():
 
 @pytest.mark.parametrize("reply", ["", "   ", "staff plant", "STAFF  plant"])
 def test_an_empty_or_repeated_reply_keeps_the_query(reply):
-    query, note = LLMRewrite({"mock_response": reply}).rewrite("staff plant", state(["staff plant"], [0]))
+    query, note, *_ = LLMRewrite({"mock_response": reply}).rewrite("staff plant", state(["staff plant"], [0]))
     assert query == "staff plant" and "kept the query" in note
 
 
@@ -54,7 +54,7 @@ def test_a_provider_error_keeps_the_query_and_never_shows_the_key(monkeypatch, c
     caplog.set_level(logging.DEBUG)
     strategy = LLMRewrite({"api_key_env": "REWRITE_KEY", "max_attempts": 1,
                            "mock_responses": [RuntimeError(f"invalid key {SECRET}")]})
-    query, note = strategy.rewrite("staff plant", state(["staff plant"], [0]))
+    query, note, *_ = strategy.rewrite("staff plant", state(["staff plant"], [0]))
     assert query == "staff plant" and "the rewrite model failed" in note and "kept the query" in note
     assert SECRET not in note and SECRET not in repr(strategy) and SECRET not in caplog.text
 
@@ -91,3 +91,8 @@ def test_llm_rewrite_runs_with_the_offline_backend_on_a_real_index(tmp_path, set
     first = next(s for s in row["trajectory"] if s["type"] == "search")
     assert first["executed_query"] == "employees" and "rewritten by" in first["strategy_note"]
     assert row["answer"] == ["31"] and row["citations"] == [{"file": "hr.pdf", "page": 1}]
+    searches = [s for s in row["trajectory"] if s["type"] == "search"]
+    rewrite_tokens = sum(s["usage"]["total_tokens"] for s in searches)
+    model_tokens = sum(s["usage"]["total_tokens"] for s in row["trajectory"] if s["type"] == "model")
+    assert first["usage"]["total_tokens"] > 0  # the rewrite model's tokens count in the run's totals
+    assert row["usage"]["total_tokens"] == rewrite_tokens + model_tokens
