@@ -1,6 +1,6 @@
 """Write a small held-out corpus whose questions paraphrase their evidence (lexical match fails).
 
-    python bench/heldout_paraphrase.py OUT_DIR    # OUT_DIR/docs/*.pdf and OUT_DIR/questions.jsonl
+    python data/heldout/build_paraphrase.py OUT_DIR    # OUT_DIR/docs/*.pdf and OUT_DIR/questions.jsonl
 
 Made to see where dense or hybrid retrieval helps and where it does not: each question avoids the
 words of its evidence sentence ("How fast can the ship travel at most?" for "maximum cruising speed
@@ -14,7 +14,8 @@ import json
 import sys
 from pathlib import Path
 
-import pymupdf
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from build_heldout import write_pdf  # noqa: E402
 
 # (file, [page texts]); the facts the questions ask about are marked by the questions' evidence
 DOCS = {
@@ -102,13 +103,7 @@ QUESTIONS = [
 
 def main(out: Path) -> None:
     for name, pages in DOCS.items():
-        path = out / "docs" / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        doc = pymupdf.open()
-        for text in pages:
-            doc.new_page().insert_textbox(pymupdf.Rect(54, 54, 558, 788), text, fontsize=11)
-        doc.save(path)
-        doc.close()
+        write_pdf(out / "docs" / name, pages)
     with open(out / "questions.jsonl", "w", encoding="utf-8") as f:
         for n, (question, answers, file, page) in enumerate(QUESTIONS, 1):
             row = {"id": f"paraphrase-{n:03}", "question": question, "answer_variants": [[a] for a in answers],
@@ -118,4 +113,6 @@ def main(out: Path) -> None:
 
 
 if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
     main(Path(sys.argv[1]))
