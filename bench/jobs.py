@@ -4,7 +4,9 @@
     python -m bench.jobs our-index CORPUS HOME OUT   # only our retrievers' indexing, on the ingested texts
     python -m bench.jobs ref-index CORPUS HOME OUT   # the reference baseline's index, on the same texts
 
-Each prints one JSON object: pages, seconds, peak_rss_mb.
+Each prints one JSON object: pages, seconds (wall), cpu_s (user+sys of the job and its children) and
+peak_rss_mb (the job's peak plus its largest child's: an ingest may index in a child process while it
+reads, so both are resident at once).
 """
 
 from __future__ import annotations
@@ -18,6 +20,13 @@ from pathlib import Path
 
 def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _usage() -> dict:
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return {"peak_rss_mb": (me.ru_maxrss + kids.ru_maxrss) / 1024, "self_peak_rss_mb": me.ru_maxrss / 1024,
+            "child_peak_rss_mb": kids.ru_maxrss / 1024,
+            "cpu_s": me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime}
 
 
 def _corpus(root: str, home: str):  # noqa: ANN202 - (corpus, settings, registry)
@@ -79,10 +88,11 @@ def run(job: str, *args: str) -> dict:
         raise RuntimeError(f"bench job {job} failed:\n{out.stderr[-3000:]}")
     data = json.loads(out.stdout.strip().splitlines()[-1])
     data["pages_per_s"] = data["pages"] / data["seconds"] if data["seconds"] else None
+    data["pages_per_cpu_s"] = data["pages"] / data["cpu_s"] if data.get("cpu_s") else None
     return data
 
 
 if __name__ == "__main__":
     result = JOBS[sys.argv[1]](*sys.argv[2:])
-    result["peak_rss_mb"] = _peak_mb()
+    result.update(_usage())
     print(json.dumps(result))

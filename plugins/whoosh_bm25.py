@@ -128,6 +128,8 @@ class _BM25F(scoring.BM25F):
 class WhooshRetriever:
     """BM25F over the ``text`` field (standard analyzer, as the paper's baseline) with fallbacks."""
 
+    update_index_streams = True  # update_index reads its pages once, as they come (madqa.indexers)
+
     def __init__(self, corpus: Any, options: dict[str, Any] | None = None) -> None:
         options = options or {}
         self.analyzer = str(options.get("analyzer") or "standard")

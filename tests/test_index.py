@@ -15,6 +15,7 @@ import pymupdf
 import pytest
 
 from madqa.corpus import Corpus
+from madqa.errors import PluginError
 from madqa.index import ingest
 from tests.conftest import REPO, make_pdf, make_scanned_pdf
 
@@ -210,3 +211,41 @@ def test_imported_ocr_by_bare_name_skips_names_shared_by_several_files(tmp_path,
     assert corpus.page_source("x/same.pdf", 1) == corpus.page_source("y/same.pdf", 1) == "text"
     assert _search(corpus, registry, "okapi").hits == ()
     assert any("1 OCR records name no page" in m for _, m in report.warnings)
+
+
+def test_indexing_in_a_child_process_gives_the_same_index(tmp_path, registry, monkeypatch):
+    """Large ingests index in a forked child while reading; the result equals indexing in-process."""
+    from madqa import indexers
+    from madqa.settings import Settings
+
+    root = tmp_path / "docs"
+    for n in range(6):
+        make_pdf(root / f"d{n}.pdf", [f"page one of {n} with walruses", f"narwhals page {n} reports"])
+    found = {}
+    for mode, minimum in (("inline", 10**9), ("child", 0)):
+        monkeypatch.setattr(indexers, "STREAM_MIN_FILES", minimum)
+        monkeypatch.setattr(indexers, "_cpus", lambda: 2)
+        settings = Settings.from_env(env={}, home=tmp_path / mode)
+        assert indexers.can_stream(6) == (mode == "child")
+        ingest(root, settings, registry, ocr="never")
+        corpus = Corpus.open(root, settings.corpora_dir)
+        found[mode] = [[(h.file, h.page, round(h.score, 6)) for h in _search(corpus, registry, q, k=20).hits]
+                       for q in ("walruses", "narwhals report", '"page one"', "zzz")]
+    assert found["inline"] == found["child"] and found["child"][0]
+
+
+def test_a_failing_child_indexer_is_reported(tmp_path, settings, registry, monkeypatch):
+    from madqa import indexers
+    from plugins.whoosh_bm25 import WhooshRetriever
+
+    def broken(folder, previous, added, removed):
+        next(iter(added))
+        raise ValueError("disk on fire")
+
+    monkeypatch.setattr(indexers, "STREAM_MIN_FILES", 0)
+    monkeypatch.setattr(indexers, "_cpus", lambda: 2)
+    monkeypatch.setattr(WhooshRetriever, "update_index", staticmethod(broken))
+    root = tmp_path / "docs"
+    make_pdf(root / "a.pdf", ["some text"])
+    with pytest.raises(PluginError, match="disk on fire"):
+        ingest(root, settings, registry, ocr="never")
