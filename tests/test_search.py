@@ -147,3 +147,30 @@ def test_an_index_from_before_the_stem_map_still_searches(tmp_path, settings, re
     assert refs(retriever.search('"annual report" AND revenue')) == [("annual.pdf", 1)]
     variants = retriever.search("specification")
     assert refs(variants) == [("manual.pdf", 1)] and "stemmed" in variants.note
+
+
+def test_array_scoring_equals_whoosh(tmp_path, settings, registry):
+    """Word/AND/OR queries are scored with numpy; scores and order must equal Whoosh's own."""
+    from bench.corpus import make_corpus, make_queries
+
+    root = tmp_path / "gen"
+    make_corpus(root, pages=60, docs=6)
+    ingest(root, settings, registry, ocr="never")
+    corpus = Corpus.open(root, settings.corpora_dir)
+    retriever = registry.create("retriever", "whoosh", corpus, {})
+    searcher = retriever._searcher()
+    fast = retriever._local.fast
+    parser = retriever._local.parsers[False]
+    queries = make_queries([p.text for p in corpus.iter_pages()], 120, seed=3) + ["revenue OR (engine AND tax)"]
+    checked = 0
+    for text in queries:
+        parsed = parser.parse(text)
+        for q in (parsed,):
+            ours = fast.top(searcher, q, 7)
+            if ours is None:
+                continue
+            theirs = [(r.score, r.docnum) for r in searcher.search(q, limit=7)]
+            assert [d for _, d in ours] == [d for _, d in theirs], text
+            assert [s for s, _ in ours] == pytest.approx([s for s, _ in theirs], rel=1e-9), text
+            checked += 1
+    assert checked > 60  # most generated queries take the array path
