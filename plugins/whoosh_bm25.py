@@ -28,13 +28,13 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-from whoosh import analysis, fields, index, qparser, query, scoring
+from whoosh import analysis, fields, index, qparser, query
 from whoosh.analysis.tokenizers import default_pattern
-from whoosh.codec.whoosh3 import W3Codec, W3LeafMatcher
+from whoosh.codec.whoosh3 import W3Codec
 from whoosh.lang.porter import stem as porter_stem
 
 import madqa
+from plugins.whoosh_arrays import ArrayBM25, BM25FCachedLengths
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 # the standard analyzer's tokenizer pattern, its group made non-capturing so findall gives whole tokens
@@ -110,132 +110,51 @@ def _expand(q: query.Query, variants: Callable[[str], list[str]]) -> query.Query
     return q.accept(visit)
 
 
-class _BM25F(scoring.BM25F):
-    """BM25F whose scorers read page lengths from a list loaded once per segment, not from disk per hit."""
+class _OpenIndex:
+    """An opened index shared by every retriever on it: one searcher per thread (with its caches of
+    page lengths and postings) and one stem map, instead of opening the index for every question."""
 
-    def scorer(self, searcher: Any, fieldname: str, text: str, qf: int = 1) -> Any:
-        scorer = super().scorer(searcher, fieldname, text, qf)
-        if hasattr(scorer, "dfl"):
-            cache = searcher.__dict__.setdefault("_madqa_lengths", {})
-            lengths = cache.get(fieldname)
-            if lengths is None:
-                reader = searcher.reader()
-                lengths = cache[fieldname] = [reader.doc_field_length(d, fieldname, 1)
-                                              for d in range(reader.doc_count_all())]
-            scorer.dfl = lengths.__getitem__
-        return scorer
+    MAX_OPEN = 8
+    _opened: dict[str, _OpenIndex] = {}
+    _lock = threading.Lock()
 
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.ix = index.open_dir(str(folder))
+        self._local = threading.local()
+        self._stems: dict[str, list[str]] | None = None
+        self._stems_lock = threading.Lock()
 
-class _FastBM25:
-    """Top-k for queries made only of words, AND and OR (most agent queries), scored with numpy.
+    @classmethod
+    def get(cls, folder: Path) -> _OpenIndex:
+        """The shared opened index of ``folder`` (a generation's folder never changes once written)."""
+        key = str(Path(folder).resolve())
+        with cls._lock:
+            opened = cls._opened.pop(key, None) or cls(Path(folder))
+            cls._opened[key] = opened  # most recently used last
+            while len(cls._opened) > cls.MAX_OPEN:
+                cls._opened.pop(next(iter(cls._opened)))
+            return opened
 
-    Whoosh walks such queries posting by posting in Python; here each word's postings are read once
-    per segment (block by block, kept in a small cache) and scored as arrays with BM25F's formula,
-    statistics and the index's own quantized page lengths, so scores and order equal Whoosh's
-    (ties: lower document number first). Anything else (phrases, wildcards, NOT, weighted OR,
-    boosts, segments with deletions) returns None and goes to Whoosh.
-    """
+    def thread_state(self) -> Any:
+        local = self._local
+        if getattr(local, "searcher", None) is None:
+            weighting = BM25FCachedLengths()
+            local.fast = ArrayBM25(weighting)
+            local.parsers = {any_term: _parser("text", self.ix.schema, any_term) for any_term in (False, True)}
+            local.searcher = self.ix.searcher(weighting=weighting)
+        return local
 
-    MAX_CACHED_POSTINGS = 4_000_000  # ~48 MB of arrays per searcher; cleared when exceeded
-
-    def __init__(self, weighting: _BM25F) -> None:
-        self.weighting = weighting
-
-    @staticmethod
-    def supports(q: query.Query) -> bool:
-        if isinstance(q, query.Term):
-            return q.fieldname == "text" and q.boost == 1.0
-        if type(q) is query.And:  # NOT x inside an AND only excludes (as Whoosh's AndNot does)
-            positive = [sub for sub in q.subqueries if not isinstance(sub, query.Not)]
-            negative = [sub.query for sub in q.subqueries if isinstance(sub, query.Not)]
-            return (q.boost == 1.0 and bool(positive) and all(_FastBM25.supports(sub) for sub in positive)
-                    and all(_FastBM25.supports(sub) and sub.boost == 1.0 for sub in negative))
-        if type(q) is query.Or:
-            scaled = getattr(q, "scale", None) or getattr(q, "minmatch", 0)
-            return not scaled and q.boost == 1.0 and all(_FastBM25.supports(sub) for sub in q.subqueries)
-        return False
-
-    def top(self, searcher: Any, q: query.Query, k: int) -> list[tuple[float, int]] | None:
-        """[(score, global docnum)] best first, or None when this query or index is not for us."""
-        if not self.supports(q):
-            return None
-        leaves = searcher.leaf_searchers()
-        if any(sub.reader().has_deletions() for sub, _ in leaves):
-            return None
-        found: list[tuple[float, int]] = []
-        for sub, offset in leaves:
-            lengths = sub.__dict__.get("_madqa_lengths_np")
-            if lengths is None:
-                reader = sub.reader()
-                lengths = sub.__dict__["_madqa_lengths_np"] = np.array(
-                    [reader.doc_field_length(d, "text", 1) for d in range(reader.doc_count_all())], dtype=np.float64)
-            scores, matched = self._eval(searcher, sub, q, lengths)
-            docs = np.flatnonzero(matched)
-            if len(docs) > k:
-                docs = docs[np.argpartition(-scores[docs], k - 1)[:k]]  # a superset of the top k...
-                cut = scores[docs].min()
-                docs = np.flatnonzero(matched & (scores >= cut))  # ...with every tie at the cut kept
-            found += [(float(scores[d]), int(d) + offset) for d in docs]
-        found.sort(key=lambda item: (-item[0], item[1]))
-        return found[:k]
-
-    def _eval(self, top: Any, sub: Any, q: query.Query, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        if isinstance(q, query.Term):
-            scores = np.zeros(len(lengths))
-            ids, weights = self._postings(sub, q.text)
-            if len(ids):
-                idf = top.idf("text", q.text)
-                avgfl = top.avg_field_length("text") or 1
-                b, k1 = self.weighting.B, self.weighting.K1
-                scores[ids] = idf * (weights * (k1 + 1)) / (weights + k1 * ((1 - b) + b * lengths[ids] / avgfl))
-            matched = np.zeros(len(lengths), dtype=bool)
-            matched[ids] = True
-            return scores, matched
-        parts = [self._eval(top, sub, child, lengths) for child in q.subqueries if not isinstance(child, query.Not)]
-        scores = np.sum([p[0] for p in parts], axis=0)
-        flags = [p[1] for p in parts]
-        matched = np.logical_and.reduce(flags) if isinstance(q, query.And) else np.logical_or.reduce(flags)
-        for child in q.subqueries:
-            if isinstance(child, query.Not):  # Whoosh's matcher for it scores a constant 1.0 where it matches
-                matched &= ~self._eval(top, sub, child.query, lengths)[1]
-                scores = scores + 1.0
-        return np.where(matched, scores, 0.0), matched
-
-    def _postings(self, sub: Any, word: str) -> tuple[np.ndarray, np.ndarray]:
-        cache = sub.__dict__.setdefault("_madqa_postings", {})
-        hit = cache.get(word)
-        if hit is not None:
-            return hit
-        reader = sub.reader()
-        ids: list[np.ndarray] = []
-        weights: list[np.ndarray] = []
-        if ("text", word) in reader:
-            m = reader.postings("text", word)
-            if isinstance(m, W3LeafMatcher):
-                while m.is_active():  # a block at a time: (delta-coded ids, weights or one weight or None, ...)
-                    m._read_data()
-                    block_ids = np.cumsum(np.asarray(m._data[0], dtype=np.int64))
-                    w = m._data[1]
-                    ids.append(block_ids)
-                    weights.append(np.full(len(block_ids), 1.0 if w is None else w) if w is None or
-                                   isinstance(w, float) else np.asarray(w, dtype=np.float64))
-                    m._next_block()
-            else:
-                pairs = []
-                while m.is_active():
-                    pairs.append((m.id(), m.weight()))
-                    m.next()
-                ids.append(np.array([i for i, _ in pairs], dtype=np.int64))
-                weights.append(np.array([w for _, w in pairs], dtype=np.float64))
-        result = (np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64),
-                  np.concatenate(weights) if weights else np.zeros(0))
-        size = sub.__dict__.get("_madqa_postings_size", 0) + len(result[0])
-        if size > self.MAX_CACHED_POSTINGS:
-            cache.clear()
-            size = len(result[0])
-        sub.__dict__["_madqa_postings_size"] = size
-        cache[word] = result
-        return result
+    def stem_map(self) -> dict[str, list[str]]:
+        """Indexed words by stem: from the file beside the index, or (older indexes) from its lexicon."""
+        with self._stems_lock:
+            if self._stems is None:
+                try:
+                    self._stems = json.loads((self.folder / STEMS_FILE).read_text(encoding="utf-8"))
+                except (OSError, ValueError):
+                    with self.ix.reader() as reader:
+                        self._stems = stem_groups(b.decode("utf-8") for b in reader.lexicon("text"))
+            return self._stems
 
 
 class WhooshRetriever:
@@ -252,10 +171,7 @@ class WhooshRetriever:
         self.folder = corpus.retriever_dir("whoosh")
         if not index.exists_in(str(self.folder)):
             raise madqa.CorpusError(f"the Whoosh index of {corpus.root} is missing; run `madqa index` again")
-        self.ix = index.open_dir(str(self.folder))
-        self._local = threading.local()
-        self._stems: dict[str, list[str]] | None = None
-        self._stems_lock = threading.Lock()
+        self._open = _OpenIndex.get(self.folder)
 
     # --- building ------------------------------------------------------------------------
 
@@ -286,25 +202,15 @@ class WhooshRetriever:
 
     # --- searching -----------------------------------------------------------------------
 
+    @property
+    def ix(self) -> Any:
+        return self._open.ix
+
     def _searcher(self) -> Any:
-        searcher = getattr(self._local, "searcher", None)
-        if searcher is None:
-            weighting = _BM25F()
-            searcher = self._local.searcher = self.ix.searcher(weighting=weighting)
-            self._local.fast = _FastBM25(weighting)
-            self._local.parsers = {any_term: _parser("text", self.ix.schema, any_term) for any_term in (False, True)}
-        return searcher
+        return self._open.thread_state().searcher
 
     def _stem_map(self) -> dict[str, list[str]]:
-        """Indexed words by stem: from the file beside the index, or (older indexes) from its lexicon."""
-        with self._stems_lock:
-            if self._stems is None:
-                try:
-                    self._stems = json.loads((self.folder / STEMS_FILE).read_text(encoding="utf-8"))
-                except (OSError, ValueError):
-                    with self.ix.reader() as reader:
-                        self._stems = stem_groups(b.decode("utf-8") for b in reader.lexicon("text"))
-            return self._stems
+        return self._open.stem_map()
 
     def _variants(self, word: str) -> list[str]:
         key = word if word.isdigit() else porter_stem(word)
@@ -328,18 +234,19 @@ class WhooshRetriever:
             (True, False, True, loosened),
             (True, True, True, "no page matched every word; showing pages that match any of them"),
         )
-        searcher = self._searcher()
+        state = self._open.thread_state()  # this thread's searcher, parsers and array scorer
+        searcher = state.searcher
         any_terms = False
         for stemmed, any_term, loose, note in attempts:
             # the fallbacks loosen phrases to words
-            parsed = self._local.parsers[any_term].parse(text.replace('"', " ") if loose else text)
+            parsed = state.parsers[any_term].parse(text.replace('"', " ") if loose else text)
             if not _searchable(parsed):
                 continue
             any_terms = True
             if stemmed:
                 parsed = _expand(parsed, self._variants)
             try:
-                ranked = self._local.fast.top(searcher, parsed, max(1, int(k)))
+                ranked = state.fast.top(searcher, parsed, max(1, int(k)))
                 if ranked is None:
                     results = searcher.search(parsed, limit=max(1, int(k)))
                     ranked = [(r.score, r.docnum) for r in results]

@@ -158,9 +158,8 @@ def test_array_scoring_equals_whoosh(tmp_path, settings, registry):
     ingest(root, settings, registry, ocr="never")
     corpus = Corpus.open(root, settings.corpora_dir)
     retriever = registry.create("retriever", "whoosh", corpus, {})
-    searcher = retriever._searcher()
-    fast = retriever._local.fast
-    parser = retriever._local.parsers[False]
+    state = retriever._open.thread_state()
+    searcher, fast, parser = state.searcher, state.fast, state.parsers[False]
     queries = make_queries([p.text for p in corpus.iter_pages()], 120, seed=3) + ["revenue OR (engine AND tax)"]
     checked = 0
     for text in queries:
