@@ -26,7 +26,8 @@ def _usage() -> dict:
     me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return {"peak_rss_mb": (me.ru_maxrss + kids.ru_maxrss) / 1024, "self_peak_rss_mb": me.ru_maxrss / 1024,
             "child_peak_rss_mb": kids.ru_maxrss / 1024,
-            "cpu_s": me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime}
+            "cpu_s": me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime,
+            "self_cpu_s": me.ru_utime + me.ru_stime, "child_cpu_s": kids.ru_utime + kids.ru_stime}
 
 
 def _corpus(root: str, home: str):  # noqa: ANN202 - (corpus, settings, registry)

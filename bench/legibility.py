@@ -17,9 +17,12 @@ import io
 import os
 import re
 import shutil
+import statistics
 import subprocess
 from collections import Counter
 from pathlib import Path
+
+from bench import image_tokens
 
 THRESHOLD = 0.95
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -72,7 +75,8 @@ def measure(corpus, settings, budgets: list[int], max_pages: int | None = None) 
             shares.append(recovered_share(text, ocr_image(image.data)))
             sizes.append((image.width, image.height))
         mean = sum(shares) / len(shares)
+        width, height = statistics.mode(sizes)
         rows.append({"budget_px": budget, "pages": len(shares), "mean": mean, "min": min(shares),
-                     "pages_below_95": sum(s < THRESHOLD for s in shares),
-                     "size_px": f"{sizes[0][0]}x{sizes[0][1]}", "acceptable": mean >= THRESHOLD})
+                     "pages_below_95": sum(s < THRESHOLD for s in shares), "size_px": f"{width}x{height}",
+                     "tokens_per_page": image_tokens.tokens_per_page(width, height), "acceptable": mean >= THRESHOLD})
     return {"threshold": THRESHOLD, "corpus": str(corpus.root), "budgets": rows}

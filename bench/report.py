@@ -89,8 +89,11 @@ def rows(r: dict) -> list[tuple[str, str, str, str]]:
     if "first_step_ms_p50" in web:
         out.append(("web app, Enter -> first streamed step", f"{web['first_step_ms_p50']:.0f} ms (p50)", "-", ""))
     for b in _get(r, "legibility", "budgets") or []:
-        out.append((f"legibility @ {b['budget_px'] / 1e6:.1f} MP", f"{b['mean']:.1%} words (min {b['min']:.0%}, "
-                    f"{b['pages_below_95']}/{b['pages']} pages < 95%)", "", "ok" if b["acceptable"] else "too low"))
+        tokens = " ".join(f"{rule.split('_')[0][:6]}{'-p' if rule.endswith('patches') else ''} {n:,}"
+                          for rule, n in (b.get("tokens_per_page") or {}).items())
+        out.append((f"legibility @ {b['budget_px'] / 1e6:.1f} MP {b['size_px']}",
+                    f"{b['mean']:.1%} words (min {b['min']:.0%}, {b['pages_below_95']}/{b['pages']} pages < 95%)",
+                    tokens, "ok" if b["acceptable"] else "too low"))
     return out
 
 

@@ -185,7 +185,7 @@ class WhooshRetriever:
             folder.mkdir(parents=True, exist_ok=True)
             ix = index.create_in(str(folder), _schema())
         # uncompressed posting blocks: zlib was a sixth of the writing and is undone on every search
-        writer = ix.writer(limitmb=96, codec=W3Codec(compression=0))
+        writer = ix.writer(limitmb=128, codec=W3Codec(compression=0))
         try:
             for file in sorted(removed):
                 writer.delete_by_term("file", file)
