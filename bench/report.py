@@ -55,9 +55,12 @@ def rows(r: dict) -> list[tuple[str, str, str, str]]:
     out = []
     ing, only, ref_ix = r.get("ingest", {}), r.get("index_only", {}), r.get("ref_index", {})
     out.append(("corpus", f"{r['docs']:,} PDFs / {r['pages']:,} pages", "same", ""))
-    out.append(("ingest+index, text layer", f"{_fmt(ing.get('pages_per_s'), 0)} pages/s", "-", ""))
-    out.append(("index only, same texts", f"{_fmt(only.get('pages_per_s'), 0)} pages/s",
-                f"{_fmt(ref_ix.get('pages_per_s'), 0)} pages/s",
+    def rate(d: dict) -> str:
+        cpu = f" ({_fmt(d['pages_per_cpu_s'], 0)} per CPU-s)" if d.get("pages_per_cpu_s") else ""
+        return f"{_fmt(d.get('pages_per_s'), 0)} pages/s{cpu}"
+
+    out.append(("ingest+index, text layer", rate(ing), "-", ""))
+    out.append(("index only, same texts", rate(only), rate(ref_ix),
                 _ratio(ref_ix.get("pages_per_s"), only.get("pages_per_s"))))
     out.append(("peak memory (ingest / index only)", f"{_fmt(ing.get('peak_rss_mb'), 0)} / "
                 f"{_fmt(only.get('peak_rss_mb'), 0)} MB", f"- / {_fmt(ref_ix.get('peak_rss_mb'), 0)} MB", ""))
@@ -109,3 +112,14 @@ def print_table(r: dict) -> None:
     for t in r.get("targets", []):
         mark = "n/a" if t["met"] is None else ("met" if t["met"] else "MISSED")
         print(f"  {t['target'].ljust(40)} {_fmt(t['value'], 2).rjust(10)}  {t['goal'].ljust(8)} {mark}")
+
+
+def markdown(r: dict) -> str:
+    """The same table and targets as Markdown, for docs/performance.md."""
+    lines = [f"{r['date']} · {r['machine']}", "", "| measure | ours | reference | ref/ours |", "|---|---|---|---|"]
+    lines += ["| " + " | ".join(c.replace("|", "/") for c in row) + " |" for row in rows(r)]
+    lines += ["", "| target | ours | goal | met? |", "|---|---|---|---|"]
+    for t in r.get("targets", []):
+        mark = "n/a" if t["met"] is None else ("met" if t["met"] else "**missed**")
+        lines.append(f"| {t['target']} | {_fmt(t['value'], 2)} | {t['goal']} | {mark} |")
+    return "\n".join(lines)

@@ -29,7 +29,7 @@ if str(REPO) not in sys.path:
 
 from bench import jobs, legibility, measure  # noqa: E402
 from bench.corpus import DOMAIN, cached_corpus, make_queries  # noqa: E402
-from bench.report import print_table, targets  # noqa: E402
+from bench.report import markdown, print_table, targets  # noqa: E402
 
 DEMO_DOCS = REPO / "data" / "demo" / "docs"
 LEGIBILITY_BUDGETS = (1_200_000, 800_000, 600_000, 400_000)
@@ -112,6 +112,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--queries", type=int)
     parser.add_argument("--skip", default="", help="comma-separated: webapp, legibility")
     parser.add_argument("--json", type=Path, help="also write the JSON here")
+    parser.add_argument("--markdown", type=Path, help="also write the table as Markdown here")
     args = parser.parse_args(argv)
     pages = args.pages or (480 if args.small else 18_619)
     docs = args.docs or max(1, pages // 20 if args.small or args.pages else 800)
@@ -122,6 +123,8 @@ def main(argv: list[str] | None = None) -> None:
     print(text)
     if args.json:
         args.json.write_text(text)
+    if args.markdown:
+        args.markdown.write_text(markdown(results) + "\n")
     print_table(results)
 
 
