@@ -317,7 +317,7 @@ def add_config_args(p: argparse.ArgumentParser, several: bool = False) -> None:
     p.add_argument("--max-steps", type=int)
     p.add_argument("--budget", type=int, help="image budget in pixels")
     p.add_argument("--set", action="append", metavar="PART.KEY=VALUE",
-                   help="an option of the retriever, reranker or query_strategy, e.g. retriever.analyzer=stem")
+                   help="an option of the retriever, reranker or query_strategy, e.g. retriever.analyzer=stemming")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -336,7 +336,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("query")
     p.add_argument("-k", type=int, default=5, help="how many pages (default 5)")
     p.add_argument("--retriever", default="whoosh")
-    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="a retriever option, e.g. analyzer=stem")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="a retriever option, e.g. analyzer=stemming")
     p.add_argument("--json", action="store_true", help="print hits as JSON")
 
     p = sub.add_parser("render", help="render a page as an image under a pixel budget")

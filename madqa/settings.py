@@ -110,7 +110,7 @@ class PipelineConfig:
     temperature: float | None = None
     # Per-part options, handed to the part's factory: {"retriever": {...}, "reranker": {...},
     # "query_strategy": {...}}. In TOML: an ``[options.retriever]`` table; on the command line:
-    # ``--set retriever.analyzer=stem``.
+    # ``--set retriever.analyzer=stemming``.
     options: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def validate(self) -> PipelineConfig:
@@ -162,7 +162,7 @@ OPTION_PARTS = ("retriever", "reranker", "query_strategy")
 
 
 def parse_option(text: str) -> dict[str, dict[str, Any]]:
-    """``"retriever.analyzer=stem"`` -> ``{"retriever": {"analyzer": "stem"}}``.
+    """``"retriever.analyzer=stemming"`` -> ``{"retriever": {"analyzer": "stemming"}}``.
 
     The value is read as a TOML value when it is one (``3``, ``0.5``, ``true``, ``"a b"``),
     else kept as text."""

@@ -1,4 +1,4 @@
-"""Page snippets for retrievers that are not Whoosh (not a plugin: a helper the built-ins share)."""
+"""Page snippets for the built-in retrievers (not a plugin: a helper they share)."""
 
 from __future__ import annotations
 

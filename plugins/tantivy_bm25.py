@@ -22,7 +22,7 @@ ingested before this plugin was installed gets its index built on first open, in
 folder renamed into place, so a half-built index is never used.
 
 Options (``[options.retriever]``): ``analyzer`` = ``"standard"`` (default: exact words first) or
-``"stem"`` (start with stemmed matching).
+``"stemming"`` (start with stemmed matching), as for ``whoosh``.
 """
 
 from __future__ import annotations
@@ -268,9 +268,9 @@ class TantivyRetriever:
 
     def __init__(self, corpus: Any, options: dict[str, Any] | None = None) -> None:
         opts = madqa.read_options(options, {"analyzer": "standard"}, "retriever tantivy")
-        if opts["analyzer"] not in ("standard", "stem"):
-            raise madqa.PluginError("retriever tantivy: option analyzer must be 'standard' or 'stem'")
-        self.stem_first = opts["analyzer"] == "stem"
+        if opts["analyzer"] not in ("standard", "stemming"):
+            raise madqa.PluginError("retriever tantivy: option analyzer must be 'standard' or 'stemming'")
+        self.stem_first = opts["analyzer"] == "stemming"
         self.corpus = corpus
         folder = corpus.retriever_dir("tantivy")
         if not _usable(folder):

@@ -2,23 +2,49 @@
 
 AND/OR/NOT, quoted phrases, ``*`` and ``?`` wildcards; AND between bare words. When the query
 matches nothing it falls back to stemmed variants, then to any-term (OR) matching, and says so.
+
+Options (the ``options`` dict of ``WhooshRetriever(corpus, options)``):
+
+- ``analyzer``: ``"standard"`` (default; the paper's baseline: words as written, lower-cased,
+  stop words dropped) or ``"stemming"`` (every word also matches its stemmed variants, e.g.
+  report/reports/reporting, from the first attempt; phrases stay exact until the fallback).
+
+The index holds one analyzed field, ``text`` (positions kept for phrases). Stemmed matching
+expands each word into the indexed words sharing its Porter stem (a map written beside the
+index at ingest, ``stems.json``), so the index is written once instead of twice. Pages are
+tokenized in one pass with exactly the standard analyzer's rules and handed to Whoosh as tokens.
+Indexes written before this (with a second ``stem`` field) still open and search; their stem map
+is built on first use.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import threading
-from collections.abc import Iterable
+from collections import defaultdict
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from whoosh import analysis, fields, index, qparser, query, scoring
+from whoosh import analysis, fields, index, qparser, query
+from whoosh.analysis.tokenizers import default_pattern
+from whoosh.codec.whoosh3 import W3Codec
+from whoosh.lang.porter import stem as porter_stem
 
 import madqa
+from plugins.snippets import snippet
+from plugins.whoosh_arrays import ArrayBM25, BM25FCachedLengths
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _OPERATOR = re.compile(r"\b(AND|OR|NOT|ANDNOT|ANDMAYBE)\b")
+# the standard analyzer's tokenizer pattern, its group made non-capturing so findall gives whole tokens
+_TOKEN = re.compile(default_pattern.pattern.replace("(", "(?:"), re.UNICODE)
+_STOP = analysis.STOP_WORDS
+_MIN_SIZE = 2  # StandardAnalyzer's minsize
+STEMS_FILE = "stems.json"
+ANALYZERS = ("standard", "stemming")
 
 
 def _schema() -> fields.Schema:
@@ -26,8 +52,20 @@ def _schema() -> fields.Schema:
         file=fields.ID(stored=True),
         page=fields.NUMERIC(stored=True),
         text=fields.TEXT(analyzer=analysis.StandardAnalyzer()),
-        stem=fields.TEXT(analyzer=analysis.StemmingAnalyzer(), phrase=False),
     )
+
+
+def analyze(text: str) -> list[str]:
+    """The tokens StandardAnalyzer() makes of ``text``, in one pass (several times cheaper)."""
+    return [w for w in map(str.lower, _TOKEN.findall(text)) if len(w) >= _MIN_SIZE and w not in _STOP]
+
+
+def stem_groups(words: Iterable[str]) -> dict[str, list[str]]:
+    """Indexed words by Porter stem, keeping only stems whose words are not just the stem itself."""
+    groups: dict[str, list[str]] = defaultdict(list)
+    for word in words:
+        groups[word if word.isdigit() else porter_stem(word)].append(word)
+    return {s: sorted(ws) for s, ws in groups.items() if ws != [s]}
 
 
 def _parser(field: str, schema: fields.Schema, any_term: bool) -> qparser.QueryParser:
@@ -60,27 +98,79 @@ def _searchable(q: query.Query) -> bool:
     return bool(list(q.iter_all_terms())) or isinstance(q, query.Phrase)
 
 
-def snippet(text: str, terms: Iterable[str], width: int = 200) -> str:
-    """A short window of ``text`` around the first query term found, whitespace collapsed."""
-    flat = " ".join(text.split())
-    lowered = flat.lower()
-    positions = [lowered.find(t.lower().rstrip("*?")) for t in terms if t.strip("*?")]
-    positions = [p for p in positions if p >= 0]
-    start = max(0, min(positions) - width // 4) if positions else 0
-    piece = flat[start:start + width]
-    return ("…" if start else "") + piece + ("…" if start + width < len(flat) else "")
+def _expand(q: query.Query, variants: Callable[[str], list[str]]) -> query.Query:
+    """``q`` with each word of the text field replaced by the OR of its indexed stemmed variants."""
+    def visit(node: query.Query) -> query.Query:
+        if isinstance(node, query.Term) and node.fieldname == "text":
+            forms = variants(node.text)
+            if forms != [node.text]:
+                return query.Or([query.Term("text", f) for f in forms], boost=node.boost)
+        return node
+
+    return q.accept(visit)
+
+
+class _OpenIndex:
+    """An opened index shared by every retriever on it: one searcher per thread (with its caches of
+    page lengths and postings) and one stem map, instead of opening the index for every question."""
+
+    MAX_OPEN = 8
+    _opened: dict[str, _OpenIndex] = {}
+    _lock = threading.Lock()
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.ix = index.open_dir(str(folder))
+        self._local = threading.local()
+        self._stems: dict[str, list[str]] | None = None
+        self._stems_lock = threading.Lock()
+
+    @classmethod
+    def get(cls, folder: Path) -> _OpenIndex:
+        """The shared opened index of ``folder`` (a generation's folder never changes once written)."""
+        key = str(Path(folder).resolve())
+        with cls._lock:
+            opened = cls._opened.pop(key, None) or cls(Path(folder))
+            cls._opened[key] = opened  # most recently used last
+            while len(cls._opened) > cls.MAX_OPEN:
+                cls._opened.pop(next(iter(cls._opened)))
+            return opened
+
+    def thread_state(self) -> Any:
+        local = self._local
+        if getattr(local, "searcher", None) is None:
+            weighting = BM25FCachedLengths()
+            local.fast = ArrayBM25(weighting)
+            local.parsers = {any_term: _parser("text", self.ix.schema, any_term) for any_term in (False, True)}
+            local.searcher = self.ix.searcher(weighting=weighting)
+        return local
+
+    def stem_map(self) -> dict[str, list[str]]:
+        """Indexed words by stem: from the file beside the index, or (older indexes) from its lexicon."""
+        with self._stems_lock:
+            if self._stems is None:
+                try:
+                    self._stems = json.loads((self.folder / STEMS_FILE).read_text(encoding="utf-8"))
+                except (OSError, ValueError):
+                    with self.ix.reader() as reader:
+                        self._stems = stem_groups(b.decode("utf-8") for b in reader.lexicon("text"))
+            return self._stems
 
 
 class WhooshRetriever:
     """BM25F over the ``text`` field (standard analyzer, as the paper's baseline) with fallbacks."""
 
+    update_index_streams = True  # update_index reads its pages once, as they come (madqa.indexers)
+
     def __init__(self, corpus: Any, options: dict[str, Any] | None = None) -> None:
+        self.analyzer = madqa.read_options(options, {"analyzer": "standard"}, "retriever whoosh")["analyzer"]
+        if self.analyzer not in ANALYZERS:
+            raise madqa.PluginError(f"whoosh: analyzer must be one of {', '.join(ANALYZERS)}, not {self.analyzer!r}")
         self.corpus = corpus
-        folder = corpus.retriever_dir("whoosh")
-        if not index.exists_in(str(folder)):
+        self.folder = corpus.retriever_dir("whoosh")
+        if not index.exists_in(str(self.folder)):
             raise madqa.CorpusError(f"the Whoosh index of {corpus.root} is missing; run `madqa index` again")
-        self.ix = index.open_dir(str(folder))
-        self._local = threading.local()
+        self._open = _OpenIndex.get(self.folder)
 
     # --- building ------------------------------------------------------------------------
 
@@ -93,55 +183,81 @@ class WhooshRetriever:
         else:
             folder.mkdir(parents=True, exist_ok=True)
             ix = index.create_in(str(folder), _schema())
-        writer = ix.writer(limitmb=256)
+        # uncompressed posting blocks: zlib was a sixth of the writing and is undone on every search
+        writer = ix.writer(limitmb=128, codec=W3Codec(compression=0))
         try:
             for file in sorted(removed):
                 writer.delete_by_term("file", file)
             for page in added:
-                writer.add_document(file=page.file, page=page.page, text=page.text, stem=page.text)
+                writer.add_document(file=page.file, page=page.page, text=analyze(page.text))
         except BaseException:
             writer.cancel()
             raise
         writer.commit()
+        with ix.reader() as reader:
+            words = [b.decode("utf-8") for b in reader.lexicon("text")]
         ix.close()
+        (folder / STEMS_FILE).write_text(json.dumps(stem_groups(words), ensure_ascii=False), encoding="utf-8")
 
     # --- searching -----------------------------------------------------------------------
 
+    @property
+    def ix(self) -> Any:
+        return self._open.ix
+
     def _searcher(self) -> Any:
-        searcher = getattr(self._local, "searcher", None)
-        if searcher is None:
-            searcher = self._local.searcher = self.ix.searcher(weighting=scoring.BM25F())
-        return searcher
+        return self._open.thread_state().searcher
+
+    def _stem_map(self) -> dict[str, list[str]]:
+        return self._open.stem_map()
+
+    def _variants(self, word: str) -> list[str]:
+        key = word if word.isdigit() else porter_stem(word)
+        forms = self._stem_map().get(key)
+        if forms is None:
+            return [word] if word == key else [word, key]
+        return forms if word in forms else [word, *forms]
 
     def search(self, query_text: str, k: int = 5) -> madqa.SearchResult:
         """Pages best first; an empty or syntax-only query gives no hits and a note, never an error."""
         text = " ".join(str(query_text).split())[:1000]
         if not text:
             return madqa.SearchResult((), text, "empty query: nothing to search for")
-        schema = self.ix.schema
+        loosened = ("no page matched exactly; matched stemmed variants (e.g. report/reports), "
+                    "phrases loosened to words")
+        if self.analyzer == "stemming":
+            loosened = "no page matched every phrase exactly; phrases loosened to words"
+        # (stemmed, any term, phrases loosened, note)
         attempts = (
-            ("text", False, None),
-            ("stem", False, "no page matched exactly; matched stemmed variants (e.g. report/reports), "
-                            "phrases loosened to words"),
-            ("stem", True, "no page matched every word; showing pages that match any of them"),
+            (self.analyzer == "stemming", False, False, None),
+            (True, False, True, loosened),
+            (True, True, True, "no page matched every word; showing pages that match any of them"),
         )
+        state = self._open.thread_state()  # this thread's searcher, parsers and array scorer
+        searcher = state.searcher
         any_terms = False
-        for field, any_term, note in attempts:
-            # the fallbacks loosen phrases to words (the stemmed field keeps no positions)
-            parsed = _parse(_parser(field, schema, any_term), text if field == "text" else text.replace('"', " "))
+        for stemmed, any_term, loose, note in attempts:
+            # the fallbacks loosen phrases to words
+            parsed = _parse(state.parsers[any_term], text.replace('"', " ") if loose else text)
             if not _searchable(parsed):
                 continue
             any_terms = True
+            if stemmed:
+                parsed = _expand(parsed, self._variants)
             try:
-                results = self._searcher().search(parsed, limit=max(1, int(k)))
+                ranked = state.fast.top(searcher, parsed, max(1, int(k)))
+                if ranked is None:
+                    results = searcher.search(parsed, limit=max(1, int(k)))
+                    ranked = [(r.score, r.docnum) for r in results]
             except Exception as exc:  # e.g. a wildcard too broad for Whoosh: an observation, not a crash
                 raise madqa.SearchError(f"the query {text!r} could not be run: {exc}") from exc
-            if len(results):
+            if ranked:
                 terms = [t for t in _WORD.findall(text) if t.upper() not in ("AND", "OR", "NOT")]
+                stored = [searcher.stored_fields(docnum) for _, docnum in ranked]
                 hits = tuple(
-                    madqa.Hit(r["file"], int(r["page"]), float(r.score),
-                              snippet(self.corpus.page_text(r["file"], int(r["page"])), terms))
-                    for r in results
+                    madqa.Hit(f["file"], int(f["page"]), float(score),
+                              snippet(self.corpus.page_text(f["file"], int(f["page"])), terms))
+                    for (score, _), f in zip(ranked, stored, strict=True)
                 )
                 return madqa.SearchResult(hits, text, note)
         if not any_terms:
@@ -152,4 +268,5 @@ class WhooshRetriever:
 
 @madqa.hookimpl(trylast=True)
 def register_retrievers(register: madqa.Register) -> None:
-    register("whoosh", WhooshRetriever, "BM25 (Whoosh) with AND/OR/NOT, phrases, wildcards; stemmed fallback")
+    register("whoosh", WhooshRetriever, "BM25 (Whoosh) with AND/OR/NOT, phrases, wildcards; stemmed fallback "
+             "(options: analyzer=standard|stemming)")

@@ -210,3 +210,57 @@ def test_imported_ocr_by_bare_name_skips_names_shared_by_several_files(tmp_path,
     assert corpus.page_source("x/same.pdf", 1) == corpus.page_source("y/same.pdf", 1) == "text"
     assert _search(corpus, registry, "okapi").hits == ()
     assert any("1 OCR records name no page" in m for _, m in report.warnings)
+
+
+# A child indexer is only forked from a process with no other thread (forking a threaded process
+# can deadlock), and the test process has threads by now: the child path runs in a fresh process.
+_CHILD_INGEST = """
+import sys
+from pathlib import Path
+from madqa import indexers
+from madqa.index import ingest
+from madqa.plugins import collect, get_plugin_manager
+from madqa.settings import Settings
+indexers.STREAM_MIN_FILES = 0
+indexers._cpus = lambda: 2
+if sys.argv[3] == "broken":
+    from plugins.whoosh_bm25 import WhooshRetriever
+    def broken(folder, previous, added, removed):
+        next(iter(added))
+        raise ValueError("disk on fire")
+    WhooshRetriever.update_index = staticmethod(broken)
+assert indexers.can_stream(1), "the fresh process should index in a child"
+ingest(Path(sys.argv[1]), Settings.from_env(env={}, home=Path(sys.argv[2])), collect(get_plugin_manager()), ocr="never")
+"""
+
+
+def _ingest_with_child(root, home, mode="ok"):
+    return subprocess.run([sys.executable, "-c", _CHILD_INGEST, str(root), str(home), mode], cwd=REPO,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_indexing_in_a_child_process_gives_the_same_index(tmp_path, registry, monkeypatch):
+    """Large ingests index in a forked child while reading; the result equals indexing in-process."""
+    from madqa import indexers
+    from madqa.settings import Settings
+
+    root = tmp_path / "docs"
+    for n in range(6):
+        make_pdf(root / f"d{n}.pdf", [f"page one of {n} with walruses", f"narwhals page {n} reports"])
+    monkeypatch.setattr(indexers, "STREAM_MIN_FILES", 10**9)
+    ingest(root, Settings.from_env(env={}, home=tmp_path / "inline"), registry, ocr="never")
+    proc = _ingest_with_child(root, tmp_path / "child")
+    assert proc.returncode == 0, proc.stderr
+    found = {}
+    for mode in ("inline", "child"):
+        corpus = Corpus.open(root, Settings.from_env(env={}, home=tmp_path / mode).corpora_dir)
+        found[mode] = [[(h.file, h.page, round(h.score, 6)) for h in _search(corpus, registry, q, k=20).hits]
+                       for q in ("walruses", "narwhals report", '"page one"', "zzz")]
+    assert found["inline"] == found["child"] and found["child"][0]
+
+
+def test_a_failing_child_indexer_is_reported(tmp_path):
+    root = tmp_path / "docs"
+    make_pdf(root / "a.pdf", ["some text"])
+    proc = _ingest_with_child(root, tmp_path / "home", "broken")
+    assert proc.returncode != 0 and "disk on fire" in proc.stderr and "PluginError" in proc.stderr

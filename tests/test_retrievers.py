@@ -86,7 +86,7 @@ def test_tantivy_says_what_it_cannot_do(corpus_root, settings, registry):
     result = tantivy.search('"annual rep*"')
     assert refs(result) == [("annual.pdf", 1)] and "wildcards inside a phrase" in result.note
     stem_first = registry.create("retriever", "tantivy", Corpus.open(corpus_root, settings.corpora_dir),
-                                 {"analyzer": "stem"})
+                                 {"analyzer": "stemming"})
     assert refs(stem_first.search("specification")) == [("manual.pdf", 1)]
     assert stem_first.search("specification").note is None
 

@@ -64,20 +64,20 @@ def test_part_options_from_toml_flags_and_overrides(tmp_path):
     from madqa.settings import PipelineConfig, load_config, parse_option
 
     path = tmp_path / "mine.toml"
-    path.write_text('retriever = "whoosh"\n[options.retriever]\nanalyzer = "stem"\n'
+    path.write_text('retriever = "whoosh"\n[options.retriever]\nanalyzer = "stemming"\n'
                     '[options.query_strategy]\nthreshold = 0.7\n', encoding="utf-8")
     config = load_config(str(path))
-    assert config.part_options("retriever") == {"analyzer": "stem"}
+    assert config.part_options("retriever") == {"analyzer": "stemming"}
     assert config.part_options("reranker") == {}
     assert parse_option("query_strategy.threshold=0.5") == {"query_strategy": {"threshold": 0.5}}
-    assert parse_option("retriever.analyzer=stem") == {"retriever": {"analyzer": "stem"}}
+    assert parse_option("retriever.analyzer=stemming") == {"retriever": {"analyzer": "stemming"}}
     changed = config.with_overrides(options=parse_option("query_strategy.threshold=0.5"))
     assert changed.part_options("query_strategy") == {"threshold": 0.5}
-    assert changed.part_options("retriever") == {"analyzer": "stem"}
+    assert changed.part_options("retriever") == {"analyzer": "stemming"}
     assert changed.name == "mine[query_strategy.threshold=0.5]"
-    assert config.with_overrides(options=parse_option("retriever.analyzer=stem")) is config
+    assert config.with_overrides(options=parse_option("retriever.analyzer=stemming")) is config
     assert changed.to_dict()["options"]["query_strategy"] == {"threshold": 0.5}
-    for bad in ("analyzer=stem", "backend.model=x", "retriever.=1", "retriever.analyzer"):
+    for bad in ("analyzer=stemming", "backend.model=x", "retriever.=1", "retriever.analyzer"):
         with pytest.raises(SettingsError):
             parse_option(bad)
     with pytest.raises(SettingsError):
@@ -108,5 +108,5 @@ def test_cli_set_reaches_the_retriever(tmp_path, monkeypatch, capsys):
 
     monkeypatch.setattr(cli, "registry", patched)
     monkeypatch.setenv("MADQA_HOME", str(tmp_path))
-    assert cli.main(["search", "--corpus", str(tmp_path), "q", "--set", "analyzer=stem", "--set", "boost=2"]) == 0
-    assert seen == {"analyzer": "stem", "boost": 2}
+    assert cli.main(["search", "--corpus", str(tmp_path), "q", "--set", "analyzer=stemming", "--set", "boost=2"]) == 0
+    assert seen == {"analyzer": "stemming", "boost": 2}

@@ -214,10 +214,10 @@ def test_config_panel_options_round_trip_and_errors():
     assert text == 'query_strategy.moves="or,drop"\nquery_strategy.threshold=0.6'
     assert parse_options_text(text + "\n# a comment\n\n") == config.options
     values = ["mine", "offline", "offline", "whoosh", "none", "drift", 5, 10, 1.2,
-              "retriever.analyzer=stem", "", ""]
+              "retriever.analyzer=stemming", "", ""]
     resolved, backend_options = resolve_config({"mine": config}, values)
-    assert resolved.part_options("retriever") == {"analyzer": "stem"}
+    assert resolved.part_options("retriever") == {"analyzer": "stemming"}
     assert resolved.part_options("query_strategy") == config.options["query_strategy"]
-    assert "retriever.analyzer=stem" in resolved.name and backend_options == {}
+    assert "retriever.analyzer=stemming" in resolved.name and backend_options == {}
     with pytest.raises(gr.Error, match="PART.KEY=VALUE"):
         resolve_config({"mine": config}, [*values[:9], "threshold=0.5", "", ""])

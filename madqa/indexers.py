@@ -1,0 +1,161 @@
+"""Feeding the retrievers' ``update_index`` during an ingest, overlapping PDF reading with indexing.
+
+A retriever factory may set ``update_index_streams = True`` to say its ``update_index`` takes the
+added pages as a one-pass iterable. For an ingest reading many files on a machine with two or more
+CPUs, such an index is then written by a forked child process that receives pages while this
+process is still reading PDFs: reading (MuPDF) and indexing (pure Python) each get a core. Other
+retrievers, small ingests, single-CPU machines and multi-threaded processes (a fork there could
+inherit a held lock) get the plain path: the pages in a list, indexed here once reading is done.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import threading
+import traceback
+from collections.abc import Callable, Iterator
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from madqa.corpus import PageText
+from madqa.errors import PluginError
+
+STREAM_MIN_FILES = 16  # below this many files to read, a child process costs more than it saves
+BATCH_PAGES = 64
+
+
+def _cpus() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def can_stream(files_to_read: int) -> bool:
+    """True when a child process may index while this one reads."""
+    return (files_to_read >= STREAM_MIN_FILES and _cpus() >= 2 and threading.active_count() == 1
+            and "fork" in multiprocessing.get_all_start_methods())
+
+
+def _receive(conn: Connection) -> Iterator[PageText]:
+    while (batch := conn.recv()) is not None:
+        for row in batch:
+            yield PageText(*row)
+
+
+def _die_with_parent(parent: int) -> None:
+    """Have the kernel kill this child when its parent dies (Linux), so a killed ingest leaves no indexer
+    holding the corpus lock it inherited."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(1)
+
+
+def _index_in_child(update: Callable[..., None], folder: Path, previous: Path | None, removed: set[str],
+                    pages: Connection, our_end: Connection, result: Connection, parent: int) -> None:
+    our_end.close()  # the fork copied the parent's end of the pipe: close it, so the parent's exit ends recv()
+    _die_with_parent(parent)
+    try:
+        update(folder, previous, _receive(pages), removed)
+    except BaseException:  # reported to the parent, which raises it as a PluginError
+        result.send(traceback.format_exc(limit=8))
+    else:
+        result.send(None)
+
+
+class IndexFeed:
+    """Every indexing retriever of a registry, fed the pages of one ingest as they are read."""
+
+    def __init__(self, registry: Any, tmp_dir: Path, previous: Any, removed: set[str], files_to_read: int) -> None:
+        self.inline: list[tuple[str, Callable[..., None], Path, Path | None]] = []
+        self.children: list[tuple[str, multiprocessing.Process, Connection, Connection]] = []
+        self.pages: list[PageText] = []
+        self.batch: list[tuple[str, int, str, str]] = []
+        self.removed = removed
+        stream = can_stream(files_to_read)
+        for name in registry.names("retriever"):
+            factory = registry.get("retriever", name).factory
+            update = getattr(factory, "update_index", None)
+            if update is None:
+                continue
+            folder = tmp_dir / "retrievers" / name
+            prev_folder = previous.retriever_dir(name) if previous else None
+            prev_folder = prev_folder if prev_folder and prev_folder.is_dir() else None
+            if stream and getattr(factory, "update_index_streams", False):
+                self._start_child(name, update, folder, prev_folder)
+            else:
+                self.inline.append((name, update, folder, prev_folder))
+
+    def _start_child(self, name: str, update: Callable[..., None], folder: Path, previous: Path | None) -> None:
+        ctx = multiprocessing.get_context("fork")
+        pages_out, pages_in = ctx.Pipe(duplex=False)[::-1]  # (writer for us, reader for the child)
+        result_in, result_out = ctx.Pipe(duplex=False)
+        child = ctx.Process(target=_index_in_child, name=f"madqa-index-{name}", daemon=True,
+                            args=(update, folder, previous, self.removed, pages_in, pages_out, result_out, os.getpid()))
+        child.start()
+        pages_in.close()
+        result_out.close()
+        self.children.append((name, child, pages_out, result_in))
+
+    def add(self, pages: list[PageText]) -> None:
+        """Pages just read: queued for the inline indexers, sent on to the children in batches."""
+        if self.inline:
+            self.pages.extend(pages)
+        if self.children:
+            self.batch.extend((p.file, p.page, p.text, p.source) for p in pages)
+            if len(self.batch) >= BATCH_PAGES:
+                self._send(self.batch)
+                self.batch = []
+
+    def _send(self, message: Any) -> None:
+        for name, _, conn, _ in self.children:
+            try:
+                conn.send(message)
+            except (BrokenPipeError, EOFError):
+                raise PluginError(f"retriever {name!r} stopped writing its index: {self._error(name)}") from None
+
+    def _error(self, name: str) -> str:
+        for child_name, child, _, result in self.children:
+            if child_name == name:
+                child.join(timeout=30)
+                try:
+                    if result.poll(1):
+                        return result.recv() or "no error reported"
+                except EOFError:
+                    pass
+                return f"exit code {child.exitcode}"
+        return "unknown"
+
+    def finish(self) -> None:
+        """Index what is left and wait for every index; PluginError when a child failed."""
+        if self.children:
+            self._send(self.batch)
+            self._send(None)
+        for _, update, folder, prev_folder in self.inline:
+            update(folder, prev_folder, self.pages, self.removed)
+        failures = []
+        for name, child, conn, result in self.children:
+            try:
+                error = result.recv()
+            except EOFError:
+                error = f"the indexing process died (exit code {child.exitcode})"
+            child.join()
+            conn.close()
+            if error:
+                failures.append(f"retriever {name!r} failed to write its index:\n{error}")
+        self.children = []
+        if failures:
+            raise PluginError("\n".join(failures))
+
+    def abort(self) -> None:
+        """Stop the children (an ingest failed half-way)."""
+        for _, child, conn, _ in self.children:
+            conn.close()
+            child.terminate()
+            child.join(timeout=10)
+        self.children = []
