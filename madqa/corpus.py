@@ -7,12 +7,14 @@ run killed half-way leaves the previous generation fully usable.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
 import re
 import sqlite3
 import threading
+import weakref
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -23,6 +25,7 @@ from madqa.errors import CorpusError
 
 MANIFEST = "manifest.json"
 PAGES_DB = "pages.sqlite"
+READERS_LOCK = "readers.lock"  # every open Corpus holds a shared lock on its generation's file
 CURRENT = "CURRENT"
 _BAD_NAME = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -101,6 +104,8 @@ class Corpus:
         self._db_lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
         self._abbreviations: list[tuple[str, str, str, int]] | None = None
+        fd = _hold_shared(self.gen_dir / READERS_LOCK)
+        self._release = weakref.finalize(self, os.close, fd) if fd is not None else None  # close() or GC
 
     @classmethod
     def open(cls, root: str | Path, corpora_dir: Path) -> Corpus:
@@ -203,6 +208,32 @@ class Corpus:
             if self._db is not None:
                 self._db.close()
                 self._db = None
+            if self._release is not None:
+                self._release()  # this generation may now be removed by a later ingest
+
+
+def _hold_shared(path: Path) -> int | None:
+    """A file descriptor holding a shared lock on ``path`` (None when the folder is read-only)."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except OSError:
+        return None
+    fcntl.flock(fd, fcntl.LOCK_SH)
+    return fd
+
+
+def in_use(gen_dir: Path) -> bool:
+    """True while some open Corpus, in any process, reads the generation in ``gen_dir``."""
+    try:
+        with open(gen_dir / READERS_LOCK, "a+b") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+            fcntl.flock(handle, fcntl.LOCK_UN)
+            return False
+    except OSError:
+        return False
 
 
 def read_current(state_dir: Path) -> str | None:

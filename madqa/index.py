@@ -24,6 +24,7 @@ from madqa.corpus import (
     Corpus,
     DocumentRecord,
     PageText,
+    in_use,
     read_current,
     safe_relpath,
     state_dir_for,
@@ -349,9 +350,10 @@ def _remove_stale(state: Path) -> None:
 
 
 def _remove_old(state: Path, keep: set[str | None]) -> None:
-    """Drop generations older than the previous one (readers may still hold the previous one open)."""
+    """Drop generations older than the previous one, except those an open Corpus still reads
+    (a long question in the web app while its session uploads twice); a later ingest drops them."""
     for entry in state.iterdir():
-        if entry.name.startswith("gen-") and entry.name not in keep and entry.is_dir():
+        if entry.name.startswith("gen-") and entry.name not in keep and entry.is_dir() and not in_use(entry):
             shutil.rmtree(entry, ignore_errors=True)
 
 

@@ -264,3 +264,22 @@ def test_a_failing_child_indexer_is_reported(tmp_path):
     make_pdf(root / "a.pdf", ["some text"])
     proc = _ingest_with_child(root, tmp_path / "home", "broken")
     assert proc.returncode != 0 and "disk on fire" in proc.stderr and "PluginError" in proc.stderr
+
+
+def test_a_generation_still_read_survives_later_ingests(tmp_path, settings, registry):
+    """A long question reads generation 1 while its session uploads twice: gen 1 stays until closed."""
+    root = tmp_path / "docs"
+    make_pdf(root / "a.pdf", ["the first version mentions walruses"])
+    ingest(root, settings, registry, ocr="never")
+    reader = Corpus.open(root, settings.corpora_dir)
+    for n in (2, 3):
+        make_pdf(root / f"b{n}.pdf", [f"upload {n}"])
+        ingest(root, settings, registry, ocr="never")
+    assert reader.gen_dir.is_dir() and "walruses" in reader.page_text("a.pdf", 1)
+    assert _search(reader, registry, "walruses").hits  # its index too
+    reader.close()
+    make_pdf(root / "b4.pdf", ["upload 4"])
+    ingest(root, settings, registry, ocr="never")
+    assert not reader.gen_dir.exists()  # nobody reads it any more: removed
+    generations = [p for p in reader.state_dir.iterdir() if p.name.startswith("gen-")]
+    assert len(generations) == 2
