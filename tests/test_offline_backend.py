@@ -19,7 +19,8 @@ from madqa.index import ingest
 from madqa.settings import Settings, load_config
 from madqa.trace import Trace
 from plugins.offline_answer_types import find_candidates, term_weights
-from plugins.offline_backend import OfflineBackend, analyze, candidate_queries, split_parts
+from plugins.offline_backend import OfflineBackend, candidate_queries
+from plugins.offline_question import analyze, split_parts
 from tests.conftest import DEMO_QUESTIONS
 
 SEARCH = {"type": "function", "function": {"name": "search_documents"}}
