@@ -9,6 +9,9 @@ Options (the ``options`` dict of ``WhooshRetriever(corpus, options)``):
   stop words dropped) or ``"stemming"`` (every word also matches its stemmed variants, e.g.
   report/reports/reporting, from the first attempt; phrases stay exact until the fallback).
 
+There is no field-boost option: a page is one field of text (PDFs carry no reliable title or
+heading fields to boost), and an unknown option is an error rather than silently ignored.
+
 The index holds one analyzed field, ``text`` (positions kept for phrases). Stemmed matching
 expands each word into the indexed words sharing its Porter stem (a map written beside the
 index at ingest, ``stems.json``), so the index is written once instead of twice. Pages are
