@@ -44,6 +44,14 @@ def measure_search(corpus, registry, queries: list[str], ref_index: Path | None)
     """p50/p95/p99 per registered retriever (and option variant) and for the reference's index."""
     out: dict[str, Any] = {}
     for name in registry.names("retriever"):
+        component = registry.components[("retriever", name)]
+        if component.unavailable:
+            out[name] = {"skipped": f"unavailable: {component.unavailable}"}
+            continue
+        if getattr(component.factory, "update_index", None) is None:
+            # dense/hybrid embed every page on first use: hours at this scale on 2 CPU cores
+            out[name] = {"skipped": "builds its index on first use, not at ingest (see docs/plugins.md)"}
+            continue
         for options in [{}, *RETRIEVER_VARIANTS.get(name, [])]:
             label = name + "".join(f"[{k}={v}]" for k, v in options.items())
             try:
