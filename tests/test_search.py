@@ -122,6 +122,8 @@ def test_stemming_analyzer_option(tmp_path, settings, registry):
     assert "phrases loosened" in stemming.search('"annual reports"').note
     with pytest.raises(madqa.PluginError, match="analyzer"):
         registry.create("retriever", "whoosh", corpus, {"analyzer": "klingon"})
+    with pytest.raises(madqa.PluginError, match="unknown option boost"):  # no silently ignored options
+        registry.create("retriever", "whoosh", corpus, {"boost": 2})
 
 
 def test_an_index_from_before_the_stem_map_still_searches(tmp_path, settings, registry):
