@@ -13,6 +13,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import sqlite3
 import threading
 import traceback
 from collections.abc import Callable, Iterator
@@ -20,7 +21,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from madqa.corpus import PageText
+from madqa.corpus import PAGES_DB, PageText
 from madqa.errors import PluginError
 
 STREAM_MIN_FILES = 16  # below this many files to read, a child process costs more than it saves
@@ -41,6 +42,15 @@ def _receive(conn: Connection) -> Iterator[PageText]:
     while (batch := conn.recv()) is not None:
         for row in batch:
             yield PageText(*row)
+
+
+def _every_page(db_path: Path) -> Iterator[PageText]:
+    """Every page of the generation being written, read from its page store one at a time."""
+    db = sqlite3.connect(db_path)
+    try:
+        yield from (PageText(*row) for row in db.execute("SELECT file, page, text, source FROM pages ORDER BY file, page"))
+    finally:
+        db.close()
 
 
 def _die_with_parent(parent: int) -> None:
@@ -73,6 +83,8 @@ class IndexFeed:
 
     def __init__(self, registry: Any, tmp_dir: Path, previous: Any, removed: set[str], files_to_read: int) -> None:
         self.inline: list[tuple[str, Callable[..., None], Path, Path | None]] = []
+        self.rebuild: list[tuple[str, Callable[..., None], Path]] = []
+        self.tmp_dir = tmp_dir
         self.children: list[tuple[str, multiprocessing.Process, Connection, Connection]] = []
         self.pages: list[PageText] = []
         self.batch: list[tuple[str, int, str, str]] = []
@@ -86,7 +98,11 @@ class IndexFeed:
             folder = tmp_dir / "retrievers" / name
             prev_folder = previous.retriever_dir(name) if previous else None
             prev_folder = prev_folder if prev_folder and prev_folder.is_dir() else None
-            if stream and getattr(factory, "update_index_streams", False):
+            if previous is not None and prev_folder is None:
+                # no index in the previous generation (the retriever came later): the added pages
+                # alone would make an index missing every unchanged file, so it gets every page
+                self.rebuild.append((name, update, folder))
+            elif stream and getattr(factory, "update_index_streams", False):
                 self._start_child(name, update, folder, prev_folder)
             else:
                 self.inline.append((name, update, folder, prev_folder))
@@ -138,6 +154,8 @@ class IndexFeed:
             self._send(None)
         for _, update, folder, prev_folder in self.inline:
             update(folder, prev_folder, self.pages, self.removed)
+        for _, update, folder in self.rebuild:
+            update(folder, None, _every_page(self.tmp_dir / PAGES_DB), set())
         failures = []
         for name, child, conn, result in self.children:
             try:

@@ -283,3 +283,21 @@ def test_a_generation_still_read_survives_later_ingests(tmp_path, settings, regi
     assert not reader.gen_dir.exists()  # nobody reads it any more: removed
     generations = [p for p in reader.state_dir.iterdir() if p.name.startswith("gen-")]
     assert len(generations) == 2
+
+
+def test_a_retriever_without_a_previous_index_gets_every_page(tmp_path, settings, registry):
+    """A retriever that had no index in the previous generation (installed later, or its folder lost)
+    is given every page at the next ingest, not only the added ones."""
+    import shutil
+
+    root = tmp_path / "docs"
+    make_pdf(root / "old.pdf", ["the walrus census of the northern colony"])
+    ingest(root, settings, registry, ocr="never")
+    first = Corpus.open(root, settings.corpora_dir)
+    shutil.rmtree(first.retriever_dir("whoosh"))  # as if whoosh came after this generation was written
+    first.close()
+    make_pdf(root / "new.pdf", ["the narwhal count"])
+    ingest(root, settings, registry, ocr="never")
+    corpus = Corpus.open(root, settings.corpora_dir)
+    assert [h.file for h in _search(corpus, registry, "walrus").hits] == ["old.pdf"]
+    assert [h.file for h in _search(corpus, registry, "narwhal").hits] == ["new.pdf"]
