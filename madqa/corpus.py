@@ -201,7 +201,7 @@ class Corpus:
 
     def retriever_dir(self, name: str) -> Path:
         """The folder where retriever ``name`` keeps its index for this generation."""
-        return self.gen_dir / "retrievers" / re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
+        return retriever_dir(self.gen_dir, name)
 
     def close(self) -> None:
         with self._db_lock:
@@ -210,6 +210,11 @@ class Corpus:
                 self._db = None
             if self._release is not None:
                 self._release()  # this generation may now be removed by a later ingest
+
+
+def retriever_dir(gen_dir: Path, name: str) -> Path:
+    """The folder of retriever ``name``'s index in the generation at ``gen_dir`` (also one being written)."""
+    return gen_dir / "retrievers" / re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
 
 
 def _hold_shared(path: Path) -> int | None:

@@ -21,7 +21,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from madqa.corpus import PAGES_DB, PageText
+from madqa.corpus import PAGES_DB, PageText, retriever_dir
 from madqa.errors import PluginError
 
 STREAM_MIN_FILES = 16  # below this many files to read, a child process costs more than it saves
@@ -95,7 +95,7 @@ class IndexFeed:
             update = getattr(factory, "update_index", None)
             if update is None:
                 continue
-            folder = tmp_dir / "retrievers" / name
+            folder = retriever_dir(tmp_dir, name)
             prev_folder = previous.retriever_dir(name) if previous else None
             prev_folder = prev_folder if prev_folder and prev_folder.is_dir() else None
             if previous is not None and prev_folder is None:

@@ -301,3 +301,36 @@ def test_a_retriever_without_a_previous_index_gets_every_page(tmp_path, settings
     corpus = Corpus.open(root, settings.corpora_dir)
     assert [h.file for h in _search(corpus, registry, "walrus").hits] == ["old.pdf"]
     assert [h.file for h in _search(corpus, registry, "narwhal").hits] == ["new.pdf"]
+
+
+def test_a_retriever_whose_name_needs_cleaning_finds_the_index_ingest_wrote(tmp_path, settings):
+    """Ingest writes each index where Corpus.retriever_dir looks for it, whatever the plugin's name."""
+    from madqa.plugins import collect, get_plugin_manager
+
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    (plugins / "spaced.py").write_text('''
+import madqa
+
+class Spaced:
+    def __init__(self, corpus, options):
+        self.folder = corpus.retriever_dir("my bm25")
+
+    def search(self, query, k=5):
+        return madqa.SearchResult((), query, (self.folder / "marker").read_text())
+
+    @staticmethod
+    def update_index(folder, previous, added, removed):
+        folder.mkdir(parents=True)
+        (folder / "marker").write_text(f"{len(list(added))} pages")
+
+@madqa.hookimpl
+def register_retrievers(register):
+    register("my bm25", Spaced, "a name with a space")
+''', encoding="utf-8")
+    registry = collect(get_plugin_manager(plugins))
+    root = tmp_path / "docs"
+    make_pdf(root / "a.pdf", ["one", "two"])
+    ingest(root, settings, registry, ocr="never")
+    corpus = Corpus.open(root, settings.corpora_dir)
+    assert registry.create("retriever", "my bm25", corpus, {}).search("x").note == "2 pages"
