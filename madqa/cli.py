@@ -160,15 +160,9 @@ def pipeline_config(args: argparse.Namespace, settings: Settings) -> Any:
 
 def parsed_options(texts: list[str], part: str | None = None) -> dict[str, dict[str, Any]]:
     """``--set PART.KEY=VALUE`` flags merged into option tables (``part`` prefixes bare keys)."""
-    from madqa.settings import parse_option
+    from madqa.settings import parse_options
 
-    merged: dict[str, dict[str, Any]] = {}
-    for text in texts:
-        if part and not text.startswith(part + "."):
-            text = f"{part}.{text}"
-        for name, table in parse_option(text).items():
-            merged.setdefault(name, {}).update(table)
-    return merged
+    return parse_options(text if not part or text.startswith(part + ".") else f"{part}.{text}" for text in texts)
 
 
 def backend_options(args: argparse.Namespace) -> dict[str, Any]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -159,6 +160,15 @@ class PipelineConfig:
 
 
 OPTION_PARTS = ("retriever", "reranker", "query_strategy")
+
+
+def parse_options(texts: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """Several ``PART.KEY=VALUE`` texts merged into option tables (a later key wins)."""
+    merged: dict[str, dict[str, Any]] = {}
+    for text in texts:
+        for part, table in parse_option(text).items():
+            merged.setdefault(part, {}).update(table)
+    return merged
 
 
 def parse_option(text: str) -> dict[str, dict[str, Any]]:

@@ -14,7 +14,7 @@ from typing import Any
 import gradio as gr
 
 from madqa.errors import MadqaError
-from madqa.settings import PipelineConfig, parse_option
+from madqa.settings import PipelineConfig, parse_options
 
 FIELD_NAMES = ("config", "backend", "model", "retriever", "reranker", "query_strategy", "top_k", "max_steps",
                "image_budget_mp", "options", "api_key", "api_base")  # the API names of a panel's values, in order
@@ -62,13 +62,8 @@ def options_text(config: PipelineConfig) -> str:
 
 def parse_options_text(text: str | None) -> dict[str, dict[str, Any]]:
     """``PART.KEY=VALUE`` lines (blank lines and ``#`` comments skipped) as option tables."""
-    merged: dict[str, dict[str, Any]] = {}
-    for line in (text or "").splitlines():
-        line = line.strip()
-        if line and not line.startswith("#"):
-            for part, table in parse_option(line).items():
-                merged.setdefault(part, {}).update(table)
-    return merged
+    lines = (line.strip() for line in (text or "").splitlines())
+    return parse_options(line for line in lines if line and not line.startswith("#"))
 
 
 def _choices(names: list[str], current: str) -> list[str]:
