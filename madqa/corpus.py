@@ -174,9 +174,8 @@ class Corpus:
     def iter_pages(self) -> Iterator[PageText]:
         """Every page's text, in file then page order."""
         with self._db_lock:
-            rows = self._conn().execute("SELECT file, page, text, source FROM pages ORDER BY file, page").fetchall()
-        for row in rows:
-            yield PageText(*row)
+            pages = self._pages_unlocked()
+        yield from pages
 
     def abbreviations(self) -> list[tuple[str, str, str, int]]:
         """(short, long, file, page) for every "Full Name (FN)" the pages define, found at ingest.

@@ -22,6 +22,12 @@ def _default_home() -> Path:
     return Path(base) / "madqa"
 
 
+def check_budget(px: int) -> None:
+    """SettingsError unless ``px`` is a sane image budget (pixels per page image)."""
+    if not 10_000 <= px <= 50_000_000:
+        raise SettingsError(f"image budget {px} px is outside 10,000..50,000,000")
+
+
 @dataclass(frozen=True)
 class Settings:
     """Process-wide settings; build with ``Settings.from_env()``."""
@@ -68,8 +74,7 @@ class Settings:
             raise SettingsError(f"ocr must be auto, always or never, not {self.ocr!r}")
         if self.image_format not in ("png", "jpeg", "webp"):
             raise SettingsError(f"image format must be png, jpeg or webp, not {self.image_format!r}")
-        if not 10_000 <= self.image_budget_px <= 50_000_000:
-            raise SettingsError(f"image budget {self.image_budget_px} px is outside 10,000..50,000,000")
+        check_budget(self.image_budget_px)
         if not 1 <= self.port <= 65535:
             raise SettingsError(f"port {self.port} is not a TCP port")
 
@@ -123,8 +128,7 @@ class PipelineConfig:
             raise SettingsError(f"top_k must be between 1 and 50, not {self.top_k}")
         if not 1 <= self.max_steps <= 100:
             raise SettingsError(f"max_steps must be between 1 and 100, not {self.max_steps}")
-        if not 10_000 <= self.image_budget_px <= 50_000_000:
-            raise SettingsError(f"image budget {self.image_budget_px} px is outside 10,000..50,000,000")
+        check_budget(self.image_budget_px)
         return self
 
     def part_options(self, part: str) -> dict[str, Any]:
