@@ -339,7 +339,7 @@ class LiteLLMBackend:
         return float(cost) if isinstance(cost, (int, float)) else None
 
 
-# --- errors ----------------------------------------------------------------------------------
+# --- options ---------------------------------------------------------------------------------
 
 
 def _flag(options: dict[str, Any], name: str) -> bool | None:

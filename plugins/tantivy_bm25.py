@@ -33,10 +33,11 @@ import os
 import re
 import shutil
 import tempfile
-import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+from whoosh import analysis
 
 import madqa
 from plugins.snippets import query_words, snippet
@@ -48,9 +49,7 @@ except ImportError:  # registered with requires=("tantivy",): listed as unavaila
 
 VERSION = 1
 MARKER = "madqa-tantivy.json"
-# Whoosh's analysis.STOP_WORDS, so both retrievers drop the same words
-STOP_WORDS = sorted("a an and are as at be by can for from have if in is it may not of on or tbd that the this "
-                    "to us we when will with yet you your".split())
+STOP_WORDS = sorted(analysis.STOP_WORDS)  # Whoosh's, so both retrievers drop the same words
 _TOKEN = r"\w+(?:\.\w+)+|\w\w+"  # Whoosh's \w+(\.?\w+)* with its minimum size of 2
 _LEX = re.compile(r'"[^"]*"?|\(|\)|[^\s()"]+')
 MAX_EXPANSION = 256  # terms a wildcard expands to, the most frequent first
@@ -277,7 +276,6 @@ class TantivyRetriever:
             _build_in_place(folder, corpus)
         self.ix = _open(folder)
         self.schema = _schema()
-        self._lock = threading.Lock()
 
     @staticmethod
     def update_index(folder: Path, previous: Path | None, added: Iterable[Any], removed: set[str]) -> None:
@@ -285,7 +283,7 @@ class TantivyRetriever:
         generation has no usable index, since ``added`` then lacks the unchanged pages."""
         if previous is not None and not _usable(previous):
             return
-        _write(folder, previous if previous is not None else None, added, removed)
+        _write(folder, previous, added, removed)
 
     def search(self, query_text: str, k: int = 5) -> madqa.SearchResult:
         """Pages best first; an empty or syntax-only query gives no hits and a note, never an error."""

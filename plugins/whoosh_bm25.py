@@ -71,6 +71,12 @@ def stem_groups(words: Iterable[str]) -> dict[str, list[str]]:
     return {s: sorted(ws) for s, ws in groups.items() if ws != [s]}
 
 
+def lexicon_stems(ix: Any) -> dict[str, list[str]]:
+    """The stem map of an index's ``text`` words."""
+    with ix.reader() as reader:
+        return stem_groups(b.decode("utf-8") for b in reader.lexicon("text"))
+
+
 def _parser(field: str, schema: fields.Schema, any_term: bool) -> qparser.QueryParser:
     group = qparser.OrGroup.factory(0.9) if any_term else qparser.AndGroup
     parser = qparser.QueryParser(field, schema, group=group)
@@ -155,8 +161,7 @@ class _OpenIndex:
                 try:
                     self._stems = json.loads((self.folder / STEMS_FILE).read_text(encoding="utf-8"))
                 except (OSError, ValueError):
-                    with self.ix.reader() as reader:
-                        self._stems = stem_groups(b.decode("utf-8") for b in reader.lexicon("text"))
+                    self._stems = lexicon_stems(self.ix)
             return self._stems
 
 
@@ -197,10 +202,9 @@ class WhooshRetriever:
             writer.cancel()
             raise
         writer.commit()
-        with ix.reader() as reader:
-            words = [b.decode("utf-8") for b in reader.lexicon("text")]
+        stems = lexicon_stems(ix)
         ix.close()
-        (folder / STEMS_FILE).write_text(json.dumps(stem_groups(words), ensure_ascii=False), encoding="utf-8")
+        (folder / STEMS_FILE).write_text(json.dumps(stems, ensure_ascii=False), encoding="utf-8")
 
     # --- searching -----------------------------------------------------------------------
 
