@@ -30,6 +30,7 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +64,10 @@ def _text_key(text: str) -> str:
 class DenseIndex:
     """Window vectors (float16 on disk), the window -> page map (sorted), the pages and their text hashes."""
 
+    MAX_OPEN = 2  # opened indexes kept in memory, shared by retrievers and rerankers (float32: ~110 MB
+    _opened: dict[str, DenseIndex] = {}  # for 18,000 pages of 4 windows)
+    _open_lock = threading.Lock()
+
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         meta = json.loads((folder / MARKER).read_text(encoding="utf-8"))
@@ -73,6 +78,20 @@ class DenseIndex:
         self.vectors = np.load(folder / "vectors.npy").astype(np.float32)
         self.window_page = np.load(folder / "window_page.npy")
         self.row = {ref: i for i, ref in enumerate(self.pages)}
+        rows = np.arange(len(self.pages))  # window_page is sorted: each page's windows are one slice
+        self.starts = np.searchsorted(self.window_page, rows, side="left")
+        self.ends = np.searchsorted(self.window_page, rows, side="right")
+
+    @classmethod
+    def get(cls, folder: Path) -> DenseIndex:
+        """The shared opened index of ``folder`` (a generation's index never changes once written)."""
+        key = str(Path(folder).resolve())
+        with cls._open_lock:
+            opened = cls._opened.pop(key, None) or cls(Path(folder))
+            cls._opened[key] = opened  # most recently used last
+            while len(cls._opened) > cls.MAX_OPEN:
+                cls._opened.pop(next(iter(cls._opened)))
+            return opened
 
     @staticmethod
     def usable(folder: Path, max_windows: int | None = None) -> bool:
@@ -87,13 +106,13 @@ class DenseIndex:
     def open_or_build(cls, corpus: Any, max_windows: int) -> DenseIndex:
         folder = corpus.retriever_dir(NAME)
         if cls.usable(folder, max_windows):
-            return cls(folder)
+            return cls.get(folder)
         folder.parent.mkdir(parents=True, exist_ok=True)
         with open(folder.parent / f".{NAME}.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)  # one builder per generation; the others wait and reuse
             if not cls.usable(folder, max_windows):
                 _build(corpus, folder, max_windows)
-        return cls(folder)
+        return cls.get(folder)
 
     def page_scores(self, vector: np.ndarray) -> np.ndarray:
         """Each page's best window cosine with a unit ``vector`` (-1 for a page without windows)."""
@@ -107,7 +126,7 @@ class DenseIndex:
         row = self.row.get(ref)
         if row is None:
             return None
-        return self.vectors[self.window_page == row]
+        return self.vectors[self.starts[row]:self.ends[row]]
 
 
 def _reusable_vectors(corpus: Any, max_windows: int) -> dict[str, np.ndarray]:
@@ -120,10 +139,7 @@ def _reusable_vectors(corpus: Any, max_windows: int) -> dict[str, np.ndarray]:
             old = DenseIndex(other)
         except (OSError, ValueError, KeyError):
             continue
-        rows = np.arange(len(old.keys))  # window_page is sorted: each page's windows are one slice
-        starts = np.searchsorted(old.window_page, rows, side="left")
-        ends = np.searchsorted(old.window_page, rows, side="right")
-        for key, start, end in zip(old.keys, starts, ends, strict=True):
+        for key, start, end in zip(old.keys, old.starts, old.ends, strict=True):
             found.setdefault(key, old.vectors[start:end])
     return found
 

@@ -39,7 +39,7 @@ class EmbeddingReranker:
         self.candidates = max(1, opts["candidates"])
         self.max_windows = max(1, opts["max_windows"])
         folder = corpus.retriever_dir("dense")
-        self.index = DenseIndex(folder) if DenseIndex.usable(folder, self.max_windows) else None
+        self.index = DenseIndex.get(folder) if DenseIndex.usable(folder, self.max_windows) else None
         self.encoder = minilm.encoder()
         self._cache: dict[tuple[str, int], np.ndarray] = {}
         self._lock = threading.Lock()
