@@ -22,6 +22,7 @@ import re
 import threading
 import weakref
 from array import array
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -96,13 +97,20 @@ class Vocabulary:
         found = self.postings.get(word.lower())
         return len(found) if found is not None else 0
 
-    def cooccurrences(self, word: str, context: list[str]) -> int:
-        """The most ``context`` words found on one page together with ``word`` (0: never together)."""
+    def context_pages(self, context: list[str]) -> Counter[Any]:
+        """For each page, how many of the ``context`` words it holds."""
+        counts: Counter[Any] = Counter()
+        for c in dict.fromkeys(context):
+            counts.update(set(self.postings.get(c.lower(), ())))
+        return counts
+
+    def cooccurrences(self, word: str, context_pages: Counter[Any]) -> int:
+        """The most context words found on one page together with ``word`` (0: never together),
+        from ``context_pages`` (made once per context, not once per candidate word)."""
         mine = self.postings.get(word.lower())
-        if mine is None or not context:
+        if mine is None or not context_pages:
             return 0
-        pages = [set(self.postings.get(c.lower(), ())) for c in dict.fromkeys(context)]
-        return max((sum(page in p for p in pages) for page in mine), default=0)
+        return max((context_pages[page] for page in mine), default=0)
 
 
 _vocabularies: weakref.WeakKeyDictionary[Any, Vocabulary] = weakref.WeakKeyDictionary()
@@ -169,6 +177,7 @@ class Thesaurus:
         if head is None:
             return []
         mine = self.entries(head)
+        context_pages = vocabulary.context_pages(list(context or ())) if vocabulary is not None else None
         ranked: list[tuple[tuple[int, bool, float], str, int]] = []
         for synonym in mine:
             if not re.fullmatch(r"[a-z][a-z\-]{2,}", synonym) or synonym in forms or synonym in avoid:
@@ -179,7 +188,7 @@ class Thesaurus:
                 if found[0] <= 0:
                     continue
                 frequency, surface = found
-                together = vocabulary.cooccurrences(surface, list(context or ()))
+                together = vocabulary.cooccurrences(surface, context_pages)
             else:
                 frequency, surface = 0, synonym
             if surface in forms or surface in avoid:
