@@ -25,7 +25,8 @@ def register_retrievers(register: Register) -> None:
 
     Register ``name -> factory(corpus, options)``; the factory returns an object with
     ``search(query: str, k: int) -> madqa.SearchResult``, hits best first. ``corpus`` is an
-    opened ``madqa.corpus.Corpus``; ``options`` a dict of retriever options. Returns None.
+    opened ``madqa.corpus.Corpus``; ``options`` a dict of retriever options. A factory that also
+    takes a ``registry`` keyword gets the registry creating it (to build other parts). Returns None.
     """
 
 

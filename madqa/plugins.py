@@ -8,6 +8,7 @@ plugins from the folder named by ``MADQA_PLUGINS_DIR``.
 from __future__ import annotations
 
 import importlib
+import inspect
 import importlib.util
 import sys
 from collections.abc import Callable
@@ -87,8 +88,14 @@ class Registry:
         return comp
 
     def create(self, kind: str, name: str, *args: Any, **kwargs: Any) -> Any:
-        """Build the component ``name`` of ``kind`` by calling its factory."""
-        return self.get(kind, name).factory(*args, **kwargs)
+        """Build the component ``name`` of ``kind`` by calling its factory.
+
+        A factory with a ``registry`` parameter also gets this registry, so a component made of
+        others (the ``hybrid`` retriever) builds its parts from the same plugins as its caller."""
+        factory = self.get(kind, name).factory
+        if "registry" not in kwargs and _takes_registry(factory):
+            kwargs["registry"] = self
+        return factory(*args, **kwargs)
 
     def names(self, kind: str, available_only: bool = True) -> list[str]:
         return sorted(
@@ -97,6 +104,13 @@ class Registry:
 
     def list(self) -> list[Component]:
         return sorted(self.components.values(), key=lambda c: (KINDS.index(c.kind), c.name))
+
+
+def _takes_registry(factory: Callable[..., Any]) -> bool:
+    try:
+        return "registry" in inspect.signature(factory).parameters
+    except (TypeError, ValueError):  # a builtin without a signature
+        return False
 
 
 def _missing_module(requires: tuple[str, ...]) -> str | None:

@@ -40,13 +40,15 @@ def fuse(rankings: list[tuple[float, list[madqa.Hit]]], k: int) -> list[tuple[fl
 
 
 def _registry() -> Any:
+    """The built-in registry, for a HybridRetriever made directly rather than by Registry.create."""
     from madqa.plugins import collect, get_plugin_manager
 
     return collect(get_plugin_manager(os.environ.get("MADQA_PLUGINS_DIR") or None))
 
 
 class HybridRetriever:
-    """RRF of a BM25 retriever and the dense retriever, both created through the registry."""
+    """RRF of a BM25 retriever and the dense retriever, both created through the registry that
+    created this one (``Registry.create`` passes itself to a factory taking ``registry``)."""
 
     def __init__(self, corpus: Any, options: dict[str, Any] | None = None, registry: Any = None) -> None:
         opts = madqa.read_options(options, DEFAULTS, "retriever hybrid")

@@ -95,3 +95,19 @@ def test_read_options_checks_names_and_types():
     for bad in ({"limit": "3"}, {"limit": 2.5}, {"stem": 1}, {"limit": True}, {"name": 4}):
         with pytest.raises(PluginError, match="expects"):
             read_options(bad, defaults, "t")
+
+
+def test_a_factory_taking_registry_is_given_the_one_creating_it():
+    from madqa.plugins import Component, Registry
+
+    seen = {}
+
+    def composite(corpus, options, registry=None):
+        seen["registry"] = registry
+        return "made"
+
+    registry = Registry()
+    registry.components[("retriever", "composite")] = Component("retriever", "composite", composite, "test")
+    registry.components[("retriever", "plain")] = Component("retriever", "plain", lambda corpus, options: "plain", "test")
+    assert registry.create("retriever", "composite", None, {}) == "made" and seen["registry"] is registry
+    assert registry.create("retriever", "plain", None, {}) == "plain"
