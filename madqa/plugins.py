@@ -8,8 +8,8 @@ plugins from the folder named by ``MADQA_PLUGINS_DIR``.
 from __future__ import annotations
 
 import importlib
-import inspect
 import importlib.util
+import inspect
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
