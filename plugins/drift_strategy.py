@@ -99,6 +99,7 @@ class Drift:
         self.synonym_max_df = float(opts["synonym_max_df"])
         self.corpus = corpus
         self._abbreviations = abbreviations
+        self._tables: tuple[dict[str, list[str]], dict[str, list[str]]] | None = None
         self._vocabulary = vocabulary
         self._thesaurus = thesaurus
 
@@ -118,6 +119,8 @@ class Drift:
 
     def abbreviation_table(self) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
         """short (lower) -> long forms, long (lower) -> short forms, most often defined first."""
+        if self._tables is not None:
+            return self._tables
         if self._abbreviations is None:
             try:
                 rows = self.corpus.abbreviations() if self.corpus is not None else []
@@ -129,8 +132,9 @@ class Drift:
         for short, long in self._abbreviations:
             longs[short.lower()][long] += 1
             shorts[_norm(long)][short] += 1
-        return ({k: [x for x, _ in c.most_common()] for k, c in longs.items()},
-                {k: [x for x, _ in c.most_common()] for k, c in shorts.items()})
+        self._tables = ({k: [x for x, _ in c.most_common()] for k, c in longs.items()},
+                        {k: [x for x, _ in c.most_common()] for k, c in shorts.items()})
+        return self._tables
 
     # --- the decision ----------------------------------------------------------------------
 
