@@ -12,19 +12,23 @@ from whoosh import query, scoring
 from whoosh.codec.whoosh3 import W3LeafMatcher
 
 
+def page_lengths(searcher: Any, fieldname: str) -> list[int]:
+    """The (quantized) length of every page of this searcher's segment, read once per searcher."""
+    cache = searcher.__dict__.setdefault("_madqa_lengths", {})
+    lengths = cache.get(fieldname)
+    if lengths is None:
+        reader = searcher.reader()
+        lengths = cache[fieldname] = [reader.doc_field_length(d, fieldname, 1) for d in range(reader.doc_count_all())]
+    return lengths
+
+
 class BM25FCachedLengths(scoring.BM25F):
     """BM25F whose scorers read page lengths from a list loaded once per segment, not from disk per hit."""
 
     def scorer(self, searcher: Any, fieldname: str, text: str, qf: int = 1) -> Any:
         scorer = super().scorer(searcher, fieldname, text, qf)
         if hasattr(scorer, "dfl"):
-            cache = searcher.__dict__.setdefault("_madqa_lengths", {})
-            lengths = cache.get(fieldname)
-            if lengths is None:
-                reader = searcher.reader()
-                lengths = cache[fieldname] = [reader.doc_field_length(d, fieldname, 1)
-                                              for d in range(reader.doc_count_all())]
-            scorer.dfl = lengths.__getitem__
+            scorer.dfl = page_lengths(searcher, fieldname).__getitem__
         return scorer
 
 
@@ -68,9 +72,7 @@ class ArrayBM25:
         for sub, offset in leaves:
             lengths = sub.__dict__.get("_madqa_lengths_np")
             if lengths is None:
-                reader = sub.reader()
-                lengths = sub.__dict__["_madqa_lengths_np"] = np.array(
-                    [reader.doc_field_length(d, "text", 1) for d in range(reader.doc_count_all())], dtype=np.float64)
+                lengths = sub.__dict__["_madqa_lengths_np"] = np.array(page_lengths(sub, "text"), dtype=np.float64)
             scores, matched = self._eval(searcher, sub, q, lengths)
             docs = np.flatnonzero(matched)
             if len(docs) > k:
