@@ -137,10 +137,10 @@ class Agent:
                 messages.append({"role": "user", "content": "Call search_documents to search, or submit_answer "
                                                             "to answer."})
                 continue
-            messages.append(_assistant_message(decision, calls, iteration))
+            ids = [call.id or f"call_{iteration}_{n}" for n, call in enumerate(calls)]  # tool results answer these
+            messages.append(_assistant_message(decision, calls, ids))
             parts: list[dict[str, Any]] = []
-            for n, call in enumerate(calls):
-                call_id = call.id or f"call_{iteration}_{n}"
+            for call, call_id in zip(calls, ids, strict=True):
                 if call not in searches:
                     note = f"unknown tool {call.name!r}; use search_documents or submit_answer"
                     yield ErrorStep(iteration, "tool", note)
@@ -236,14 +236,14 @@ def _answer_payload(decision: ModelDecision) -> Any:
 
 
 def _assistant_message(decision: ModelDecision, calls: tuple[ToolCall, ...] | list[ToolCall],
-                       iteration: int) -> dict[str, Any]:
+                       ids: list[str]) -> dict[str, Any]:
     return {
         "role": "assistant",
         "content": decision.text or None,
         "tool_calls": [
-            {"id": c.id or f"call_{iteration}_{n}", "type": "function",
+            {"id": call_id, "type": "function",
              "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
-            for n, c in enumerate(calls)
+            for c, call_id in zip(calls, ids, strict=True)
         ],
     }
 
