@@ -43,6 +43,7 @@ from typing import Any
 
 import madqa
 from madqa.evaluation.report import lexical_similarity
+from plugins.query_history import closest_query, last_search_stale, norm, past_queries
 from plugins.thesaurus import Thesaurus, Vocabulary, base_forms, corpus_vocabulary, surface_forms, thesaurus_problem
 
 MOVES = ("abbreviation", "synonym", "drop", "or", "prefix")
@@ -69,10 +70,6 @@ def terms(query: str) -> list[str]:
             found.append(token)
         skip = False
     return found
-
-
-def _norm(query: str) -> str:
-    return " ".join(query.lower().split())
 
 
 def _replace(query: str, word: str, replacement: str) -> str:
@@ -131,7 +128,7 @@ class Drift:
         shorts: dict[str, Counter[str]] = defaultdict(Counter)
         for short, long in self._abbreviations:
             longs[short.lower()][long] += 1
-            shorts[_norm(long)][short] += 1
+            shorts[norm(long)][short] += 1
         self._tables = ({k: [x for x, _ in c.most_common()] for k, c in longs.items()},
                         {k: [x for x, _ in c.most_common()] for k, c in shorts.items()})
         return self._tables
@@ -139,24 +136,21 @@ class Drift:
     # --- the decision ----------------------------------------------------------------------
 
     def rewrite(self, query: str, state: Any) -> tuple[str, str | None]:
-        executed = list(getattr(state, "queries", []) or [])
-        past = list(dict.fromkeys(executed + list(getattr(state, "written", []) or [])))
+        past = past_queries(state)
         if not past:
             return query, None
-        closest = max(past, key=lambda p: similarity(query, p))
-        score = similarity(query, closest)
-        counts = list(getattr(state, "new_page_counts", []) or [])
-        stale = self.on_stale and bool(counts) and counts[-1] == 0
+        closest, score = closest_query(query, past)
+        stale = self.on_stale and last_search_stale(state)
         if score < self.threshold and not stale:
             return query, None
         why = (f"too close to {closest!r} ({score:.2f})" if score >= self.threshold
                else "the previous search showed no new page")
         if "synonym" in self.moves and not self.thesaurus.available:
             why += f" ({thesaurus_problem() or 'no thesaurus'})"
-        issued = {_norm(p) for p in past}
+        issued = {norm(p) for p in past}
         fallback: tuple[str, str] | None = None
         for candidate, action in self.candidates(query, getattr(state, "question", "")):
-            if not candidate.strip() or _norm(candidate) in issued:
+            if not candidate.strip() or norm(candidate) in issued:
                 continue
             now = max(similarity(candidate, p) for p in past)
             if now < self.threshold:
@@ -210,7 +204,7 @@ class Drift:
             if bare.lower() in longs and bare.lower() not in STOPWORDS and (bare.isupper() or len(bare) > 2):
                 for long in longs[bare.lower()][:3]:
                     out.append((_replace(query, word, f'"{long}"'), f"expanded {bare} -> {long}"))
-        flat = _norm(query.replace('"', " "))
+        flat = norm(query.replace('"', " "))
         for long, found in shorts.items():
             if re.search(rf"(?<!\w){re.escape(long)}(?!\w)", flat):
                 pattern = r"\s+".join(re.escape(w) for w in long.split())

@@ -31,7 +31,7 @@ import os
 from typing import Any
 
 import madqa
-from madqa.evaluation.report import lexical_similarity
+from plugins.query_history import closest_query, last_search_stale, norm, past_queries
 
 DEFAULTS: dict[str, Any] = {
     "model": "openai/gpt-4.1-nano", "api_base": None, "api_key_env": None, "when": "stale", "threshold": 0.7,
@@ -117,17 +117,15 @@ class LLMRewrite:
 
     def _reason(self, query: str, state: Any) -> str | None:
         """Why this query should be rewritten, or None to leave it alone."""
-        past = list(dict.fromkeys(list(getattr(state, "queries", []) or []) + list(getattr(state, "written", []) or [])))
         if self.when == "always":
             return "every query is rewritten (when=always)"
+        past = past_queries(state)
         if not past:
             return None
-        closest = max(past, key=lambda p: lexical_similarity(query, p))
-        score = lexical_similarity(query, closest)
+        closest, score = closest_query(query, past)
         if score >= self.threshold:
             return f"too close to {closest!r} ({score:.2f})"
-        counts = list(getattr(state, "new_page_counts", []) or [])
-        return "the previous search showed no new page" if counts and counts[-1] == 0 else None
+        return "the previous search showed no new page" if last_search_stale(state) else None
 
     def rewrite(self, query: str, state: Any) -> tuple[Any, ...]:
         why = self._reason(query, state)
@@ -149,10 +147,10 @@ class LLMRewrite:
         rewritten = parse_query(text)
         cost = f", ${decision.cost_usd:.6f}" if decision.cost_usd else ""
         spent = f"{self.model}, {decision.usage.prompt_tokens}+{decision.usage.completion_tokens} tokens{cost}"
-        issued = {" ".join(q.lower().split()) for q in getattr(state, "queries", []) or []}
+        issued = {norm(q) for q in getattr(state, "queries", []) or []}
         if rewritten is None:
             return query, f"{why}; the rewrite model gave no query ({spent}); kept the query", decision
-        if " ".join(rewritten.lower().split()) in issued | {" ".join(query.lower().split())}:
+        if norm(rewritten) in issued | {norm(query)}:
             return query, f"{why}; the rewrite model repeated a query already run ({spent}); kept the query", decision
         return rewritten, f"{why}: rewritten by {spent}", decision
 
