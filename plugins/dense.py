@@ -22,14 +22,10 @@ Options (``[options.retriever]``): ``max_windows`` (int, 4): windows embedded pe
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import logging
-import os
 import re
-import shutil
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any
@@ -38,6 +34,7 @@ import numpy as np
 
 import madqa
 from plugins import minilm
+from plugins.index_build import build_once
 from plugins.snippets import query_words, snippet
 
 NAME = "dense"
@@ -107,11 +104,7 @@ class DenseIndex:
         folder = corpus.retriever_dir(NAME)
         if cls.usable(folder, max_windows):
             return cls.get(folder)
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        with open(folder.parent / f".{NAME}.lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)  # one builder per generation; the others wait and reuse
-            if not cls.usable(folder, max_windows):
-                _build(corpus, folder, max_windows)
+        build_once(folder, lambda f: cls.usable(f, max_windows), lambda tmp: _build(corpus, tmp, max_windows))
         return cls.get(folder)
 
     def page_scores(self, vector: np.ndarray) -> np.ndarray:
@@ -145,7 +138,8 @@ def _reusable_vectors(corpus: Any, max_windows: int) -> dict[str, np.ndarray]:
 
 
 def _build(corpus: Any, folder: Path, max_windows: int, batch_pages: int = 128) -> None:
-    """Embed every page (reusing known vectors) in batches, so memory stays bounded on big corpora."""
+    """Embed every page (reusing known vectors) in batches, so memory stays bounded on big corpora,
+    and write the index into ``folder`` (a fresh temporary folder: see plugins.index_build)."""
     reuse = _reusable_vectors(corpus, max_windows)
     encoder = minilm.encoder()
     pages: list[list[Any]] = []
@@ -182,19 +176,12 @@ def _build(corpus: Any, folder: Path, max_windows: int, batch_pages: int = 128) 
     if batch:
         flush()
     owners = [np.full(len(b), row, dtype=np.int32) for row, b in enumerate(blocks)]
-    tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{NAME}-", dir=folder.parent))
-    try:
-        empty = np.zeros((0, minilm.MiniLM.dim), np.float16)
-        np.save(tmp / "vectors.npy", np.concatenate(blocks) if blocks else empty)
-        np.save(tmp / "window_page.npy", np.concatenate(owners) if owners else np.zeros(0, np.int32))
-        meta = {"version": VERSION, "model": minilm.MODEL_ID, "max_windows": max_windows, "pages": pages,
-                "keys": keys, "embedded_windows": embedded, "reused_pages": reused}
-        (tmp / MARKER).write_text(json.dumps(meta), encoding="utf-8")
-        if folder.exists():
-            shutil.rmtree(folder)
-        os.rename(tmp, folder)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    empty = np.zeros((0, minilm.MiniLM.dim), np.float16)
+    np.save(folder / "vectors.npy", np.concatenate(blocks) if blocks else empty)
+    np.save(folder / "window_page.npy", np.concatenate(owners) if owners else np.zeros(0, np.int32))
+    meta = {"version": VERSION, "model": minilm.MODEL_ID, "max_windows": max_windows, "pages": pages,
+            "keys": keys, "embedded_windows": embedded, "reused_pages": reused}
+    (folder / MARKER).write_text(json.dumps(meta), encoding="utf-8")
 
 
 class DenseRetriever:

@@ -27,12 +27,9 @@ Options (``[options.retriever]``): ``analyzer`` = ``"standard"`` (default: exact
 
 from __future__ import annotations
 
-import fcntl
 import json
-import os
 import re
 import shutil
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -40,6 +37,7 @@ from typing import Any
 from whoosh import analysis
 
 import madqa
+from plugins.index_build import build_once
 from plugins.snippets import query_words, snippet
 
 try:
@@ -326,23 +324,8 @@ class TantivyRetriever:
 
 
 def _build_in_place(folder: Path, corpus: Any) -> None:
-    """Build the whole index from the corpus's page texts into a temporary folder, then rename it in."""
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    with open(folder.parent / f".{folder.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # one builder at a time; a waiter finds the index built
-        if not _usable(folder):
-            _build_locked(folder, corpus)
-
-
-def _build_locked(folder: Path, corpus: Any) -> None:
-    tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{folder.name}-", dir=folder.parent))
-    try:
-        _write(tmp, None, corpus.iter_pages(), set())
-        if folder.exists():  # an unusable leftover (older version): replace it
-            shutil.rmtree(folder, ignore_errors=True)
-        os.rename(tmp, folder)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    """Build the whole index from the corpus's page texts (once; see plugins.index_build)."""
+    build_once(folder, _usable, lambda tmp: _write(tmp, None, corpus.iter_pages(), set()))
 
 
 @madqa.hookimpl(trylast=True)
