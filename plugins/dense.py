@@ -26,7 +26,6 @@ import hashlib
 import json
 import logging
 import re
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +33,7 @@ import numpy as np
 
 import madqa
 from plugins import minilm
-from plugins.index_build import build_once
+from plugins.index_build import OpenedIndexes, build_once
 from plugins.snippets import query_words, snippet
 
 NAME = "dense"
@@ -61,9 +60,9 @@ def _text_key(text: str) -> str:
 class DenseIndex:
     """Window vectors (float16 on disk), the window -> page map (sorted), the pages and their text hashes."""
 
-    MAX_OPEN = 2  # opened indexes kept in memory, shared by retrievers and rerankers (float32: ~110 MB
-    _opened: dict[str, DenseIndex] = {}  # for 18,000 pages of 4 windows)
-    _open_lock = threading.Lock()
+    # opened indexes kept in memory, shared by retrievers and rerankers (float32: ~110 MB for 18,000
+    # pages of 4 windows)
+    _opened: OpenedIndexes[DenseIndex] = OpenedIndexes(max_open=2)
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
@@ -81,14 +80,8 @@ class DenseIndex:
 
     @classmethod
     def get(cls, folder: Path) -> DenseIndex:
-        """The shared opened index of ``folder`` (a generation's index never changes once written)."""
-        key = str(Path(folder).resolve())
-        with cls._open_lock:
-            opened = cls._opened.pop(key, None) or cls(Path(folder))
-            cls._opened[key] = opened  # most recently used last
-            while len(cls._opened) > cls.MAX_OPEN:
-                cls._opened.pop(next(iter(cls._opened)))
-            return opened
+        """The shared opened index of ``folder``."""
+        return cls._opened.get(folder, cls)
 
     @staticmethod
     def usable(folder: Path, max_windows: int | None = None) -> bool:

@@ -1,4 +1,5 @@
-"""Building a retriever's index on first use, once (not a plugin: a helper ``tantivy`` and ``dense`` share)."""
+"""Retriever indexes built on first use, once, and opened once per process (not a plugin: helpers
+the built-in retrievers share)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,31 @@ import fcntl
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+
+class OpenedIndexes(Generic[T]):
+    """Opened indexes by folder, the ``max_open`` most recently used kept and shared by every
+    retriever and reranker of the process (a generation's index never changes once written)."""
+
+    def __init__(self, max_open: int) -> None:
+        self.max_open = max_open
+        self._opened: dict[str, T] = {}
+        self._lock = threading.Lock()
+
+    def get(self, folder: Path, open_index: Callable[[Path], T]) -> T:
+        key = str(Path(folder).resolve())
+        with self._lock:
+            opened = self._opened.pop(key, None) or open_index(Path(folder))
+            self._opened[key] = opened  # most recently used last
+            while len(self._opened) > self.max_open:
+                self._opened.pop(next(iter(self._opened)))
+            return opened
 
 
 def build_once(folder: Path, usable: Callable[[Path], bool], write: Callable[[Path], None]) -> None:

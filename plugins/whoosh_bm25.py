@@ -37,6 +37,7 @@ from whoosh.codec.whoosh3 import W3Codec
 from whoosh.lang.porter import stem as porter_stem
 
 import madqa
+from plugins.index_build import OpenedIndexes
 from plugins.snippets import snippet
 from plugins.whoosh_arrays import ArrayBM25, BM25FCachedLengths
 
@@ -123,9 +124,7 @@ class _OpenIndex:
     """An opened index shared by every retriever on it: one searcher per thread (with its caches of
     page lengths and postings) and one stem map, instead of opening the index for every question."""
 
-    MAX_OPEN = 8
-    _opened: dict[str, _OpenIndex] = {}
-    _lock = threading.Lock()
+    _opened: OpenedIndexes[_OpenIndex] = OpenedIndexes(max_open=8)
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
@@ -136,14 +135,8 @@ class _OpenIndex:
 
     @classmethod
     def get(cls, folder: Path) -> _OpenIndex:
-        """The shared opened index of ``folder`` (a generation's folder never changes once written)."""
-        key = str(Path(folder).resolve())
-        with cls._lock:
-            opened = cls._opened.pop(key, None) or cls(Path(folder))
-            cls._opened[key] = opened  # most recently used last
-            while len(cls._opened) > cls.MAX_OPEN:
-                cls._opened.pop(next(iter(cls._opened)))
-            return opened
+        """The shared opened index of ``folder``."""
+        return cls._opened.get(folder, cls)
 
     def thread_state(self) -> Any:
         local = self._local
