@@ -86,6 +86,7 @@ def test_part_options_from_toml_flags_and_overrides(tmp_path):
 
 def test_cli_set_reaches_the_retriever(tmp_path, monkeypatch, capsys):
     from madqa import cli
+    from madqa.cli import common  # noqa: F401  (cli.common below)
 
     seen = {}
 
@@ -98,15 +99,15 @@ def test_cli_set_reaches_the_retriever(tmp_path, monkeypatch, capsys):
         seen.update(options)
         return Spy()
 
-    monkeypatch.setattr(cli, "open_corpus", lambda *a: None)
-    original = cli.registry
+    monkeypatch.setattr(cli.common, "open_corpus", lambda *a: None)
+    original = cli.common.registry
 
     def patched(settings):
         reg = original(settings)
         monkeypatch.setattr(reg, "create", lambda kind, name, *a: factory(*a))
         return reg
 
-    monkeypatch.setattr(cli, "registry", patched)
+    monkeypatch.setattr(cli.common, "registry", patched)
     monkeypatch.setenv("MADQA_HOME", str(tmp_path))
     assert cli.main(["search", "--corpus", str(tmp_path), "q", "--set", "analyzer=stemming", "--set", "boost=2"]) == 0
     assert seen == {"analyzer": "stemming", "boost": 2}

@@ -1,0 +1,47 @@
+"""``python -m madqa ...`` / ``madqa ...``: the command line.
+
+One module per group of commands (``corpus``: index, search, render; ``agent``: ask, run;
+``scoring``: eval; ``info``: plugins, configs). Each module defines its commands with
+``@command(name)`` and their arguments in ``add_parsers(sub)``; a new group is a new module
+added to ``GROUPS``.
+
+Core errors become a message on stderr and an exit status: 0 done, 1 done with some failures
+(e.g. files that could not be indexed, questions the backend failed on), 2 nothing done (bad
+input or settings).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from madqa.cli.base import COMMANDS
+from madqa.errors import MadqaError
+from madqa.settings import Settings
+
+GROUPS = ("corpus", "agent", "scoring", "info")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="madqa", description="Agentic question answering over PDF collections.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for group in GROUPS:
+        importlib.import_module(f"madqa.cli.{group}").add_parsers(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        settings = Settings.from_env()
+        return COMMANDS[args.command](args, settings)
+    except MadqaError as exc:
+        print(f"madqa: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("madqa: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # e.g. piped into `head`
+        sys.stderr.close()
+        return 0

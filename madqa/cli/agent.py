@@ -1,0 +1,105 @@
+"""Commands that run the agent: ``ask`` (one question) and ``run`` (a question set)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from madqa.cli import common
+from madqa.cli.base import command
+from madqa.settings import Settings
+
+
+@command("ask")
+def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
+    from madqa.agent import Agent
+    from madqa.trace import Trace
+
+    reg = common.registry(settings)
+    config = common.pipeline_config(args, settings)
+    corpus = common.open_corpus(args, settings, reg)
+    agent = Agent(corpus, config, reg, settings, common.backend_options(args))
+    trace = Trace(args.question, config, args.id)
+    if not args.json:
+        print(f"config {config.name}: {config.backend}/{config.model}, {config.retriever}, "
+              f"strategy {config.query_strategy}, top_k {config.top_k}, max {config.max_steps} steps")
+    for step in trace.follow(agent.run(args.question)):
+        if not args.json:
+            print(common.describe_step(step), flush=True)
+    if args.json:
+        print(json.dumps(trace.row(), ensure_ascii=False))
+    return 0
+
+
+def _config_outputs(args: argparse.Namespace, settings: Settings) -> list[tuple[Any, Path]]:
+    """(config, output path) per --config; several configs write PRED.<config>.jsonl each."""
+    names = args.config or [None]
+    out = Path(args.output)
+    pairs = []
+    for name in names:
+        args_one = argparse.Namespace(**{**vars(args), "config": name})
+        config = common.pipeline_config(args_one, settings)
+        path = out if len(names) == 1 else out.with_name(f"{out.stem}.{config.name}{out.suffix or '.jsonl'}")
+        pairs.append((config, path))
+    return pairs
+
+
+@command("run")
+def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
+    from tqdm import tqdm
+
+    from madqa.evaluation.questions import load_questions
+    from madqa.evaluation.runner import run_batch, score_row
+
+    questions, problems = load_questions(args.questions)
+    for problem in problems:
+        print(f"warning: {args.questions}: {problem}", file=sys.stderr)
+    if not questions:
+        print(f"madqa: no usable questions in {args.questions}", file=sys.stderr)
+        return 2
+    reg = common.registry(settings)
+    corpus = common.open_corpus(args, settings, reg)
+    failed = 0
+    for config, path in _config_outputs(args, settings):
+        total = min(len(questions), args.limit) if args.limit else len(questions)
+        scores: list[bool] = []
+        bar = tqdm(total=total, desc=config.name, unit="q", file=sys.stderr, disable=not sys.stderr.isatty())
+
+        def on_row(row: dict[str, Any], question: dict[str, Any], bar: Any = bar, scores: list = scores) -> None:
+            correct = score_row(row, question)
+            if correct is not None:
+                scores.append(correct)
+                bar.set_postfix_str(f"accuracy {sum(scores) / len(scores):.3f}", refresh=False)
+            bar.update(1)
+
+        rows = run_batch(questions, corpus, config, reg, settings, out_path=path, workers=args.workers,
+                         resume=args.resume, limit=args.limit, on_row=on_row,
+                         backend_options=common.backend_options(args))
+        bar.update(total - bar.n)
+        bar.close()
+        errors = sum(1 for r in rows if r.get("error"))
+        failed += errors
+        accuracy = f", accuracy {sum(scores) / len(scores):.3f} on {len(scores)} run now" if scores else ""
+        print(f"{config.name}: {len(rows)} rows in {path} ({errors} with errors{accuracy})")
+    return 1 if failed else 0
+
+
+def add_parsers(sub: Any) -> None:
+    p = sub.add_parser("ask", help="answer a question with the agent, printing each step")
+    p.add_argument("--corpus", required=True, metavar="DIR")
+    p.add_argument("question")
+    p.add_argument("--id", help="question id to put in the prediction row")
+    common.add_config_args(p)
+    p.add_argument("--json", action="store_true", help="print only the prediction row")
+
+    p = sub.add_parser("run", help="run a question set through one or more configs")
+    p.add_argument("--corpus", required=True, metavar="DIR")
+    p.add_argument("--questions", required=True, metavar="FILE", help="MADQA questions, JSONL or Parquet")
+    p.add_argument("-o", "--output", required=True, metavar="PRED.jsonl")
+    common.add_config_args(p, several=True)
+    p.add_argument("--workers", type=int, default=1, help="questions answered at once (API-bound work)")
+    p.add_argument("--resume", action="store_true", help="keep answered rows, retry error rows, run the rest")
+    p.add_argument("--limit", type=int, help="only the first N questions")

@@ -1,0 +1,119 @@
+"""What several commands share: the plugin registry, opening a corpus, configs and options from
+flags, progress bars, and the plain-text view of agent steps."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from madqa.settings import Settings
+
+
+def registry(settings: Settings) -> Any:
+    from madqa.plugins import collect, get_plugin_manager
+
+    return collect(get_plugin_manager(settings.plugins_dir))
+
+
+def progress_bar(desc: str) -> tuple[Callable[[str, int, int], None], Callable[[], None]]:
+    from tqdm import tqdm
+
+    bar: list[Any] = []
+
+    def update(item: str, done: int, total: int) -> None:
+        if not bar:
+            bar.append(tqdm(total=total, desc=desc, unit="file", file=sys.stderr, leave=False,
+                            disable=total < 3 or not sys.stderr.isatty()))
+        bar[0].set_postfix_str(item[-40:], refresh=False)
+        bar[0].update(done - bar[0].n)
+
+    def close() -> None:
+        if bar:
+            bar[0].close()
+
+    return update, close
+
+
+def open_corpus(args: argparse.Namespace, settings: Settings, reg: Any) -> Any:
+    """The corpus named by --corpus, indexed first (with a summary on stderr) if it never was."""
+    from madqa.index import open_or_build
+
+    corpus, report = open_or_build(args.corpus, settings, reg)
+    if report is not None:
+        print_report(report, out=sys.stderr)
+    return corpus
+
+
+def print_report(report: Any, out: Any = sys.stdout) -> None:
+    print(f"indexed {report.files} files, {report.pages} pages in {report.elapsed_s:.1f}s "
+          f"({report.added} added, {report.updated} updated, {report.unchanged} unchanged, "
+          f"{report.removed} removed)", file=out)
+    print(f"pages OCR'd: {report.ocr_pages}, imported OCR: {report.imported_pages}, "
+          f"with no text: {report.empty_pages}, failures: {len(report.failures)}", file=out)
+    for file, message in report.warnings:
+        print(f"warning: {file + ': ' if file else ''}{message}", file=sys.stderr)
+    for file, reason in report.failures:
+        print(f"failed: {file}: {reason}", file=sys.stderr)
+
+
+def pipeline_config(args: argparse.Namespace, settings: Settings) -> Any:
+    """The named config (--config, else MADQA_CONFIG) with any command-line overrides applied."""
+    from madqa.settings import load_config
+
+    config = load_config(args.config or settings.config)
+    return config.with_overrides(backend=args.backend, model=args.model, retriever=args.retriever,
+                                 reranker=args.reranker, query_strategy=args.strategy, top_k=args.top_k,
+                                 max_steps=args.max_steps, image_budget_px=args.budget,
+                                 options=parsed_options(args.set or []))
+
+
+def parsed_options(texts: list[str], part: str | None = None) -> dict[str, dict[str, Any]]:
+    """``--set PART.KEY=VALUE`` flags merged into option tables (``part`` prefixes bare keys)."""
+    from madqa.settings import parse_options
+
+    return parse_options(text if not part or text.startswith(part + ".") else f"{part}.{text}" for text in texts)
+
+
+def backend_options(args: argparse.Namespace) -> dict[str, Any]:
+    return {"api_base": args.api_base} if args.api_base else {}
+
+
+def describe_step(step: Any) -> str:
+    """One step as a line or two of plain text (the CLI's view of the stream)."""
+    kind = step.type
+    if kind == "search":
+        rewritten = f" -> {step.executed_query!r}" if step.executed_query != step.query else ""
+        pages = ", ".join(f"{r.file} p.{r.page}" for r in step.new_pages) or "no new pages"
+        extra = "".join(f"\n      note: {n}" for n in (step.strategy_note, step.retriever_note, step.error) if n)
+        return f"[{step.iteration}] search {step.query!r}{rewritten}: {len(step.hits)} hits; shown: {pages}{extra}"
+    if kind == "model":
+        text = (step.text or "").strip().replace("\n", " ")
+        return f"[{step.iteration}] model{' (forced to answer)' if step.forced_answer else ''}: {text[:200]}"
+    if kind == "error":
+        return f"[{step.iteration}] error in {step.where}: {step.message}"
+    cites = ", ".join(f"{c.file} p.{c.page}" for c in step.citations) or "none"
+    answer = " | ".join(step.answer) if step.answer else "(no answer: refusal)"
+    flags = "".join(f"\n    flag: {f}" for f in step.flags)
+    return f"ANSWER: {answer}\n  citations: {cites}{flags}"
+
+
+def add_config_args(p: argparse.ArgumentParser, several: bool = False) -> None:
+    if several:
+        p.add_argument("--config", action="append", help="named config or .toml file; repeat to run several")
+    else:
+        p.add_argument("--config", help="named config (see `madqa configs`) or a .toml file")
+    p.add_argument("--backend", help="backend name (offline, litellm, scripted, ...)")
+    p.add_argument("--model", help="model, e.g. openai/gpt-4.1-mini, anthropic/claude-sonnet-4-5")
+    p.add_argument("--api-base", help="base URL of an OpenAI-compatible server (vLLM, llama.cpp, ...)")
+    p.add_argument("--retriever")
+    p.add_argument("--reranker")
+    p.add_argument("--strategy", help="query strategy (passthrough, drift, ...)")
+    p.add_argument("--top-k", type=int)
+    p.add_argument("--max-steps", type=int)
+    p.add_argument("--budget", type=int, help="image budget in pixels")
+    p.add_argument("--set", action="append", metavar="PART.KEY=VALUE",
+                   help="an option of the retriever, reranker or query_strategy, e.g. retriever.analyzer=stemming")
+
+

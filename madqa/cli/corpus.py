@@ -1,0 +1,86 @@
+"""Commands over a corpus: ``index``, ``search``, ``render``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from madqa.cli import common
+from madqa.cli.base import command
+from madqa.settings import Settings
+
+
+@command("index")
+def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
+    from madqa.index import ingest
+
+    update, close = common.progress_bar("indexing")
+    try:
+        report = ingest(args.dir, settings, common.registry(settings), ocr=args.ocr, ocr_jsonl=args.ocr_jsonl,
+                        progress=update)
+    finally:
+        close()
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=1, ensure_ascii=False))
+    else:
+        common.print_report(report)
+    return 1 if report.failures else 0
+
+
+@command("search")
+def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
+    reg = common.registry(settings)
+    corpus = common.open_corpus(args, settings, reg)
+    options = common.parsed_options(args.set or [], "retriever").get("retriever", {})
+    retriever = reg.create("retriever", args.retriever, corpus, options)
+    result = retriever.search(args.query, args.k)
+    if args.json:
+        print(json.dumps([h.to_dict() for h in result.hits], indent=1, ensure_ascii=False))
+        if result.note:
+            print(f"note: {result.note}", file=sys.stderr)
+        return 0
+    if result.note:
+        print(f"note: {result.note}")
+    for rank, hit in enumerate(result.hits, 1):
+        print(f"{rank}. {hit.file} p.{hit.page}  score {hit.score:.2f}\n   {hit.snippet}")
+    return 0
+
+
+@command("render")
+def cmd_render(args: argparse.Namespace, settings: Settings) -> int:
+    from madqa.render import render_page
+
+    corpus = common.open_corpus(args, settings, common.registry(settings))
+    fmt = args.format or {".jpg": "jpeg", ".jpeg": "jpeg", ".webp": "webp"}.get(Path(args.output).suffix.lower(), "png")
+    image = render_page(corpus, args.file, args.page, settings, budget_px=args.budget, fmt=fmt)
+    Path(args.output).write_bytes(image.data)
+    print(f"{args.output}: {image.width}x{image.height} {fmt}, {len(image.data):,} bytes")
+    return 0
+
+
+def add_parsers(sub: Any) -> None:
+    p = sub.add_parser("index", help="ingest every PDF under DIR into a searchable corpus")
+    p.add_argument("dir")
+    p.add_argument("--ocr", choices=("auto", "always", "never"), default=None,
+                   help="auto (default): OCR pages whose text layer is empty or nearly so")
+    p.add_argument("--ocr-jsonl", metavar="FILE", help="page text from a MADQA-format OCR dump")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+
+    p = sub.add_parser("search", help="BM25 search over the pages of a corpus")
+    p.add_argument("--corpus", required=True, metavar="DIR")
+    p.add_argument("query")
+    p.add_argument("-k", type=int, default=5, help="how many pages (default 5)")
+    p.add_argument("--retriever", default="whoosh")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="a retriever option, e.g. analyzer=stemming")
+    p.add_argument("--json", action="store_true", help="print hits as JSON")
+
+    p = sub.add_parser("render", help="render a page as an image under a pixel budget")
+    p.add_argument("--corpus", required=True, metavar="DIR")
+    p.add_argument("file", help="path of the PDF relative to the corpus folder")
+    p.add_argument("page", type=int, help="1-based page number")
+    p.add_argument("-o", "--output", required=True)
+    p.add_argument("--budget", type=int, default=None, help="most pixels (default MADQA_IMAGE_BUDGET, 1.2M)")
+    p.add_argument("--format", choices=("png", "jpeg", "webp"), default=None, help="default: from -o's suffix")

@@ -1,0 +1,54 @@
+"""``eval``: score prediction files with the official MADQA metrics and ours."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from madqa.cli.base import command
+from madqa.settings import Settings
+
+
+@command("eval")
+def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
+    from madqa.evaluation.questions import load_questions
+    from madqa.evaluation.report import PredictionFileError, evaluate, format_table, load_predictions
+
+    gold, problems = load_questions(args.gold)
+    for problem in problems:
+        print(f"warning: {args.gold}: {problem}", file=sys.stderr)
+    results: dict[str, Any] = {}
+    for pred_path in args.predictions:
+        try:
+            rows, row_problems = load_predictions(pred_path)
+        except PredictionFileError as exc:
+            print(f"madqa: {exc}", file=sys.stderr)
+            return 2
+        for problem in row_problems:
+            print(f"warning: {pred_path}: {problem}", file=sys.stderr)
+        name = Path(pred_path).stem
+        while name in results:
+            name += "'"
+        results[name] = evaluate(rows, gold, by=args.by)
+    if args.json:
+        print(json.dumps(results, indent=1, ensure_ascii=False))
+        return 0
+    print(format_table(results))
+    if len(results) == 1:
+        only = next(iter(results.values()))
+        groups = {f"{k}": v for k, v in only["by_hop_type"].items()}
+        if args.by:
+            groups.update({f"{k}": v for k, v in only[f"by_{args.by}"].items()})
+        print("\n" + format_table(groups))
+    return 0
+
+
+def add_parsers(sub: Any) -> None:
+    p = sub.add_parser("eval", help="score prediction files against gold (official MADQA metrics + ours)")
+    p.add_argument("predictions", nargs="+", metavar="PRED.jsonl")
+    p.add_argument("--gold", required=True, metavar="FILE")
+    p.add_argument("--json", action="store_true", help="print pure JSON")
+    p.add_argument("--by", choices=("category", "domain"), help="also break down by this field")
