@@ -103,7 +103,10 @@ class Agent:
         self.reranker = registry.create("reranker", config.reranker, corpus, config.part_options("reranker"))
         self.strategy = registry.create("query_strategy", config.query_strategy, corpus,
                                         config.part_options("query_strategy"))
-        options = {"corpus": corpus, "temperature": config.temperature, **(backend_options or {})}
+        # the config's [options.backend] table, then what the caller adds for this run (a key, an api_base)
+        options = {"corpus": corpus, **config.part_options("backend"), **(backend_options or {})}
+        if config.temperature is not None:
+            options.setdefault("temperature", config.temperature)
         self.backend = registry.create("backend", config.backend, config.model, options)
 
     def run(self, question: str) -> Iterator[Step]:

@@ -115,8 +115,8 @@ class PipelineConfig:
     image_budget_px: int = 1_200_000
     temperature: float | None = None
     # Per-part options, handed to the part's factory: {"retriever": {...}, "reranker": {...},
-    # "query_strategy": {...}}. In TOML: an ``[options.retriever]`` table; on the command line:
-    # ``--set retriever.analyzer=stemming``.
+    # "query_strategy": {...}, "backend": {...}}. In TOML: an ``[options.retriever]`` table; on the
+    # command line: ``--set retriever.analyzer=stemming``, ``--set backend.timeout=30``.
     options: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def validate(self) -> PipelineConfig:
@@ -124,6 +124,12 @@ class PipelineConfig:
         if unknown or not all(isinstance(v, dict) for v in self.options.values()):
             raise SettingsError(f"options are tables named after a part ({', '.join(OPTION_PARTS)}), "
                                 f"not {sorted(unknown) or self.options}")
+        for part, table in self.options.items():
+            secret = sorted(k for k in table if k.lower() in SECRET_KEYS)
+            if secret:
+                raise SettingsError(f"{part}.{secret[0]} cannot be an option: options are written into config "
+                                    "names and prediction rows; set the provider's variable (OPENAI_API_KEY, ...) "
+                                    f"or name another one with {part}.api_key_env=NAME")
         if not 1 <= self.top_k <= 50:
             raise SettingsError(f"top_k must be between 1 and 50, not {self.top_k}")
         if not 1 <= self.max_steps <= 100:
@@ -132,7 +138,7 @@ class PipelineConfig:
         return self
 
     def part_options(self, part: str) -> dict[str, Any]:
-        """The options table of one part (``retriever``, ``reranker``, ``query_strategy``)."""
+        """The options table of one part (``retriever``, ``reranker``, ``query_strategy``, ``backend``)."""
         return dict(self.options.get(part, {}))
 
     def with_overrides(self, **overrides: Any) -> PipelineConfig:
@@ -163,7 +169,8 @@ class PipelineConfig:
         return d
 
 
-OPTION_PARTS = ("retriever", "reranker", "query_strategy")
+OPTION_PARTS = ("retriever", "reranker", "query_strategy", "backend")
+SECRET_KEYS = frozenset({"api_key", "key", "password", "token"})  # never an option: they would be stored
 
 
 def parse_options(texts: Iterable[str]) -> dict[str, dict[str, Any]]:

@@ -6,27 +6,33 @@ with ``api_base``. Messages go to ``litellm.completion`` in OpenAI chat form as 
 them (page images are OpenAI ``image_url`` parts with base64 data URLs; litellm translates them
 for each provider).
 
-Options (all optional):
+Options (all optional), set like every part's: ``[options.backend]`` in a config file,
+``--set backend.KEY=VALUE`` on the command line, ``backend.KEY=VALUE`` in the web app's options
+box. An unknown key is refused with the list of known ones (``read_backend_options``).
 
-- ``api_key``, ``api_base``: passed to litellm; without a key litellm reads the provider's
-  variable (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``, ``GEMINI_API_KEY``...). The key is never
-  logged, never put in a decision, an error message or ``repr``. For ``openai/<name>`` with an
-  ``api_base`` and no key anywhere, a placeholder key is sent (litellm's OpenAI client needs one;
-  vLLM and llama.cpp accept any unless started with ``--api-key``).
-- ``temperature``, ``timeout`` (seconds), ``max_tokens``; ``completion_kwargs``: a dict of further
-  ``litellm.completion`` arguments (e.g. ``{"reasoning_effort": "low"}``); ``drop_params``
-  (default True: litellm drops parameters the model does not take, e.g. temperature for o-series).
-- ``native_tools``, ``vision`` (bool): override what litellm's model map says. A model without
-  native tool calling gets the JSON-in-text protocol (``supports_tools`` is False); a model
-  without vision gets the page labels without the images. Models litellm does not know (a custom
-  vLLM model) are assumed to support both.
+- ``api_base``: passed to litellm (may go in a config). ``api_key_env``: the name of an
+  environment variable holding the key; without it litellm reads the provider's variable
+  (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``, ``GEMINI_API_KEY``...). There is no ``api_key``
+  option (a config's options are written into prediction rows); the program may still hand one
+  over (the web app's API key field): it is never logged, never put in a decision, an error
+  message or ``repr``. For ``openai/<name>`` with an ``api_base`` and no key anywhere, a
+  placeholder key is sent (litellm's OpenAI client needs one; vLLM and llama.cpp accept any
+  unless started with ``--api-key``).
+- ``temperature``, ``timeout`` (seconds per attempt, default 120), ``max_tokens``;
+  ``completion_kwargs``: a dict of further ``litellm.completion`` arguments (e.g.
+  ``{"reasoning_effort": "low"}``); ``drop_params`` (default True: litellm drops parameters the
+  model does not take, e.g. temperature for o-series).
+- ``native_tools``, ``vision`` (true / false / auto): override what litellm's model map says. A
+  model without native tool calling gets the JSON-in-text protocol (``supports_tools`` is False);
+  a model without vision gets each page's text instead of its image (the agent's context policy
+  does that). Models litellm does not know (a custom vLLM model) are assumed to support both.
 - ``force_tool_choice``: how the last step forces ``submit_answer``: ``"named"`` (default, the
   function by name), ``"required"``, or ``"none"`` (send no tool_choice).
-- ``max_attempts`` (default 4; or ``max_retries`` = attempts - 1), ``retry_base_delay`` (1 s),
+- ``max_attempts`` (default 3; or ``max_retries`` = attempts - 1), ``retry_base_delay`` (1 s),
   ``retry_max_delay`` (30 s), ``sleep`` (a callable, for tests): retries with capped exponential
   backoff and jitter on rate limits, timeouts, connection and 5xx errors; never on
   authentication errors or bad requests. The last failure raises ``madqa.BackendError``
-  naming the provider and the kind of error only.
+  naming the provider and the kind of error.
 - Offline mocks through litellm's own client: ``mock_response`` / ``mock_tool_calls`` are
   forwarded on every call; ``mock_responses`` is a list used one item per call: a string (the
   reply text), an exception (raised by litellm, as a provider error would be), a dict
@@ -50,8 +56,31 @@ from plugins.litellm_messages import as_plain_text, content_text, parse_argument
 
 log = logging.getLogger("madqa.litellm")
 
-DEFAULT_ATTEMPTS = 4
+DEFAULT_ATTEMPTS = 3
+DEFAULT_TIMEOUT_S = 120.0
 PLACEHOLDER_KEY = "none"  # sent to an OpenAI-compatible api_base when no key is given
+WHO = "backend litellm"
+# Options a user sets (``[options.backend]``, ``--set backend.KEY=VALUE``, the web app's options box),
+# with their defaults; None means "not sent" / "ask litellm's model map".
+DEFAULTS: dict[str, Any] = {
+    "api_base": None, "api_key_env": None, "temperature": None, "timeout": DEFAULT_TIMEOUT_S, "max_tokens": None,
+    "completion_kwargs": None, "drop_params": True, "native_tools": None, "vision": None,
+    "force_tool_choice": "named", "max_attempts": None, "max_retries": None, "retry_base_delay": 1.0,
+    "retry_max_delay": 30.0, "mock_response": None, "mock_tool_calls": None, "mock_responses": None,
+}
+# Given by the program, not by a user: the key from the CLI or a web session, the corpus (for
+# backends that read page text), a sleep function for tests.
+INTERNAL = {"api_key": None, "corpus": None, "sleep": None}
+
+
+def read_backend_options(options: dict[str, Any] | None) -> dict[str, Any]:
+    """The backend's options with defaults; an unknown key raises PluginError listing the known ones."""
+    given = dict(options or {})
+    internal = {k: given.pop(k) for k in list(given) if k in INTERNAL}
+    for name in ("vision", "native_tools"):  # yes/no/auto, also as text from a form
+        if name in given:
+            given[name] = _flag(given, name)
+    return {**madqa.read_options(given, DEFAULTS, WHO), **internal}
 
 
 def _import_litellm() -> Any:
@@ -95,12 +124,18 @@ class LiteLLMBackend:
     """Decides through ``litellm.completion``; see the module docstring for the options."""
 
     def __init__(self, model: str, options: dict[str, Any] | None = None) -> None:
-        options = dict(options or {})
+        options = read_backend_options(options)
         if not isinstance(model, str) or not model.strip():
             raise madqa.SettingsError("the litellm backend needs a model, e.g. openai/gpt-4o-mini")
         self._litellm = _import_litellm()
         self.model = model.strip()
-        self._api_key = _Secret(options.get("api_key"))
+        key = options.get("api_key")
+        if key is None and options.get("api_key_env"):
+            key = os.environ.get(str(options["api_key_env"])) or None
+            if key is None:
+                raise madqa.SettingsError(f"litellm option api_key_env names {options['api_key_env']!r}, "
+                                          "which is not set in the environment")
+        self._api_key = _Secret(key)
         self.api_base: str | None = options.get("api_base") or None
         self.provider = self._provider()
         self.who = f"the {self.provider} server at api_base" if self.api_base else self.provider  # in errors
@@ -111,8 +146,11 @@ class LiteLLMBackend:
         if self.placeholder_key:
             self._api_key = _Secret(PLACEHOLDER_KEY)
         self.temperature = options.get("temperature")
-        self.timeout = options.get("timeout")
+        self.timeout = _positive(options, "timeout")
         self.max_tokens = options.get("max_tokens")
+        if self.max_tokens is not None and (not isinstance(self.max_tokens, int) or isinstance(self.max_tokens, bool)
+                                            or self.max_tokens < 1):
+            raise madqa.SettingsError(f"litellm option max_tokens must be a whole number >= 1, not {self.max_tokens!r}")
         self.drop_params = bool(options.get("drop_params", True))
         extra = options.get("completion_kwargs") or {}
         if not isinstance(extra, dict):
@@ -126,13 +164,13 @@ class LiteLLMBackend:
             raise madqa.SettingsError("litellm option force_tool_choice must be named, required or none, "
                                       f"not {self.force_tool_choice!r}")
         self.max_attempts = _attempts(options)
-        self.retry_base_delay = float(options.get("retry_base_delay", 1.0))
-        self.retry_max_delay = float(options.get("retry_max_delay", 30.0))
+        self.retry_base_delay = _positive(options, "retry_base_delay", zero=True)
+        self.retry_max_delay = _positive(options, "retry_max_delay", zero=True)
         self._sleep: Callable[[float], Any] = options.get("sleep") or time.sleep
         self._rng = random.Random()
-        self._mock_each = {k: options[k] for k in ("mock_response", "mock_tool_calls") if k in options}
+        self._mock_each = {k: options[k] for k in ("mock_response", "mock_tool_calls") if options.get(k) is not None}
         self._mock_queue: list[Any] | None = (list(options["mock_responses"])
-                                              if "mock_responses" in options else None)
+                                              if options.get("mock_responses") is not None else None)
         self._calls = 0
         self._caps = self._capabilities(_flag(options, "native_tools"), _flag(options, "vision"))
         self.supports_tools: bool = self._caps["native_tools"]
@@ -205,7 +243,7 @@ class LiteLLMBackend:
                          "protocol instead")
         if self.placeholder_key:
             lines.append("no API key given for the server at api_base: sending a placeholder key (set "
-                         "OPENAI_API_KEY or pass api_key if the server needs a real one)")
+                         "OPENAI_API_KEY, or --set backend.api_key_env=NAME, if the server needs a real one)")
         missing_keys = [] if self._mocked() or self._api_key else self._missing_keys()
         if missing_keys:
             missing.append("api_key")
@@ -225,8 +263,11 @@ class LiteLLMBackend:
         return [k for k in found.get("missing_keys") or [] if "KEY" in k.upper()]
 
     def _key_hint(self, missing_keys: list[str]) -> str:
-        hint = f"set {' or '.join(missing_keys)}, or pass api_key" if missing_keys else "pass api_key"
-        return hint
+        """How to give a key: the variable litellm reads, another one named by backend.api_key_env,
+        or the web app's API key field (keys are never taken from the command line or a config)."""
+        variable = " or ".join(missing_keys) if missing_keys else "the provider's API key variable"
+        return (f"set {variable} in the environment, or name another variable with --set backend.api_key_env=NAME "
+                "(in the web app: paste a key in the API key field)")
 
     def _mocked(self) -> bool:
         return bool(self._mock_each) or self._mock_queue is not None
@@ -355,6 +396,16 @@ def _flag(options: dict[str, Any], name: str) -> bool | None:
     if text in ("", "auto"):
         return None
     raise madqa.SettingsError(f"litellm option {name} must be true, false or auto, not {value!r}")
+
+
+def _positive(options: dict[str, Any], name: str, zero: bool = False) -> float:
+    value = options.get(name)
+    if value is None:
+        return float(DEFAULTS[name])
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or (value == 0 and not zero):
+        raise madqa.SettingsError(f"litellm option {name} must be a number of seconds "
+                                  f"{'>= 0' if zero else '> 0'}, not {value!r}")
+    return float(value)
 
 
 def _attempts(options: dict[str, Any]) -> int:

@@ -327,6 +327,8 @@ def pick_items(q: Question, ranked: list[Candidate]) -> list[Candidate]:
 
 
 def _factory(model: str, options: dict[str, Any]) -> OfflineBackend:
+    given = {k: v for k, v in options.items() if k not in ("corpus", "api_key", "api_base")}
+    madqa.read_options(given, {"temperature": None}, "backend offline")  # it has no options of its own
     corpus = options.get("corpus")
     if corpus is None:
         raise madqa.SettingsError("the offline backend needs the corpus (options['corpus'])")

@@ -210,7 +210,7 @@ def test_retries_back_off_exponentially_with_a_cap_then_fail():
         ceiling = min(3.0, 2.0 ** n)
         assert ceiling / 2 <= delay <= ceiling
     assert LiteLLMBackend(MODEL, {"max_retries": 2}).max_attempts == 3
-    assert LiteLLMBackend(MODEL, {}).max_attempts == 4
+    assert LiteLLMBackend(MODEL, {}).max_attempts == 3 and LiteLLMBackend(MODEL, {}).timeout == 120.0
 
 
 def test_a_plain_exception_from_litellm_is_a_server_error_and_retried():
@@ -270,7 +270,9 @@ def test_missing_key_is_reported_without_retrying(monkeypatch):
     b = backend(sleep=sleeps.append)
     assert b.capabilities()["missing_keys"] == ["OPENAI_API_KEY"] and "api_key" in b.capabilities()["missing"]
     with pytest.raises(madqa.BackendError, match=r"^openai found no API key \(missing credentials\): "
-                                                  r"set OPENAI_API_KEY, or pass api_key$"):
+                                                  r"set OPENAI_API_KEY in the environment, or name another variable with "
+                                                  r"--set backend.api_key_env=NAME \(in the web app: paste a key in "
+                                                  r"the API key field\)$"):
         b.decide(history_after_search()[:2], [SEARCH_TOOL], False)
     assert sleeps == []
 
@@ -452,3 +454,49 @@ def test_real_client_over_http_bad_key(local_server, caplog):
     assert str(caught.value) == "the openai server at api_base rejected the API key (authentication error)"
     assert len(seen) == 1 and sleeps == []
     assert "SECRET123" not in caplog.text
+
+
+# --- options: one way to set them, unknown ones refused ------------------------------------------
+
+
+def test_unknown_backend_option_lists_the_known_ones():
+    with pytest.raises(madqa.PluginError, match=r"backend litellm: unknown option timout \(known: api_base, "
+                                                 r"api_key_env, .*timeout"):
+        LiteLLMBackend(MODEL, {"timout": 5})
+    with pytest.raises(madqa.SettingsError, match="timeout must be a number"):
+        LiteLLMBackend(MODEL, {"timeout": 0})
+    with pytest.raises(madqa.SettingsError, match="vision must be true, false or auto"):
+        LiteLLMBackend(MODEL, {"vision": "maybe"})
+    assert LiteLLMBackend(MODEL, {"vision": "false"}).supports_vision is False
+
+
+def test_api_key_env_names_the_variable(monkeypatch, recorded):
+    monkeypatch.setenv("MY_OTHER_KEY", SECRET)
+    b = backend(api_key_env="MY_OTHER_KEY", mock_response="hi")
+    b.decide(history_after_search()[:2], [SEARCH_TOOL], False)
+    assert recorded[-1]["api_key"] == SECRET and "SECRET" not in repr(b)
+    monkeypatch.delenv("MY_OTHER_KEY")
+    with pytest.raises(madqa.SettingsError, match="MY_OTHER_KEY"):
+        backend(api_key_env="MY_OTHER_KEY")
+
+
+def test_config_and_set_options_reach_the_backend(tmp_path, settings, registry, recorded):
+    """[options.backend] and --set backend.K=V reach litellm.completion: timeout, max_tokens, api_base."""
+    from madqa import cli
+
+    make_pdf(tmp_path / "docs" / "a.pdf", ["Revenue was 5 million."])
+    ingest(tmp_path / "docs", settings, registry, ocr="never")
+    corpus = Corpus.open(tmp_path / "docs", settings.corpora_dir)
+    config_file = tmp_path / "mine.toml"
+    config_file.write_text('backend = "litellm"\nmodel = "openai/gpt-4o-mini"\n[options.backend]\n'
+                           'max_tokens = 300\nmock_response = "5 million"\n', encoding="utf-8")
+    args = cli.build_parser().parse_args(["ask", "--corpus", str(corpus.root), "q", "--config", str(config_file),
+                                          "--set", "backend.timeout=7", "--set", "backend.max_attempts=1"])
+    config = cli.pipeline_config(args, settings)
+    agent = Agent(corpus, config, registry, settings)
+    assert agent.backend.max_attempts == 1
+    list(agent.run("What was the revenue?"))
+    assert recorded[0]["timeout"] == 7.0 and recorded[0]["max_tokens"] == 300
+    bad = config.with_overrides(options={"backend": {"max_attempt": 2}})
+    with pytest.raises(madqa.PluginError, match="unknown option max_attempt"):
+        Agent(corpus, bad, registry, settings)

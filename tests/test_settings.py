@@ -77,11 +77,27 @@ def test_part_options_from_toml_flags_and_overrides(tmp_path):
     assert changed.name == "mine[query_strategy.threshold=0.5]"
     assert config.with_overrides(options=parse_option("retriever.analyzer=stemming")) is config
     assert changed.to_dict()["options"]["query_strategy"] == {"threshold": 0.5}
-    for bad in ("analyzer=stemming", "backend.model=x", "retriever.=1", "retriever.analyzer"):
+    for bad in ("analyzer=stemming", "model.name=x", "retriever.=1", "retriever.analyzer"):
         with pytest.raises(SettingsError):
             parse_option(bad)
     with pytest.raises(SettingsError):
-        PipelineConfig(options={"backend": {"x": 1}}).validate()
+        PipelineConfig(options={"model": {"x": 1}}).validate()
+
+
+def test_backend_options_from_toml_and_flags(tmp_path):
+    from madqa.settings import PipelineConfig, load_config, parse_options
+
+    path = tmp_path / "local.toml"
+    path.write_text('backend = "litellm"\nmodel = "openai/local"\n[options.backend]\n'
+                    'api_base = "http://127.0.0.1:9/v1"\ntimeout = 30\n', encoding="utf-8")
+    config = load_config(str(path))
+    assert config.part_options("backend") == {"api_base": "http://127.0.0.1:9/v1", "timeout": 30}
+    changed = config.with_overrides(options=parse_options(["backend.timeout=5", "backend.vision=false"]))
+    assert changed.part_options("backend") == {"api_base": "http://127.0.0.1:9/v1", "timeout": 5, "vision": False}
+    assert changed.name == "local[backend.timeout=5,backend.vision=False]"
+    for secret in ("api_key", "API_KEY", "token"):  # a key in a config would be written into every row
+        with pytest.raises(SettingsError, match="api_key_env"):
+            PipelineConfig(options={"backend": {secret: "sk-1"}}).validate()
 
 
 def test_cli_set_reaches_the_retriever(tmp_path, monkeypatch, capsys):

@@ -114,6 +114,7 @@ def add_config_args(p: argparse.ArgumentParser, several: bool = False) -> None:
     p.add_argument("--max-steps", type=int)
     p.add_argument("--budget", type=int, help="image budget in pixels")
     p.add_argument("--set", action="append", metavar="PART.KEY=VALUE",
-                   help="an option of the retriever, reranker or query_strategy, e.g. retriever.analyzer=stemming")
+                   help="an option of the retriever, reranker, query_strategy or backend, "
+                        "e.g. retriever.analyzer=stemming, backend.timeout=30")
 
 
