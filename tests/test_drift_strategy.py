@@ -174,7 +174,7 @@ def test_drift_runs_with_every_backend_and_the_trace_keeps_what_it_did(fsr_corpu
     config = load_config("offline").with_overrides(backend=backend, query_strategy="drift", max_steps=4)
     script = [{"search": "FSR"}, {"search": "FSR"},
               {"answer": ["0.42 mm"], "citations": [{"file": "procedures.pdf", "page": 2}]}]
-    agent = Agent(fsr_corpus, config, registry, settings, {"script": script})
+    agent = Agent(fsr_corpus, config, registry, settings, {"script": script} if backend == "scripted" else None)
     question = "What blade wear limit does the FSR record?"
     row = Trace(question, config, "q").consume(agent.run(question)).row()
     assert row["answer"] and row["error"] is None
