@@ -483,6 +483,7 @@ def test_api_key_env_names_the_variable(monkeypatch, recorded):
 def test_config_and_set_options_reach_the_backend(tmp_path, settings, registry, recorded):
     """[options.backend] and --set backend.K=V reach litellm.completion: timeout, max_tokens, api_base."""
     from madqa import cli
+    from madqa.cli.common import pipeline_config
 
     make_pdf(tmp_path / "docs" / "a.pdf", ["Revenue was 5 million."])
     ingest(tmp_path / "docs", settings, registry, ocr="never")
@@ -492,7 +493,7 @@ def test_config_and_set_options_reach_the_backend(tmp_path, settings, registry, 
                            'max_tokens = 300\nmock_response = "5 million"\n', encoding="utf-8")
     args = cli.build_parser().parse_args(["ask", "--corpus", str(corpus.root), "q", "--config", str(config_file),
                                           "--set", "backend.timeout=7", "--set", "backend.max_attempts=1"])
-    config = cli.pipeline_config(args, settings)
+    config = pipeline_config(args, settings)
     agent = Agent(corpus, config, registry, settings)
     assert agent.backend.max_attempts == 1
     list(agent.run("What was the revenue?"))
