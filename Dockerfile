@@ -23,6 +23,7 @@ RUN scripts/install \
     && chown -R user:user /home/user
 
 COPY --chown=user:user . .
+RUN .venv/bin/python -m pip install -q --no-deps -e . && chown -R user:user .venv
 
 USER user
 ENV HOME=/home/user \

@@ -3,6 +3,16 @@
 The public face plugins import: the ``hookimpl`` marker, the core types and the errors.
 """
 
+import sys
+
+try:
+    import pluggy  # noqa: F401  (the first third-party import below; a Python without madqa's packages fails here)
+except ModuleNotFoundError as exc:  # pragma: no cover - exercised by a subprocess test
+    if sys.argv[:1] == ["-m"]:  # `python3 -m madqa` run by a Python outside madqa's virtualenv
+        sys.exit(f"madqa: the Python at {sys.executable} lacks madqa's packages ({exc.name} is missing); "
+                 "run scripts/install, then .venv/bin/madqa ... (or source .venv/bin/activate)")
+    raise
+
 from madqa.answer import find_json_object
 from madqa.errors import (
     BackendError,

@@ -40,6 +40,8 @@ Progress = Callable[[str, int, int], None]  # (file, done, total)
 
 pymupdf.TOOLS.mupdf_display_errors(False)  # MuPDF's own stderr chatter; we report per file instead
 
+EMPTY_LISTED = 20  # pages with no text named in a report (the count covers them all)
+
 
 @dataclass
 class IngestReport:
@@ -58,12 +60,14 @@ class IngestReport:
     removed: int = 0
     failures: list[tuple[str, str]] = field(default_factory=list)
     warnings: list[tuple[str, str]] = field(default_factory=list)
+    pages_without_text: list[tuple[str, int]] = field(default_factory=list)  # the first EMPTY_LISTED
     elapsed_s: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         d = dict(self.__dict__)
         d["failures"] = [{"file": f, "reason": r} for f, r in self.failures]
         d["warnings"] = [{"file": f, "message": m} for f, m in self.warnings]
+        d["pages_without_text"] = [{"file": f, "page": p} for f, p in self.pages_without_text]
         return d
 
 
@@ -219,6 +223,11 @@ def ingest(
         tmp_dir = state / f"tmp-{generation}"
         tmp_dir.mkdir()
         plan = _plan_files(root, paths, previous, reusable, report)
+        if previous is not None and _nothing_changed(previous, plan, registry):
+            tmp_dir.rmdir()  # a no-op re-index: the current generation stays current
+            report.unchanged = len(plan)
+            previous.close()
+            return _summarise(report, previous.gen_dir, dict(previous.documents), imported, ambiguous, started)
         reused = {file for file, _, _, reuse in plan if reuse}
         # every page of a previous file that is not reused as it is leaves the indexes
         feed = IndexFeed(registry, tmp_dir, previous, set(previous.documents) - reused if previous else set(),
@@ -241,13 +250,26 @@ def ingest(
         if previous:
             previous.close()
         _remove_old(state, keep={generation, previous_name})
-    report.generation = generation
+    return _summarise(report, state / generation, documents, imported, ambiguous, started)
+
+
+def _summarise(report: IngestReport, gen_dir: Path, documents: dict[str, DocumentRecord],
+               imported: dict[Any, Any], ambiguous: set[str], started: float) -> IngestReport:
+    """Fill in the report's totals for the generation now current (``gen_dir``)."""
+    report.generation = gen_dir.name
     report.files = len(documents)
     sources = Counter()
     for doc in documents.values():
         sources.update(doc.sources)
     report.pages = sum(d.pages for d in documents.values())
     report.ocr_pages, report.imported_pages, report.empty_pages = sources["ocr"], sources["imported"], sources["none"]
+    if report.empty_pages:
+        db = sqlite3.connect((gen_dir / PAGES_DB).as_uri() + "?mode=ro", uri=True)
+        try:
+            report.pages_without_text = [(f, p) for f, p in db.execute(
+                "SELECT file, page FROM pages WHERE source='none' ORDER BY file, page LIMIT ?", (EMPTY_LISTED,))]
+        finally:
+            db.close()
     if imported:
         matched = {(d.file, p) for d in documents.values() for p in range(1, d.pages + 1)}
         by_name = {(Path(f).name, p) for f, p in matched if Path(f).name not in ambiguous}
@@ -256,6 +278,18 @@ def ingest(
             report.warnings.append(("", f"{unmatched} OCR records name no page of a PDF in the folder"))
     report.elapsed_s = time.perf_counter() - started
     return report
+
+
+def _nothing_changed(previous: Corpus, plan: list[tuple[str, Path, str, bool]], registry: Registry) -> bool:
+    """True when every file is reused as it is, none was removed and every indexing retriever has
+    its index in the previous generation: the ingest would copy that generation, so it is kept."""
+    if not all(reuse for *_, reuse in plan) or {file for file, *_ in plan} != set(previous.documents):
+        return False
+    for name in registry.names("retriever"):
+        if getattr(registry.get("retriever", name).factory, "update_index", None) is not None \
+                and not previous.retriever_dir(name).is_dir():
+            return False
+    return True
 
 
 def _plan_files(root: Path, paths: list[Path], previous: Corpus | None, reusable: bool,

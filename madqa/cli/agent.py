@@ -100,6 +100,6 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--questions", required=True, metavar="FILE", help="MADQA questions, JSONL or Parquet")
     p.add_argument("-o", "--output", required=True, metavar="PRED.jsonl")
     common.add_config_args(p, several=True)
-    p.add_argument("--workers", type=int, default=1, help="questions answered at once (API-bound work)")
+    p.add_argument("--workers", type=common.positive_int, default=1, help="questions answered at once (API-bound work)")
     p.add_argument("--resume", action="store_true", help="keep answered rows, retry error rows, run the rest")
-    p.add_argument("--limit", type=int, help="only the first N questions")
+    p.add_argument("--limit", type=common.positive_int, help="only the first N questions")

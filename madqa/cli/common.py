@@ -46,12 +46,18 @@ def open_corpus(args: argparse.Namespace, settings: Settings, reg: Any) -> Any:
     return corpus
 
 
-def print_report(report: Any, out: Any = sys.stdout) -> None:
+def print_report(report: Any, out: Any = None) -> None:
+    out = out or sys.stdout  # looked up per call: tests and pipes replace sys.stdout
     print(f"indexed {report.files} files, {report.pages} pages in {report.elapsed_s:.1f}s "
           f"({report.added} added, {report.updated} updated, {report.unchanged} unchanged, "
           f"{report.removed} removed)", file=out)
     print(f"pages OCR'd: {report.ocr_pages}, imported OCR: {report.imported_pages}, "
           f"with no text: {report.empty_pages}, failures: {len(report.failures)}", file=out)
+    if report.pages_without_text:
+        named = ", ".join(f"{f} p.{p}" for f, p in report.pages_without_text)
+        more = report.empty_pages - len(report.pages_without_text)
+        print(f"pages with no text (not searchable; try --ocr always or --ocr-jsonl): {named}"
+              + (f" and {more} more" if more > 0 else ""), file=out)
     for file, message in report.warnings:
         print(f"warning: {file + ': ' if file else ''}{message}", file=sys.stderr)
     for file, reason in report.failures:
@@ -99,6 +105,17 @@ def describe_step(step: Any) -> str:
     return f"ANSWER: {answer}\n  citations: {cites}{flags}"
 
 
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1 (``-k 0`` finds nothing, ``-k -2`` is nonsense)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def add_config_args(p: argparse.ArgumentParser, several: bool = False) -> None:
     if several:
         p.add_argument("--config", action="append", help="named config or .toml file; repeat to run several")
@@ -110,9 +127,9 @@ def add_config_args(p: argparse.ArgumentParser, several: bool = False) -> None:
     p.add_argument("--retriever")
     p.add_argument("--reranker")
     p.add_argument("--strategy", help="query strategy (passthrough, drift, ...)")
-    p.add_argument("--top-k", type=int)
-    p.add_argument("--max-steps", type=int)
-    p.add_argument("--budget", type=int, help="image budget in pixels")
+    p.add_argument("--top-k", type=positive_int)
+    p.add_argument("--max-steps", type=positive_int)
+    p.add_argument("--budget", type=positive_int, help="image budget in pixels")
     p.add_argument("--set", action="append", metavar="PART.KEY=VALUE",
                    help="an option of the retriever, reranker, query_strategy or backend, "
                         "e.g. retriever.analyzer=stemming, backend.timeout=30")

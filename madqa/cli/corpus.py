@@ -10,6 +10,7 @@ from typing import Any
 
 from madqa.cli import common
 from madqa.cli.base import command
+from madqa.errors import CorpusError
 from madqa.settings import Settings
 
 
@@ -56,7 +57,11 @@ def cmd_render(args: argparse.Namespace, settings: Settings) -> int:
     corpus = common.open_corpus(args, settings, common.registry(settings))
     fmt = args.format or {".jpg": "jpeg", ".jpeg": "jpeg", ".webp": "webp"}.get(Path(args.output).suffix.lower(), "png")
     image = render_page(corpus, args.file, args.page, settings, budget_px=args.budget, fmt=fmt)
-    Path(args.output).write_bytes(image.data)
+    output = Path(args.output)
+    if output.is_dir():
+        raise CorpusError(f"-o {args.output} is a folder; give a file name, e.g. {output / 'page.png'}")
+    output.parent.mkdir(parents=True, exist_ok=True)  # render into a new folder as asked
+    output.write_bytes(image.data)
     print(f"{args.output}: {image.width}x{image.height} {fmt}, {len(image.data):,} bytes")
     return 0
 
@@ -72,7 +77,7 @@ def add_parsers(sub: Any) -> None:
     p = sub.add_parser("search", help="BM25 search over the pages of a corpus")
     p.add_argument("--corpus", required=True, metavar="DIR")
     p.add_argument("query")
-    p.add_argument("-k", type=int, default=5, help="how many pages (default 5)")
+    p.add_argument("-k", type=common.positive_int, default=5, help="how many pages (default 5)")
     p.add_argument("--retriever", default="whoosh")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="a retriever option, e.g. analyzer=stemming")
     p.add_argument("--json", action="store_true", help="print hits as JSON")
@@ -80,7 +85,7 @@ def add_parsers(sub: Any) -> None:
     p = sub.add_parser("render", help="render a page as an image under a pixel budget")
     p.add_argument("--corpus", required=True, metavar="DIR")
     p.add_argument("file", help="path of the PDF relative to the corpus folder")
-    p.add_argument("page", type=int, help="1-based page number")
+    p.add_argument("page", type=common.positive_int, help="1-based page number")
     p.add_argument("-o", "--output", required=True)
-    p.add_argument("--budget", type=int, default=None, help="most pixels (default MADQA_IMAGE_BUDGET, 1.2M)")
+    p.add_argument("--budget", type=common.positive_int, default=None, help="most pixels (default MADQA_IMAGE_BUDGET, 1.2M)")
     p.add_argument("--format", choices=("png", "jpeg", "webp"), default=None, help="default: from -o's suffix")

@@ -17,10 +17,17 @@ def cmd_plugins(args: argparse.Namespace, settings: Settings) -> int:
     if args.json:
         print(json.dumps([c.to_dict() for c in components], indent=1))
         return 0
-    for c in components:
-        state = f"  [unavailable: {c.unavailable}]" if c.unavailable else ""
-        print(f"{c.kind:15} {c.name:14} {c.plugin:28} {c.description}{state}")
+    rows = [(c.kind, c.name, c.plugin, c.description + (f"  [unavailable: {c.unavailable}]" if c.unavailable else ""))
+            for c in components]
+    print_columns([("KIND", "NAME", "PLUGIN", "WHAT"), *rows])
     return 0
+
+
+def print_columns(rows: list[tuple[str, ...]]) -> None:
+    """Rows as left-aligned columns as wide as their longest cell (the last column is not padded)."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    for row in rows:
+        print("  ".join([*(cell.ljust(w) for cell, w in zip(row, widths, strict=False)), row[-1]]).rstrip())
 
 
 @command("configs")
@@ -31,9 +38,12 @@ def cmd_configs(args: argparse.Namespace, settings: Settings) -> int:
     if args.json:
         print(json.dumps({n: c.to_dict() for n, c in configs.items()}, indent=1))
         return 0
+    width = max(len(name) for name in configs) + 2
     for name, c in configs.items():
-        print(f"{name:18} {c.backend}/{c.model} · {c.retriever} · rerank {c.reranker} · "
-              f"{c.query_strategy} · top_k {c.top_k} · {c.max_steps} steps\n{'':18} {c.description}")
+        mark = "*" if name == settings.config else " "
+        print(f"{mark} {name:{width}} {c.backend}/{c.model} · {c.retriever} · rerank {c.reranker} · "
+              f"{c.query_strategy} · top_k {c.top_k} · {c.max_steps} steps\n  {'':{width}} {c.description}")
+    print(f"\n(* the default, MADQA_CONFIG={settings.config}; pick another with --config NAME)")
     return 0
 
 
