@@ -13,7 +13,7 @@ except ModuleNotFoundError as exc:  # pragma: no cover - exercised by a subproce
                  "run scripts/install, then .venv/bin/madqa ... (or source .venv/bin/activate)")
     raise
 
-from madqa.answer import find_json_object
+from madqa.answer import find_json_object, match_key, quote_on_page
 from madqa.errors import (
     BackendError,
     CorpusError,
@@ -45,5 +45,5 @@ __all__ = [
     "AnswerStep", "BackendError", "CorpusError", "ErrorStep", "Hit", "MadqaError", "ModelDecision", "ModelStep",
     "PageRef", "PluginError", "Register", "RenderError", "SearchError", "SearchResult", "SearchStep",
     "SettingsError", "Step", "ToolCall", "Usage", "__version__", "find_json_object", "hookimpl",
-    "read_options",
+    "match_key", "quote_on_page", "read_options",
 ]

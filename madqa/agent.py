@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from madqa.answer import parse_answer, validate_citations
+from madqa.answer import check_quotes, parse_answer, validate_citations
 from madqa.errors import MadqaError
 from madqa.render import render_page
 from madqa.settings import PipelineConfig, Settings
@@ -27,10 +27,10 @@ IMPORTANT: The answer to the question is definitely in the documents. If a searc
 
 Once you have found the relevant pages, answer with submit_answer:
 - answer: a list of short answer values, as few words as possible, using the exact words of the document where possible; one element for a single answer, several for several items or entities
-- citations: the pages the answer comes from, each {"file": the exact file name shown in the label, "page": the page number}"""
+- citations: the pages the answer comes from, each {"file": the exact file name shown in the label, "page": the page number, "quote": a short verbatim quote from that page that supports the answer (one sentence or table row, copied exactly)}"""
 
 JSON_PROTOCOL = """
-You cannot call tools directly. To search, reply with only {"search": "<query>"}. To answer, reply with only {"answer": ["..."], "citations": [{"file": "...", "page": 1}]}."""
+You cannot call tools directly. To search, reply with only {"search": "<query>"}. To answer, reply with only {"answer": ["..."], "citations": [{"file": "...", "page": 1, "quote": "..."}]}."""
 
 SEARCH_TOOL: dict[str, Any] = {
     "type": "function",
@@ -64,8 +64,12 @@ ANSWER_TOOL: dict[str, Any] = {
                 "citations": {
                     "type": "array",
                     "items": {"type": "object",
-                              "properties": {"file": {"type": "string"}, "page": {"type": "integer"}},
-                              "required": ["file", "page"]},
+                              "properties": {"file": {"type": "string"}, "page": {"type": "integer"},
+                                             "quote": {"type": "string",
+                                                       "description": "a short verbatim quote from this page "
+                                                                      "(a sentence or table row) supporting "
+                                                                      "the answer, copied exactly"}},
+                              "required": ["file", "page", "quote"]},
                 },
             },
             "required": ["answer", "citations"],
@@ -220,8 +224,10 @@ class Agent:
             return AnswerStep(iteration, (), (), flags=tuple(flags), refusal=True)
         answer, raw, parse_flags = parsed
         citations, citation_flags = validate_citations(raw, self.corpus, seen)
-        flags += parse_flags + citation_flags
-        return AnswerStep(iteration, tuple(answer), tuple(citations), tuple(raw), tuple(flags), not answer)
+        quotes = check_quotes(raw, citations, self.corpus)
+        flags += parse_flags + citation_flags + list(quotes.flags)
+        return AnswerStep(iteration, tuple(answer), tuple(citations), tuple(raw), tuple(flags), not answer,
+                          quotes.quotes, quotes.found)
 
 
 def _answer_payload(decision: ModelDecision) -> Any:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 import json
 import re
+import unicodedata
+from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any, Protocol
 
@@ -12,6 +14,8 @@ from madqa.types import PageRef
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S | re.I)
 _PAGE_NUMBER = re.compile(r"-?\d+")
+MAX_QUOTE_CHARS = 400  # a sentence or a table row; longer quotes are cut (and flagged)
+_NOT_ALNUM = re.compile(r"[\W_]+")
 
 
 class PageBook(Protocol):
@@ -117,7 +121,17 @@ def normalize_citations(value: Any) -> tuple[list[dict[str, Any]], list[str]]:
         if not isinstance(file, str) or not file.strip() or not isinstance(page, int) or isinstance(page, bool):
             flags.append(f"citation {item!r} has no usable file and page")
             continue
-        out.append({"file": file.strip(), "page": page})
+        citation: dict[str, Any] = {"file": file.strip(), "page": page}
+        quote = item.get("quote", item.get("evidence"))
+        if isinstance(quote, str) and quote.strip():
+            quote = " ".join(quote.split())
+            if len(quote) > MAX_QUOTE_CHARS:
+                flags.append(f"quote for {citation['file']} p.{page} cut to {MAX_QUOTE_CHARS} characters")
+                quote = quote[:MAX_QUOTE_CHARS]
+            citation["quote"] = quote
+        elif quote is not None and not isinstance(quote, str):
+            flags.append(f"quote of type {type(quote).__name__} for {citation['file']} p.{page} ignored")
+        out.append(citation)
     return out, flags
 
 
@@ -147,19 +161,14 @@ def validate_citations(raw: list[dict[str, Any]], corpus: PageBook,
 
     A file named by its bare name (as MADQA files are) is matched when that name is unique.
     """
-    by_name: dict[str, list[str]] = {}
-    for file in corpus.documents:
-        by_name.setdefault(PurePosixPath(file).name, []).append(file)
+    by_name = _names(corpus)
     valid: list[PageRef] = []
     flags: list[str] = []
     for item in raw:
-        file, page = item["file"], item["page"]
-        if file not in corpus.documents:
-            matches = by_name.get(PurePosixPath(file.replace("\\", "/")).name, [])
-            if len(matches) != 1:
-                flags.append(f"cited file {file!r} is not in the corpus")
-                continue
-            file = matches[0]
+        file, page = _resolve(item["file"], corpus, by_name), item["page"]
+        if file is None:
+            flags.append(f"cited file {item['file']!r} is not in the corpus")
+            continue
         if not corpus.has_page(file, page):
             flags.append(f"cited page {page} of {file} does not exist")
             continue
@@ -170,3 +179,84 @@ def validate_citations(raw: list[dict[str, Any]], corpus: PageBook,
         if ref not in valid:
             valid.append(ref)
     return valid, flags
+
+
+def _names(corpus: PageBook) -> dict[str, list[str]]:
+    by_name: dict[str, list[str]] = {}
+    for file in corpus.documents:
+        by_name.setdefault(PurePosixPath(file).name, []).append(file)
+    return by_name
+
+
+def _resolve(file: str, corpus: PageBook, by_name: dict[str, list[str]]) -> str | None:
+    """The corpus file a citation names: itself, or the one file with that bare name; None if neither."""
+    if file in corpus.documents:
+        return file
+    matches = by_name.get(PurePosixPath(file.replace("\\", "/")).name, [])
+    return matches[0] if len(matches) == 1 else None
+
+
+# --- supporting quotes -------------------------------------------------------------------------
+
+
+def match_key(text: str) -> str:
+    """``text`` reduced for quote matching: ligatures unfolded (NFKC), case folded, and only letters and
+    digits kept, so whitespace, line breaks, hyphenation at a line end and punctuation spacing (the
+    ways a text layer or OCR differs from a quote typed by a model) do not matter."""
+    return _NOT_ALNUM.sub("", unicodedata.normalize("NFKC", text).casefold())
+
+
+def quote_on_page(quote: str, page_text: str) -> bool:
+    """True when ``quote`` is, up to ``match_key``'s normalisation, a span of ``page_text``."""
+    key = match_key(quote)
+    return bool(key) and key in match_key(page_text)
+
+
+class PageTexts(Protocol):
+    """What quote checking needs of a corpus: the stored text (text layer or OCR) of a page."""
+
+    def page_text(self, file: str, page: int) -> str: ...
+
+
+@dataclass(frozen=True)
+class QuoteCheck:
+    """The supporting quote of each validated citation (None: none given) and whether it is on that page."""
+
+    quotes: tuple[str | None, ...]
+    found: tuple[bool | None, ...]
+    flags: tuple[str, ...]
+
+
+def check_quotes(raw: list[dict[str, Any]], citations: list[PageRef], corpus: Any) -> QuoteCheck:
+    """Pair each validated citation with the first quote given for it and look for it on the page.
+
+    A quote that is not on the cited page (after normalisation) is flagged: the model says the page
+    reads something it does not. ``found`` is None where no quote was given.
+    """
+    by_name = _names(corpus)
+    given: dict[PageRef, str] = {}
+    for item in raw:
+        quote = item.get("quote")
+        file = _resolve(item["file"], corpus, by_name)
+        if isinstance(quote, str) and file is not None:
+            given.setdefault(PageRef(file, item["page"]), quote)
+    quotes: list[str | None] = []
+    found: list[bool | None] = []
+    flags: list[str] = []
+    for ref in citations:
+        quote = given.get(ref)
+        quotes.append(quote)
+        if quote is None:
+            found.append(None)
+            continue
+        try:
+            text = corpus.page_text(ref.file, ref.page) or ""
+        except Exception as exc:  # a page whose text cannot be read cannot confirm the quote
+            text = ""
+            flags.append(f"the text of {ref.label()} could not be read to check its quote ({exc})")
+        ok = quote_on_page(quote, text)
+        found.append(ok)
+        if not ok:
+            shown = quote if len(quote) <= 80 else quote[:77] + "..."
+            flags.append(f"quote not found on cited {ref.label()}: {shown!r}")
+    return QuoteCheck(tuple(quotes), tuple(found), tuple(flags))

@@ -1,7 +1,8 @@
 """A finished question's steps, serialised as a prediction row in the official MADQA format.
 
 Official fields: question, id, answer, citations, search_history, iterations, model.
-Ours beside them: config, backend, trajectory, usage, cost_usd, latency_s, error, flags.
+Ours beside them: config, backend, trajectory, usage, cost_usd, latency_s, error, flags, quote_check,
+and a ``quote`` inside each citation that has one (the official harness reads only file and page).
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ class Trace:
             "id": self.id,
             "question": self.question,
             "answer": list(answer.answer) if answer else [],
-            "citations": [{"file": c.file, "page": c.page} for c in answer.citations] if answer else [],
+            "citations": citation_rows(answer) if answer else [],
             "search_history": [
                 {"iteration": s.iteration, "query": s.executed_query or s.query, "num_results": len(s.hits)}
                 for s in self.searches
@@ -86,9 +87,30 @@ class Trace:
             "backend": self.config.backend,
             "refusal": bool(answer.refusal) if answer else True,
             "flags": list(answer.flags) if answer else [],
+            "quote_check": quote_check(answer),
             "trajectory": [s.to_dict() for s in self.steps],
             "usage": self.usage.to_dict(),
             "cost_usd": self.cost_usd,
             "latency_s": round((self.finished or time.perf_counter()) - self.started, 4),
             "error": f"{fatal.where}: {fatal.message}" if fatal else None,
         }
+
+
+def citation_rows(answer: AnswerStep) -> list[dict[str, Any]]:
+    """The official ``{file, page}`` citations, each with its supporting ``quote`` when one was given."""
+    rows = []
+    for n, c in enumerate(answer.citations):
+        row: dict[str, Any] = {"file": c.file, "page": c.page}
+        quote = answer.quote_of(n)
+        if quote is not None:
+            row["quote"] = quote
+        rows.append(row)
+    return rows
+
+
+def quote_check(answer: AnswerStep | None) -> dict[str, int]:
+    """How many citations carry a quote and how many of those were found on the cited page."""
+    found = list(answer.quotes_found) if answer else []
+    cited = len(answer.citations) if answer else 0
+    return {"citations": cited, "quotes": sum(1 for f in found if f is not None),
+            "verified": sum(1 for f in found if f)}

@@ -150,7 +150,11 @@ class ModelStep:
 
 @dataclass(frozen=True)
 class AnswerStep:
-    """The final answer: ``citations`` are the validated ones, ``raw_citations`` as given."""
+    """The final answer: ``citations`` are the validated ones, ``raw_citations`` as given.
+
+    ``quotes[i]`` is the supporting quote given for ``citations[i]`` (None: none given) and
+    ``quotes_found[i]`` whether it was found on that page's text (None: no quote to check);
+    both are empty when the loop did not check quotes."""
 
     iteration: int
     answer: tuple[str, ...]
@@ -158,7 +162,13 @@ class AnswerStep:
     raw_citations: tuple[dict[str, Any], ...] = ()
     flags: tuple[str, ...] = ()
     refusal: bool = False
+    quotes: tuple[str | None, ...] = ()
+    quotes_found: tuple[bool | None, ...] = ()
     type: Literal["answer"] = "answer"
+
+    def quote_of(self, n: int) -> str | None:
+        """The supporting quote of the ``n``-th citation, or None."""
+        return self.quotes[n] if n < len(self.quotes) else None
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -166,6 +176,8 @@ class AnswerStep:
         d["citations"] = [asdict(c) for c in self.citations]
         d["raw_citations"] = list(self.raw_citations)
         d["flags"] = list(self.flags)
+        d["quotes"] = list(self.quotes)
+        d["quotes_found"] = list(self.quotes_found)
         return d
 
 

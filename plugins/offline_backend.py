@@ -134,7 +134,9 @@ class OfflineBackend:
             text = f"{NOTE}: found no candidate answer on the pages shown; giving no answer"
         else:
             refs = list(dict.fromkeys((c.file, c.page) for c in chosen))
-            args = {"answer": [c.value for c in chosen], "citations": [{"file": f, "page": p} for f, p in refs]}
+            quotes = {ref: self.quote(next(c for c in chosen if (c.file, c.page) == ref)) for ref in refs}
+            args = {"answer": [c.value for c in chosen],
+                    "citations": [{"file": f, "page": p, "quote": quotes[(f, p)]} for f, p in refs]}
             why = "; ".join(f"{c.value!r} ({c.kind}) on {c.file} p.{c.page}, score {c.score:.2f} ({c.why})"
                             for c in chosen)
             text = f"{NOTE}: answering {args['answer']!r}; best candidate {why}"
@@ -154,6 +156,16 @@ class OfflineBackend:
             if len(self._texts) > 2000:
                 self._texts.pop(next(iter(self._texts)))
         return self._texts[key]
+
+    def quote(self, c: Candidate) -> str:
+        """The line the candidate was read from (with the next one when the span runs on), as a quote."""
+        lines = self.page_text(c.file, c.page).splitlines()
+        if not 0 <= c.line < len(lines):
+            return c.value
+        text = " ".join(lines[c.line].split())
+        if c.line + 1 < len(lines) and madqa.match_key(c.value) not in madqa.match_key(text):
+            text += " " + " ".join(lines[c.line + 1].split())
+        return text if len(text) <= 300 else _window(text, c.value)
 
     def rank(self, q: Question, shown: list[tuple[str, int, int]], weights: dict[str, float],
              exclude: set[str] | None = None) -> list[Candidate]:
@@ -324,6 +336,15 @@ def pick_items(q: Question, ranked: list[Candidate]) -> list[Candidate]:
         if c.kind == best.kind and c.score >= floor and not any(c.key() in o.key() or o.key() in c.key() for o in chosen):
             chosen.append(c)
     return chosen
+
+
+def _window(text: str, value: str, width: int = 240) -> str:
+    """About ``width`` characters of ``text`` around ``value``, cut at spaces."""
+    at = max(0, text.lower().find(value.lower()))
+    start = max(0, at - width // 2)
+    start = text.rfind(" ", 0, start) + 1 if start else 0
+    end = text.find(" ", min(len(text), start + width))
+    return text[start:end if end != -1 else len(text)].strip()
 
 
 def _factory(model: str, options: dict[str, Any]) -> OfflineBackend:

@@ -186,7 +186,8 @@ def test_answers_once_convinced_and_cites_the_page():
     shown(messages, "total due INV-4471", 0, [("a.pdf", 1), ("c.pdf", 1)])
     decision = backend.decide(messages, [SEARCH, ANSWER], False)
     assert decision.tool_calls[0].name == "submit_answer"
-    assert decision.tool_calls[0].arguments == {"answer": ["USD 980.00"], "citations": [{"file": "c.pdf", "page": 1}]}
+    assert decision.tool_calls[0].arguments == {"answer": ["USD 980.00"], "citations": [
+        {"file": "c.pdf", "page": 1, "quote": "Total due: USD 980.00"}]}
 
 
 def test_force_answer_always_answers_and_refuses_when_nothing_was_seen():

@@ -166,7 +166,8 @@ def per_question(predictions: Sequence[Any], gold: Sequence[Mapping[str, Any]],
     ``anls``, ``correct``, ``doc_f1``, ``page_f1``, ``effort``, ``hop_type``,
     ``category``, ``domain``, ``error_category``, ``drift``, ``n_searches``,
     ``evidence_found``, ``evidence_total``, ``evidence_recall``,
-    ``first_query_hit``, ``tokens``, ``cost_usd``, ``latency_s``, ``run_error``.
+    ``first_query_hit``, ``tokens``, ``cost_usd``, ``latency_s``, ``run_error``, ``quotes``,
+    ``quotes_verified``, ``answered``.
     """
     matched, _ = m.match_predictions(predictions, gold)
     records = []
@@ -195,8 +196,32 @@ def per_question(predictions: Sequence[Any], gold: Sequence[Mapping[str, Any]],
             "tokens": _tokens(row), "cost_usd": _number(row.get("cost_usd")),
             "latency_s": _number(row.get("latency_s")),
             "run_error": None if error is None else str(error),
+            **_quotes(row),
         })
     return records
+
+
+def _quotes(row: Mapping[str, Any]) -> dict[str, Any]:
+    """The row's quote check (None when the row has none, e.g. from another tool) and whether it answered."""
+    check = row.get("quote_check")
+    quotes = _number(check.get("quotes")) if isinstance(check, Mapping) else None
+    verified = _number(check.get("verified")) if isinstance(check, Mapping) else None
+    if quotes is None or verified is None:
+        quotes = verified = None
+    return {"quotes": quotes, "quotes_verified": verified, "answered": not m.is_empty_answer(row.get("answer"))}
+
+
+def _quote_shares(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Share of quotes found on their cited page, and of answers carrying at least one such quote."""
+    checked = [r for r in records if r["quotes"] is not None]
+    quotes = sum(r["quotes"] for r in checked)
+    answered = [r for r in checked if r["answered"]]
+    return {
+        "quotes_verified": sum(r["quotes_verified"] for r in checked) / quotes if quotes else None,
+        "quotes_n": int(quotes) if checked else None,
+        "answers_with_verified_quote": (sum(1 for r in answered if r["quotes_verified"]) / len(answered)
+                                        if answered else None),
+    }
 
 
 # -------------------------------------------------------------- aggregation
@@ -267,6 +292,7 @@ def _aggregate(records: list[dict[str, Any]], gold_indices: list[int],
         "cost_usd": _sum_mean([r["cost_usd"] for r in records]),
         "latency_s": _sum_mean([r["latency_s"] for r in records]),
         "n_run_errors": sum(1 for r in records if r["run_error"] is not None),
+        **_quote_shares(records),
     }
 
 
@@ -319,6 +345,7 @@ TABLE_ROWS: tuple[tuple[str, str], ...] = (
     ("cost_usd.sum", "cost_usd.sum"), ("cost_usd.mean", "cost_usd.mean"),
     ("latency_s.sum", "latency_s.sum"), ("latency_s.mean", "latency_s.mean"),
     ("n_run_errors", "n_run_errors"),
+    ("quotes_verified", "quotes_verified"), ("answers_with_verified_quote", "answers_with_verified_quote"),
 )
 
 
