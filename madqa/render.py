@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import math
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,10 +14,15 @@ import pymupdf
 
 from madqa.corpus import Corpus
 from madqa.errors import CorpusError, RenderError
+from madqa.highlight import Box, Highlight, displayed, locate, page_words
 from madqa.settings import Settings
 
 MAX_ZOOM = 300 / 72  # never upscale a small page past 300 dpi
 MIME = {"png": "image/png", "jpeg": "image/jpeg", "webp": "image/webp"}
+BOX_STYLE = {  # kind -> (fill RGBA, outline RGBA, outline width px): a marker over the quote, a frame round the answer
+    "quote": ((255, 221, 0, 80), (224, 160, 0, 255), 2),
+    "answer": ((255, 96, 0, 40), (214, 40, 0, 255), 3),
+}
 _RENDER_VERSION = 1  # bump when rendering changes, so old cache entries are not served
 _caches: dict[str, diskcache.Cache] = {}
 _caches_lock = threading.Lock()
@@ -107,3 +113,65 @@ def render_page(corpus: Corpus, file: str, page: int, settings: Settings,
     image = render_uncached(corpus.pdf_path(file), page, budget_px, fmt)
     cache.set(key, (image.data, image.fmt, image.width, image.height))
     return image
+
+
+# --- highlights ---------------------------------------------------------------------------------
+
+
+def page_highlight(corpus: Corpus, file: str, page: int, settings: Settings, quotes: Sequence[str] = (),
+                   answers: Sequence[str] = ()) -> Highlight:
+    """The boxes of ``quotes`` and ``answers`` on a corpus page, from its text layer or (for a page whose
+    text was OCR'd) Tesseract's word boxes, which are cached like page images."""
+    try:
+        doc = corpus.document(file)
+    except CorpusError as exc:
+        raise RenderError(str(exc)) from None
+    if not isinstance(page, int) or not 1 <= page <= doc.pages:
+        raise RenderError(f"{file} has {doc.pages} pages; page {page} does not exist")
+    try:
+        pdf = pymupdf.open(corpus.pdf_path(file), filetype="pdf")
+    except Exception as exc:
+        raise RenderError(f"{file} cannot be opened ({exc})") from None
+    with pdf:
+        pdf_page = pdf.load_page(page - 1)
+        words, source = page_words(pdf_page, corpus.page_source(file, page), settings.ocr_language,
+                                   settings.ocr_dpi, page_cache(settings), f"{doc.sha256}:{page}")
+        boxes, missing = locate(words, quotes, answers)
+        return Highlight(tuple(displayed(boxes, pdf_page)), source, tuple(missing))
+
+
+def draw_boxes(image: PageImage, boxes: tuple[Box, ...] | list[Box], page_width_pt: float) -> PageImage:
+    """``image`` with the boxes drawn on it (quote boxes under answer boxes), encoded as before."""
+    from PIL import Image, ImageDraw
+
+    if not boxes:
+        return image
+    zoom = image.width / max(page_width_pt, 1.0)
+    base = Image.open(io.BytesIO(image.data)).convert("RGBA")
+    layer = Image.new("RGBA", base.size, (0, 0, 0, 0))
+    draw = ImageDraw.Draw(layer)
+    for kind in ("quote", "answer"):
+        fill, outline, width = BOX_STYLE[kind]
+        pad = 2 if kind == "quote" else 3
+        for box in boxes:
+            if box.kind == kind:
+                x0, y0, x1, y1 = box.scaled(zoom)
+                draw.rectangle((x0 - pad, y0 - pad, x1 + pad, y1 + pad), fill=fill, outline=outline, width=width)
+    out = Image.alpha_composite(base, layer).convert("RGB")
+    buffer = io.BytesIO()
+    out.save(buffer, format={"png": "PNG", "jpeg": "JPEG", "webp": "WEBP"}[image.fmt],
+             **({} if image.fmt == "png" else {"quality": 85}))
+    return PageImage(buffer.getvalue(), image.fmt, image.width, image.height)
+
+
+def render_highlighted(corpus: Corpus, file: str, page: int, settings: Settings, quotes: Sequence[str] = (),
+                       answers: Sequence[str] = (), budget_px: int | None = None,
+                       fmt: str | None = None) -> tuple[PageImage, Highlight]:
+    """The page image (from the cache) with the quotes and answer words boxed, and the boxes drawn."""
+    image = render_page(corpus, file, page, settings, budget_px=budget_px, fmt=fmt)
+    highlight = page_highlight(corpus, file, page, settings, quotes, answers)
+    if not highlight.boxes:
+        return image, highlight
+    with pymupdf.open(corpus.pdf_path(file), filetype="pdf") as pdf:
+        width = pdf.load_page(page - 1).rect.width
+    return draw_boxes(image, highlight.boxes, width), highlight

@@ -52,18 +52,29 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
 
 @command("render")
 def cmd_render(args: argparse.Namespace, settings: Settings) -> int:
-    from madqa.render import render_page
+    from madqa.render import render_highlighted, render_page
 
     corpus = common.open_corpus(args, settings, common.registry(settings))
     fmt = args.format or {".jpg": "jpeg", ".jpeg": "jpeg", ".webp": "webp"}.get(Path(args.output).suffix.lower(), "png")
-    image = render_page(corpus, args.file, args.page, settings, budget_px=args.budget, fmt=fmt)
     output = Path(args.output)
     if output.is_dir():
         raise CorpusError(f"-o {args.output} is a folder; give a file name, e.g. {output / 'page.png'}")
-    output.parent.mkdir(parents=True, exist_ok=True)  # render into a new folder as asked
+    if not args.highlight and not args.answer:
+        image = render_page(corpus, args.file, args.page, settings, budget_px=args.budget, fmt=fmt)
+        output.parent.mkdir(parents=True, exist_ok=True)  # render into a new folder as asked
+        output.write_bytes(image.data)
+        print(f"{args.output}: {image.width}x{image.height} {fmt}, {len(image.data):,} bytes")
+        return 0
+    image, highlight = render_highlighted(corpus, args.file, args.page, settings, args.highlight or (),
+                                          args.answer or (), budget_px=args.budget, fmt=fmt)
+    output.parent.mkdir(parents=True, exist_ok=True)
     output.write_bytes(image.data)
-    print(f"{args.output}: {image.width}x{image.height} {fmt}, {len(image.data):,} bytes")
-    return 0
+    words = {"text": "the text layer", "ocr": "OCR word boxes", "none": "no word positions"}[highlight.source]
+    print(f"{args.output}: {image.width}x{image.height} {fmt}, {len(image.data):,} bytes; "
+          f"{len(highlight.boxes)} boxes from {words}")
+    for text in highlight.missing:
+        print(f"not found on {args.file} p.{args.page}: {text!r}", file=sys.stderr)
+    return 1 if highlight.missing else 0
 
 
 def add_parsers(sub: Any) -> None:
@@ -89,3 +100,6 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("-o", "--output", required=True)
     p.add_argument("--budget", type=common.positive_int, default=None, help="most pixels (default MADQA_IMAGE_BUDGET, 1.2M)")
     p.add_argument("--format", choices=("png", "jpeg", "webp"), default=None, help="default: from -o's suffix")
+    p.add_argument("--highlight", action="append", metavar="TEXT",
+                   help="box TEXT (a quote) where it is on the page; exit status 1 when it is not there")
+    p.add_argument("--answer", action="append", metavar="TEXT", help="frame these answer words (inside the quote first)")
