@@ -131,7 +131,10 @@ def test_ask_streams_steps_and_a_citation_opens_the_page(browser: Any, app_url: 
     viewer = page.locator("#ask-page img")
     viewer.wait_for()
     assert viewer.evaluate("img => img.naturalWidth") > 600
+    expect(page.locator("#ask-page-caption")).to_contain_text("the quote is marked in yellow")
+    expect(chat).to_contain_text("✓ on the page")
     shot(page, "tab-ask")
+    page.locator("#ask-page").screenshot(path=str(ARTIFACTS / "highlight-text-page.png"))
     page.locator("#ask-seen img").first.click()  # a thumbnail opens its page too
     expect(page.locator("#ask-page-caption")).to_contain_text("searchable text from")
     timings.append(ask(page, "How much profit after tax did the company make in 2024?"))
@@ -139,6 +142,18 @@ def test_ask_streams_steps_and_a_citation_opens_the_page(browser: Any, app_url: 
     (ARTIFACTS / "ui-timings.json").write_text(json.dumps({"ms_from_enter": timings}, indent=1))
     assert all(t["first_step"] <= t["answer"] for t in timings)
     assert expect_file
+
+
+def test_a_citation_of_a_scanned_page_opens_highlighted_from_ocr_words(browser: Any, app_url: str) -> None:
+    page = open_app(browser, app_url)
+    ask(page, "Which firmware version was installed during the field service visit at Pumping Station Nord?")
+    citation = page.locator("#ask-chat button.option").filter(has_text="scans/").first
+    citation.click()
+    caption = page.locator("#ask-page-caption")
+    expect(caption).to_contain_text("searchable text from: OCR")
+    expect(caption).to_contain_text("the quote is marked in yellow")
+    page.locator("#ask-page img").wait_for()
+    page.locator("#ask-page").screenshot(path=str(ARTIFACTS / "highlight-scanned-page.png"))
 
 
 def test_compare_runs_both_panes_and_summarises(browser: Any, app_url: str) -> None:

@@ -15,12 +15,14 @@ import gradio as gr
 
 from madqa.agent import Agent
 from madqa.errors import MadqaError
+from madqa.highlight import Highlight
 from madqa.settings import PipelineConfig
 from madqa.trace import Trace
 from madqa.types import AnswerStep, ModelStep, PageRef, SearchStep, Step
 from madqa.ui.config_panel import FIELD_NAMES, ConfigPanel, build_config_panel, describe, resolve_config
 from madqa.ui.context import AGENT_CONCURRENCY, AGENT_CONCURRENCY_ID, AppContext, api_parameters
 from madqa.ui.messages import (
+    citation_marks,
     md_escape,
     notice_message,
     page_label,
@@ -33,7 +35,7 @@ from madqa.ui.messages import (
     thumbnail_caption,
     user_message,
 )
-from madqa.ui.pages import LARGE_BUDGET_PX, SOURCE_WORDS, THUMB_BUDGET_PX, page_file
+from madqa.ui.pages import LARGE_BUDGET_PX, SOURCE_WORDS, THUMB_BUDGET_PX, highlighted_page_file, page_file
 
 VIEWER_HINT = "_Click a cited page (or any thumbnail) to see it here._"
 
@@ -51,17 +53,43 @@ def build_page_viewer(label: str, elem_id: str, height: int = 680, hint: str = V
     return PageViewer(image, caption)
 
 
-def show_page(ctx: AppContext, session: Any, corpus_key: str, ref: PageRef) -> tuple[str, str]:
-    """The large image of a page of the session's corpus ``corpus_key``, and a caption."""
+def show_page(ctx: AppContext, session: Any, corpus_key: str, ref: PageRef,
+              marks: tuple[list[str], list[str]] | None = None) -> tuple[str, str]:
+    """The large image of a page of the session's corpus ``corpus_key``, and a caption.
+
+    ``marks``: (quotes, answer words) to box on the page, from the citation that was clicked."""
     corpus = ctx.corpus_or_error(session, corpus_key)
+    quotes, answers = marks or ([], [])
+    note = ""
     try:
-        path = page_file(corpus, ref, ctx.settings, LARGE_BUDGET_PX)
+        if quotes or answers:
+            path, highlight = highlighted_page_file(corpus, ref, ctx.settings, LARGE_BUDGET_PX, quotes, answers)
+            note = highlight_note(highlight, bool(quotes))
+        else:
+            path = page_file(corpus, ref, ctx.settings, LARGE_BUDGET_PX)
         pages = corpus.document(ref.file).pages
     except MadqaError as exc:
         raise gr.Error(f"Cannot show {page_label(ref)}: {exc}") from None
     source = SOURCE_WORDS.get(corpus.page_source(ref.file, ref.page) or "", "unknown")
-    caption = f"**{md_escape(ref.file)}**, page {ref.page} of {pages} · searchable text from: {source}"
+    caption = f"**{md_escape(ref.file)}**, page {ref.page} of {pages} · searchable text from: {source}{note}"
     return str(path), caption
+
+
+def highlight_note(highlight: Highlight, quoted: bool) -> str:
+    """The caption's words on what is highlighted (quote in yellow, answer framed in red) and what is not."""
+    kinds = {b.kind for b in highlight.boxes}
+    parts = []
+    if "quote" in kinds:
+        parts.append("the quote is marked in yellow")
+    if "answer" in kinds:
+        parts.append("the answer is framed in red")
+    if highlight.source == "none":
+        parts.append("this page has no word positions to highlight")
+    elif highlight.missing:
+        parts.append("not found on this page: " + "; ".join(f"“{md_escape(shorten(t, 80))}”" for t in highlight.missing))
+    if not quoted:
+        parts.append("no supporting quote was given")
+    return "  \n" + " · ".join(parts) if parts else ""
 
 
 def viewer_handlers(ctx: AppContext) -> tuple[Any, Any]:
@@ -70,14 +98,14 @@ def viewer_handlers(ctx: AppContext) -> tuple[Any, Any]:
         parsed = parse_citation_value(evt.value)
         if parsed is None:
             raise gr.Error("That is not a page citation.")
-        return show_page(ctx, session, *parsed)
+        return show_page(ctx, session, *parsed, marks=citation_marks(evt.value))
 
     def on_thumbnail(refs: list[list[Any]], session: Any, evt: gr.SelectData) -> tuple[str, str]:
         index = evt.index if isinstance(evt.index, int) else -1
         if not 0 <= index < len(refs or []):
             raise gr.Error("That page is no longer listed; ask again.")
-        key, file, page = refs[index]
-        return show_page(ctx, session, key, PageRef(file, int(page)))
+        key, file, page, *marks = refs[index]  # a cited page also holds (quotes, answer words)
+        return show_page(ctx, session, key, PageRef(file, int(page)), tuple(marks[0]) if marks else None)
 
     return on_option, on_thumbnail
 
@@ -179,14 +207,16 @@ def build_ask_tab(ctx: AppContext) -> None:
                         seen_items.append((path, caption))
                         seen_list.append([corpus_key, ref.file, ref.page])
                 if isinstance(item, AnswerStep):
-                    for ref in item.citations:
+                    for n, ref in enumerate(item.citations):
                         try:
                             path = page_file(ctx.sessions.corpus(session, corpus_key), ref, ctx.settings,
                                              THUMB_BUDGET_PX)
                         except MadqaError:
                             continue
                         cited_items.append((str(path), thumbnail_caption(ref)))
-                        cited_list.append([corpus_key, ref.file, ref.page])
+                        quote = item.quote_of(n)
+                        cited_list.append([corpus_key, ref.file, ref.page,
+                                           [[quote] if quote else [], list(item.answer)]])
                 yield out(next_pending(item))
         except MadqaError as exc:
             chat.append(notice_message(f"⚠ {md_escape(shorten(redact(str(exc), secrets), 500))}"))

@@ -71,9 +71,33 @@ def page_label(ref: PageRef | Mapping[str, Any]) -> str:
 # --- citations as option values --------------------------------------------------------------
 
 
-def citation_value(corpus_key: str, ref: PageRef) -> str:
-    """The value of a clickable citation: which corpus of the session, which file and page."""
-    return json.dumps({"corpus": corpus_key, "file": ref.file, "page": ref.page}, ensure_ascii=False)
+MARK_CHARS = 400  # the most characters of one text to highlight that a client may send back
+
+
+def citation_value(corpus_key: str, ref: PageRef, quote: str | None = None, answers: Sequence[str] = ()) -> str:
+    """The value of a clickable citation: which corpus of the session, which file and page, and the
+    quote and answer words to highlight on it."""
+    data: dict[str, Any] = {"corpus": corpus_key, "file": ref.file, "page": ref.page}
+    if quote:
+        data["quote"] = quote[:MARK_CHARS]
+    if answers:
+        data["answer"] = [a[:MARK_CHARS] for a in answers[:10]]
+    return json.dumps(data, ensure_ascii=False)
+
+
+def citation_marks(value: Any) -> tuple[list[str], list[str]]:
+    """(quotes, answer words) to highlight from a citation value; empty for anything malformed."""
+    try:
+        data = value if isinstance(value, Mapping) else json.loads(str(value))
+    except ValueError:
+        return [], []
+    if not isinstance(data, Mapping):
+        return [], []
+    quote, answers = data.get("quote"), data.get("answer")
+    quotes = [quote[:MARK_CHARS]] if isinstance(quote, str) and quote.strip() else []
+    words = [a[:MARK_CHARS] for a in answers[:10] if isinstance(a, str) and a.strip()] \
+        if isinstance(answers, list) else []
+    return quotes, words
 
 
 def parse_citation_value(value: Any) -> tuple[str, PageRef] | None:
@@ -179,15 +203,22 @@ def answer_message(step: AnswerStep, corpus_key: str = "demo", secrets: Sequence
         text = "**No answer.** The agent did not find an answer in the documents."
     if step.citations:
         text += "  \n**Cited pages:** " + ", ".join(md_escape(page_label(c)) for c in step.citations)
-        text += "  \n_Click a cited page below to see it._"
+        for n, c in enumerate(step.citations):
+            quote = step.quote_of(n)
+            if quote:
+                found = step.quotes_found[n] if n < len(step.quotes_found) else None
+                mark = {True: "✓ on the page", False: "✗ not found on the page", None: ""}[found]
+                text += f"  \nQuote, {md_escape(page_label(c))}: “{md_escape(shorten(quote, 200))}” {mark}".rstrip()
+        text += "  \n_Click a cited page below to see it (the quote highlighted)._"
     elif step.answer:
         text += "  \n**Cited pages:** none"
     for flag in step.flags:
         text += f"  \n⚑ {md_escape(redact(flag, secrets))}"
     message: Message = {"role": "assistant", "content": text}
     if step.citations:
-        message["options"] = [{"label": page_label(c), "value": citation_value(corpus_key, c)}
-                              for c in step.citations]
+        message["options"] = [{"label": page_label(c),
+                               "value": citation_value(corpus_key, c, step.quote_of(n), step.answer)}
+                              for n, c in enumerate(step.citations)]
     return message
 
 

@@ -6,7 +6,9 @@ and handed to Gradio as file paths, so a page streamed in several updates is enc
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import json
 import os
 import tempfile
 import threading
@@ -14,7 +16,8 @@ import time
 from pathlib import Path
 
 from madqa.corpus import Corpus
-from madqa.render import render_page
+from madqa.highlight import Highlight
+from madqa.render import render_highlighted, render_page
 from madqa.settings import Settings
 from madqa.types import PageRef
 
@@ -48,6 +51,21 @@ def page_file(corpus: Corpus, ref: PageRef, settings: Settings, budget_px: int) 
         if next(_writes) % 256 == 0:
             prune(path.parent)
     return path
+
+
+def highlighted_page_file(corpus: Corpus, ref: PageRef, settings: Settings, budget_px: int,
+                          quotes: list[str], answers: list[str]) -> tuple[Path, Highlight]:
+    """A file holding the image of ``ref`` with the quotes and answer words boxed, and the boxes."""
+    doc = corpus.document(ref.file)
+    fmt = settings.image_format
+    marks = hashlib.sha1(json.dumps([quotes, answers]).encode("utf-8")).hexdigest()[:16]
+    image, highlight = render_highlighted(corpus, ref.file, ref.page, settings, quotes, answers, budget_px=budget_px)
+    path = image_folder() / f"{doc.sha256[:24]}-{ref.page}-{budget_px}-hl{marks}.{'jpg' if fmt == 'jpeg' else fmt}"
+    if not path.is_file():
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
+        tmp.write_bytes(image.data)
+        os.replace(tmp, path)
+    return path, highlight
 
 
 def prune(folder: Path, max_age_s: float = IMAGE_MAX_AGE_S) -> int:
