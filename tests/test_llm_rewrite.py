@@ -90,7 +90,8 @@ def test_llm_rewrite_runs_with_the_offline_backend_on_a_real_index(tmp_path, set
     row = Trace(question, config, "q").consume(agent.run(question)).row()
     first = next(s for s in row["trajectory"] if s["type"] == "search")
     assert first["executed_query"] == "employees" and "rewritten by" in first["strategy_note"]
-    assert row["answer"] == ["31"] and row["citations"] == [{"file": "hr.pdf", "page": 1}]
+    assert row["answer"] == ["31"] and row["citations"] == [
+        {"file": "hr.pdf", "page": 1, "quote": "Staffing. The plant has 31 employees on three shifts."}]
     searches = [s for s in row["trajectory"] if s["type"] == "search"]
     rewrite_tokens = sum(s["usage"]["total_tokens"] for s in searches)
     model_tokens = sum(s["usage"]["total_tokens"] for s in row["trajectory"] if s["type"] == "model")
