@@ -99,6 +99,38 @@ def test_unanswerable_checks_find_a_present_term(tmp_path: Path) -> None:
     assert count == 2 and problems == ["unanswerable.jsonl u1: 'svg' occurs on a.pdf p.1"]
 
 
+def test_absent_terms_are_looked_for_as_words() -> None:
+    forms = check.page_forms("Plots embedded in web pages; theic; the SVG terminal")
+    assert not check.mentions("webp", forms) and not check.mentions("heic", forms)
+    assert check.mentions("svg", forms) and check.mentions("web pages", forms)
+
+
+def test_the_unanswerable_representation_scores_no_refusal_as_correct() -> None:
+    """Why unanswerable.jsonl uses empty lists: no gold variants score 0 for any answer (as in the official
+    harness), so what is measured there is the refusal rate (empty answers), not accuracy."""
+    from madqa.evaluation.metrics import anls_star, is_empty_answer
+
+    rows = [json.loads(line) for line in (REALDOCS / "unanswerable.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len(rows) >= 15 and all(r["answer_variants"] == [] and r["evidence"] == [] for r in rows)
+    for refusal in (None, "", [], [""]):
+        assert is_empty_answer(refusal) and anls_star(refusal, rows[0]["answer_variants"]) == 0.0
+    assert not is_empty_answer(["SVG"]) and anls_star(["SVG"], rows[0]["answer_variants"]) == 0.0
+
+
+def test_question_files_load_and_cover_the_kinds() -> None:
+    from madqa.evaluation.questions import load_questions
+
+    questions, problems = load_questions(REALDOCS / "questions.jsonl")
+    assert problems == []
+    kinds = [q["kind"] for q in questions]
+    assert kinds.count("ordinary") >= 35 and len(kinds) - kinds.count("ordinary") >= 25
+    assert set(kinds) == set(check.KINDS) and kinds.count("scan") >= 4
+    names = {s.name for s in fetch.DOCS} | set(make_scans.SCAN_NAMES)
+    assert all(ev["document"] in names for q in questions for ev in q["evidence"])
+    _, problems = load_questions(REALDOCS / "unanswerable.jsonl")
+    assert problems == []
+
+
 @pytest.mark.slow
 def test_fetch_then_check_the_whole_set() -> None:
     """Fetches from apt (CI runs as root with apt access); fails, never skips, when apt cannot be reached."""

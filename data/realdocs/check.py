@@ -12,7 +12,8 @@ Checks, and prints one line per problem (exit 1 when there is any):
 - ``questions.jsonl``: loads with madqa's own loader, a known ``kind``, evidence pages exist, and each
   answer variant's text appears (normalised: case, whitespace, ligatures, hyphenation, quotes) on one of
   its evidence pages (for a scan: on the source text recorded in ``scans_truth.json``);
-- ``unanswerable.jsonl``: no evidence, no answer variants, and none of its ``absent_terms`` occurs on any page.
+- ``unanswerable.jsonl``: no evidence, no answer variants, and none of its ``absent_terms`` occurs as a word
+  on any page (text layer and scans' source text).
 Ends with the counts by kind.
 """
 
@@ -60,6 +61,13 @@ def found(answer: str, forms: tuple[str, ...]) -> bool:
     """True when ``answer`` (normalised) occurs in one of the page forms; the last form is spaceless."""
     needle = normalise(answer)
     return needle in forms[0] or needle in forms[1] or needle.replace(" ", "") in forms[2]
+
+
+def mentions(term: str, forms: tuple[str, ...]) -> bool:
+    """True when ``term`` occurs as a whole word (or words) on a page: "webp" is not in "web page", nor
+    "heic" in "theic"; hyphenated line ends are tried joined and kept."""
+    pattern = re.compile(r"(?<![a-z0-9])" + re.escape(normalise(term)) + r"(?![a-z0-9])")
+    return any(pattern.search(form) for form in forms[:2])
 
 
 def page_texts(docs: Path) -> dict[str, list[str]]:
@@ -154,7 +162,7 @@ def check_unanswerable(path: Path, texts: dict[str, list[str]]) -> tuple[list[st
             problems.append(f"{where}: needs a non-empty list 'absent_terms'")
             continue
         for term in terms:
-            hits = [f"{doc} p.{page}" for doc, page, forms in everything if found(term, forms)]
+            hits = [f"{doc} p.{page}" for doc, page, forms in everything if mentions(term, forms)]
             if hits:
                 problems.append(f"{where}: {term!r} occurs on {', '.join(hits[:3])}"
                                 + (f" and {len(hits) - 3} more" if len(hits) > 3 else ""))
