@@ -2,12 +2,15 @@
 
     python bench/evidence.py                 # all sets, all combinations; markdown tables + JSON
     python bench/evidence.py --sets demo     # one set
+    python bench/evidence.py --sets realdocs,realdocs-unanswerable   # the real-document set (fetched first)
     python bench/evidence.py --json out.json # also write the figures
 
 Runs the offline backend (no model) in-process, as ``madqa run`` + ``madqa eval`` would, on:
 ``demo`` (data/demo, 46 questions), ``heldout`` (data/heldout/build_heldout.py: synonyms and
 abbreviations) and ``paraphrase`` (data/heldout/build_paraphrase.py: questions that avoid their
-evidence's words). Combinations whose parts are unavailable (the optional embedding model) are
+evidence's words), ``realdocs`` (data/realdocs: real PDFs from Debian documentation packages, fetched
+by data/realdocs/fetch.py on first use; figures also by question ``kind``) and ``realdocs-unanswerable``
+(its questions the documents cannot answer: only the refusal rate means something there). Combinations whose parts are unavailable (the optional embedding model) are
 listed as skipped with the reason. Figures only; nothing here asserts.
 """
 
@@ -30,6 +33,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("OMP_THREAD_LIMIT", "1")
 
 from madqa.corpus import Corpus  # noqa: E402
+from madqa.evaluation.metrics import is_empty_answer  # noqa: E402
 from madqa.evaluation.questions import load_questions  # noqa: E402
 from madqa.evaluation.report import evaluate  # noqa: E402
 from madqa.evaluation.runner import run_batch  # noqa: E402
@@ -39,6 +43,7 @@ from madqa.settings import Settings, load_config  # noqa: E402
 
 STRATEGIES = ("passthrough", "relax", "drift")
 SEARCHERS = (("whoosh", "none"), ("tantivy", "none"), ("dense", "none"), ("hybrid", "none"), ("whoosh", "embedding"))
+REALDOCS = REPO / "data" / "realdocs"
 COLUMNS = ("accuracy", "evidence_recall", "first_query_success", "query_drift", "mean_steps", "page_f1")
 
 
@@ -46,6 +51,11 @@ def question_set(name: str, cache: Path) -> tuple[Path, Path]:
     """(docs folder, questions file) of a set, building the held-out ones once into ``cache``."""
     if name == "demo":
         return REPO / "data" / "demo" / "docs", REPO / "data" / "demo" / "questions.jsonl"
+    if name in ("realdocs", "realdocs-unanswerable"):
+        return realdocs_docs(), REALDOCS / ("questions.jsonl" if name == "realdocs" else "unanswerable.jsonl")
+    if name not in ("heldout", "paraphrase"):
+        raise SystemExit(f"unknown set {name!r}: choose from demo, heldout, paraphrase, realdocs, "
+                         "realdocs-unanswerable")
     script = REPO / "data" / "heldout" / ("build_heldout.py" if name == "heldout" else "build_paraphrase.py")
     out = cache / name
     if not (out / "questions.jsonl").is_file():
@@ -55,6 +65,27 @@ def question_set(name: str, cache: Path) -> tuple[Path, Path]:
         spec.loader.exec_module(module)  # type: ignore[union-attr]
         (module.build if hasattr(module, "build") else module.main)(out)
     return out / "docs", out / "questions.jsonl"
+
+
+def realdocs_docs() -> Path:
+    """The real-document set's docs folder, fetched (a no-op when present and verified) by its own script."""
+    spec = importlib.util.spec_from_file_location("realdocs_fetch", REALDOCS / "fetch.py")
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    if module.main([]) != 0:
+        raise SystemExit("data/realdocs/fetch.py failed; see its message above")
+    return module.DEFAULT_OUT
+
+
+def figures(predictions: list[dict[str, Any]], questions: list[dict[str, Any]]) -> dict[str, Any]:
+    """The table's figures for some questions (and their predictions), plus the refusal rate."""
+    overall = evaluate(predictions, questions)["overall"]
+    refused = sum(is_empty_answer(p.get("answer")) for p in predictions)
+    return {"n": len(questions), "accuracy": overall["accuracy"], "evidence_recall": overall["evidence_recall"],
+            "first_query_success": overall["first_query_success"], "query_drift": overall["query_drift"],
+            "query_drift_n": overall["query_drift_n"], "mean_steps": overall["steps"]["mean"],
+            "page_f1": overall["page_f1"], "refusal_rate": refused / len(predictions) if predictions else None}
 
 
 def measure(set_name: str, docs: Path, questions_file: Path, settings: Settings, registry: Any,
@@ -79,14 +110,18 @@ def measure(set_name: str, docs: Path, questions_file: Path, settings: Settings,
             config = base.with_overrides(query_strategy=strategy, retriever=retriever, reranker=reranker)
             started = time.perf_counter()
             predictions = run_batch(questions, corpus, config, registry, settings)
-            overall = evaluate(predictions, questions)["overall"]
             rows.append({**entry, "seconds": round(time.perf_counter() - started, 1),
-                         "accuracy": overall["accuracy"], "evidence_recall": overall["evidence_recall"],
-                         "first_query_success": overall["first_query_success"],
-                         "query_drift": overall["query_drift"], "query_drift_n": overall["query_drift_n"],
-                         "mean_steps": overall["steps"]["mean"], "page_f1": overall["page_f1"]})
+                         **figures(predictions, questions)})
+            kinds = sorted({q["kind"] for q in questions if q.get("kind")})
+            if kinds:  # the real-document set labels each question ordinary / synonym / ... / scan
+                by_id = {p.get("id"): p for p in predictions}
+                rows[-1]["by_kind"] = {}
+                for kind in kinds:
+                    subset = [q for q in questions if q.get("kind") == kind]
+                    rows[-1]["by_kind"][kind] = figures([by_id[q["id"]] for q in subset if q["id"] in by_id],
+                                                        subset)
             print(f"  {set_name:10} {strategy:12} {retriever:8} {reranker:9} "
-                  f"accuracy {overall['accuracy']:.3f} ({rows[-1]['seconds']} s)", file=sys.stderr)
+                  f"accuracy {rows[-1]['accuracy']:.3f} ({rows[-1]['seconds']} s)", file=sys.stderr)
     corpus.close()
     return rows
 
@@ -101,17 +136,28 @@ def markdown(rows: list[dict[str, Any]]) -> str:
         subset = [r for r in rows if r["set"] == set_name]
         out += [f"**{set_name}** ({subset[0]['n']} questions)", "",
                 "| strategy | retriever | reranker | accuracy | evidence recall | first-query success "
-                "| query drift (n) | mean steps | page F1 |", "|---|---|---|---|---|---|---|---|---|"]
+                "| query drift (n) | mean steps | page F1 | refusal rate |", "|---|---|---|---|---|---|---|---|---|---|"]
         for r in subset:
             if "skipped" in r:
                 out.append(f"| {r['strategy']} | {r['retriever']} | {r['reranker']} | skipped: {r['skipped']} "
-                           "| | | | | |")
+                           "| | | | | | |")
                 continue
             drift = f"{_cell(r['query_drift'])} ({r['query_drift_n']})"
             out.append(f"| {r['strategy']} | {r['retriever']} | {r['reranker']} | {_cell(r['accuracy'])} "
                        f"| {_cell(r['evidence_recall'])} | {_cell(r['first_query_success'])} | {drift} "
-                       f"| {_cell(r['mean_steps'], 2)} | {_cell(r['page_f1'])} |")
+                       f"| {_cell(r['mean_steps'], 2)} | {_cell(r['page_f1'])} | {_cell(r['refusal_rate'])} |")
         out.append("")
+        with_kinds = [r for r in subset if r.get("by_kind")]
+        if with_kinds:
+            out += [f"**{set_name}** by question kind (accuracy / evidence recall / first-query success / "
+                    "refusal rate)", "", "| strategy | retriever | reranker | kind | n | accuracy | evidence recall "
+                    "| first-query success | refusal rate |", "|---|---|---|---|---|---|---|---|---|"]
+            for r in with_kinds:
+                for kind, f in r["by_kind"].items():
+                    out.append(f"| {r['strategy']} | {r['retriever']} | {r['reranker']} | {kind} | {f['n']} "
+                               f"| {_cell(f['accuracy'])} | {_cell(f['evidence_recall'])} "
+                               f"| {_cell(f['first_query_success'])} | {_cell(f['refusal_rate'])} |")
+            out.append("")
     return "\n".join(out)
 
 
