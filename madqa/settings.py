@@ -51,6 +51,21 @@ class Settings:
         "help": "name of the default pipeline config"})
     host: str = field(default="127.0.0.1", metadata={"env": "MADQA_HOST", "help": "address the web app binds"})
     port: int = field(default=7860, metadata={"env": "MADQA_PORT", "help": "port the web app listens on"})
+    # --- the public web app's limits (madqa/ui/policy.py applies them; docs/reliability.md) -----------------
+    web_backends: str = field(default="offline,litellm", metadata={"env": "MADQA_WEB_BACKENDS",
+        "help": "backends a web visitor may pick (comma-separated); test-only backends are never offered"})
+    web_providers: str = field(default=("openai,anthropic,gemini,mistral,groq,deepseek,xai,openrouter,together_ai,"
+                                        "fireworks_ai,cohere,cohere_chat"),
+        metadata={"env": "MADQA_WEB_PROVIDERS", "help": "litellm providers a web visitor may use without an "
+                  "api_base, with the server's key for that provider's own endpoint"})
+    allowed_api_bases: str = field(default="", repr=False, metadata={"env": "MADQA_ALLOWED_API_BASES", "private": True,
+        "help": "operator endpoints (comma-separated URL prefixes) a visitor may type even when private; "
+                "the server's key may be sent there"})
+    allow_private_api_base: bool = field(default=False, metadata={"env": "MADQA_ALLOW_PRIVATE_API_BASE",
+        "help": "let a visitor's api_base resolve to loopback, private or link-local addresses (never with the "
+                "server's key)"})
+    web_provider_timeout_s: float = field(default=30.0, metadata={"env": "MADQA_WEB_PROVIDER_TIMEOUT",
+        "help": "seconds a model call from the web app may take (2 attempts)"})
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None, **overrides: Any) -> Settings:
@@ -77,6 +92,12 @@ class Settings:
         check_budget(self.image_budget_px)
         if not 1 <= self.port <= 65535:
             raise SettingsError(f"port {self.port} is not a TCP port")
+        for name in POSITIVE_SETTINGS:
+            if not getattr(self, name) > 0:
+                raise SettingsError(f"setting {name} must be above 0, not {getattr(self, name)}")
+        for name in NON_NEGATIVE_SETTINGS:
+            if getattr(self, name) < 0:
+                raise SettingsError(f"setting {name} cannot be negative, not {getattr(self, name)}")
 
     @property
     def cache_dir(self) -> Path:
@@ -87,8 +108,24 @@ class Settings:
         return Path(self.home) / "corpora"
 
 
+POSITIVE_SETTINGS = ("web_provider_timeout_s",)
+NON_NEGATIVE_SETTINGS: tuple[str, ...] = ()
+
+
 def _convert(name: str, type_name: Any, raw: str) -> Any:
     type_name = str(type_name)
+    if type_name == "bool":
+        lowered = raw.strip().lower()
+        if lowered in ("1", "true", "yes", "on"):
+            return True
+        if lowered in ("0", "false", "no", "off"):
+            return False
+        raise SettingsError(f"setting {name} expects true or false, got {raw!r}")
+    if type_name == "float":
+        try:
+            return float(raw)
+        except ValueError:
+            raise SettingsError(f"setting {name} expects a number, got {raw!r}") from None
     try:
         if type_name.startswith("int"):
             return int(raw.replace("_", ""))

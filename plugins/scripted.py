@@ -2,14 +2,14 @@
 
 Each decision is a dict: ``{"search": "query"}``, ``{"answer": [...], "citations": [...]}``,
 ``{"text": "..."}``, ``{"tool_calls": [{"name", "arguments"}]}`` or ``{"raise": "message"}``.
-Give them as ``options["script"]``, or as the model string ``file:PATH`` (a JSON list).
-When the script runs out, it answers with an empty answer.
+Give them as ``options["script"]`` (a list, from the caller's own data). A script is never read
+from a path named in the model string: a model string can come from a stranger (the web app never
+offers this backend, see ``madqa.ui.policy``). When the script runs out, it answers with an empty
+answer.
 """
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import madqa
@@ -43,15 +43,10 @@ class ScriptedBackend:
 
 
 def _factory(model: str, options: dict[str, Any]) -> ScriptedBackend:
-    if "script" in options:
-        return ScriptedBackend(options["script"])
-    if model.startswith("file:"):
-        path = Path(model[5:])
-        try:
-            return ScriptedBackend(json.loads(path.read_text(encoding="utf-8")))
-        except (OSError, ValueError) as exc:
-            raise madqa.SettingsError(f"cannot read script {path}: {exc}") from exc
-    raise madqa.SettingsError("the scripted backend needs a script (options['script'] or model 'file:PATH')")
+    script = options.get("script")
+    if not isinstance(script, list) or not all(isinstance(item, dict) for item in script):
+        raise madqa.SettingsError("the scripted backend needs a script: a list of decisions as options['script']")
+    return ScriptedBackend(script)
 
 
 @madqa.hookimpl(trylast=True)

@@ -17,11 +17,9 @@ import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 import uuid
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -31,8 +29,10 @@ import pytest
 from gradio_client import Client, handle_file
 
 from tests.conftest import REPO, make_pdf
+from tests.fake_provider import Provider, completion
 
 SECRET = f"sk-madqa-test-{secrets.token_hex(8)}"
+SERVER_KEY = f"sk-madqa-server-{secrets.token_hex(8)}"  # the operator's key, in the app's environment
 UNIQUE = "quetzalcoatlus"
 CLI_ENV_KEYS = ("PATH", "HOME", "LANG", "OMP_THREAD_LIMIT")
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore:.*`ReadOnly` qualifier:UserWarning")]
@@ -44,58 +44,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-# --- a fake model provider ---------------------------------------------------------------------
-
-
-def completion(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    call = {"id": f"call_{uuid.uuid4().hex[:6]}", "type": "function",
-            "function": {"name": tool, "arguments": json.dumps(arguments)}}
-    return {"id": "cmpl-1", "object": "chat.completion", "created": 0, "model": "local-model",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": None, "tool_calls": [call]},
-                         "finish_reason": "tool_calls"}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
-
-
-class Provider:
-    """Answers /v1/chat/completions from a list of replies; with none left, rejects the key and echoes it."""
-
-    def __init__(self) -> None:
-        self.replies: list[dict[str, Any]] = []
-        self.auth: list[str | None] = []
-        self.lock = threading.Lock()
-        provider = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
-                self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                key = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
-                with provider.lock:
-                    provider.auth.append(key)
-                    reply = provider.replies.pop(0) if provider.replies else None
-                status, body = (200, reply) if reply else (401, {"error": {
-                    "message": f"Incorrect API key provided: {key}.", "type": "invalid_request_error",
-                    "code": "invalid_api_key"}})
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def answer(self, *replies: dict[str, Any]) -> None:
-        with self.lock:
-            self.replies[:] = list(replies)
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+# --- a fake model provider (tests/fake_provider.py) ---------------------------------------------
 
 
 @pytest.fixture(scope="module")
@@ -120,7 +69,9 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimpleNamespace]:
     env = {**{k: os.environ[k] for k in CLI_ENV_KEYS if k in os.environ}, "MADQA_HOME": str(home),
            "GRADIO_TEMP_DIR": str(gradio_tmp), "TMPDIR": str(tmp), "MADQA_HOST": "127.0.0.1",
            "MADQA_PORT": str(port), "PYTHONUNBUFFERED": "1", "GRADIO_ANALYTICS_ENABLED": "False",
-           "LITELLM_LOCAL_MODEL_COST_MAP": "True", "MADQA_OCR": "never"}  # no OCR: the demo corpus indexes at once
+           "LITELLM_LOCAL_MODEL_COST_MAP": "True", "MADQA_OCR": "never",  # no OCR: the demo corpus indexes at once
+           "OPENAI_API_KEY": SERVER_KEY,  # as a Space secret would be
+           "MADQA_ALLOW_PRIVATE_API_BASE": "1"}  # the fake provider is on 127.0.0.1; the key rule still holds
     out, err = open(base / "stdout.log", "wb"), open(base / "stderr.log", "wb")  # noqa: SIM115 - closed below
     proc = subprocess.Popen([sys.executable, "app.py"], cwd=REPO, env=env, stdout=out, stderr=err,
                             start_new_session=True)
@@ -304,7 +255,7 @@ def test_a_key_given_in_the_web_app_is_used_then_forgotten(app: SimpleNamespace,
     provider.answer()  # from now on: 401, with the key echoed in the provider's message
     chat = client(app).predict(question="And in 2024?", history=[], api_name="/ask", **panel)[1]
     outputs.append(json.dumps(chat))
-    assert "the openai server at api_base rejected the API key (authentication error)" in outputs[-1].replace("\\", "")
+    assert "the server at api_base gave no usable answer" in outputs[-1].replace("\\", "")  # not which failure
     compared = client(app).predict(question="Who audited the report?", question_id=None, api_name="/compare",
                                    **{f"a_{k}": v for k, v in panel.items()}, **{f"b_{k}": v for k, v in panel.items()})
     outputs.append(json.dumps(compared))
@@ -317,7 +268,7 @@ def test_a_key_given_in_the_web_app_is_used_then_forgotten(app: SimpleNamespace,
     for n, info in enumerate(evaluated[6:8]):
         (downloads / f"download-{n}").write_bytes(httpx.get(info["url"], timeout=30).content)
     rows = [json.loads(line) for line in (downloads / "download-0").read_text().splitlines()]
-    assert [r["error"] for r in rows][:2] == [None, None] and "rejected the API key" in rows[2]["error"]
+    assert [r["error"] for r in rows][:2] == [None, None] and "gave no usable answer" in rows[2]["error"]
 
     assert provider.auth.count(SECRET) >= 7 and set(provider.auth) == {SECRET}  # the key really was sent
     for text in outputs:
@@ -326,6 +277,67 @@ def test_a_key_given_in_the_web_app_is_used_then_forgotten(app: SimpleNamespace,
     leaks = files_holding(SECRET, *app.logs, app.home, app.gradio_tmp, app.tmp, downloads)
     assert leaks == []
     assert sum(p.stat().st_size for p in app.logs) > 0 and any(app.home.rglob("*.sqlite"))  # we looked at something
+
+
+def test_the_servers_key_never_goes_to_a_typed_api_base(app: SimpleNamespace, provider: Provider) -> None:
+    """Issue 12 item 1: the app holds OPENAI_API_KEY; a visitor types an api_base and no key."""
+    from gradio_client.exceptions import AppError
+
+    before = provider.requests()
+    panel = {"backend": "litellm", "model": "openai/gpt-4.1-mini", "api_key": "", "api_base": provider.url}
+    refused = "an api_base you type needs your own API key"
+    for call in (lambda: client(app).predict(question="Hi?", history=[], api_name="/ask", **panel),
+                 lambda: client(app).predict(question="Hi?", question_id=None, api_name="/compare",
+                                             **{f"a_{k}": v for k, v in panel.items()}),
+                 lambda: client(app).predict(question_file=None, configs=["gpt-4.1-mini"], limit=1,
+                                             api_key="", api_base=provider.url, api_name="/evaluate")):
+        with pytest.raises(AppError, match=refused):
+            call()
+    assert provider.requests() == before  # nothing was sent at all
+    # with the visitor's own key the same base works, and gets that key only
+    provider.answer(completion("submit_answer", {"answer": ["hello"], "citations": []}))
+    chat = client(app).predict(question="Hi?", history=[], api_name="/ask", **{**panel, "api_key": SECRET})[1]
+    assert "**Answer:** hello" in json.dumps(chat)
+    assert provider.auth[before:] == [SECRET]
+    assert SERVER_KEY not in provider.auth
+    assert files_holding(SERVER_KEY, *app.logs, app.home, app.gradio_tmp, app.tmp) == []
+
+
+def test_options_naming_secrets_or_endpoints_are_refused_from_the_web(app: SimpleNamespace,
+                                                                     provider: Provider) -> None:
+    """Issue 12 item 2: llm-rewrite options typed in the options box could send any variable anywhere."""
+    from gradio_client.exceptions import AppError
+
+    before = provider.requests()
+    for options in (f'query_strategy.api_base="{provider.url}"\nquery_strategy.api_key_env="OPENAI_API_KEY"\n'
+                    'query_strategy.when="always"',
+                    'query_strategy.api_key_env="HF_TOKEN"', 'query_strategy.model="ollama/llama3"',
+                    'query_strategy.mock_response="x"', 'retriever.max_windows=1000'):
+        with pytest.raises(AppError, match="cannot be set in the web app"):
+            client(app).predict(question="Hi?", history=[], query_strategy="llm-rewrite", options=options,
+                                api_name="/ask")
+    with pytest.raises(AppError, match="outside what the web app allows"):
+        client(app).predict(question="Hi?", history=[], options="query_strategy.threshold=5", api_name="/ask")
+    assert provider.requests() == before
+    # an allowed option still works
+    chat = client(app).predict(question="What was the EBIT in 2023?", history=[], query_strategy="drift",
+                               options="query_strategy.threshold=0.6", api_name="/ask")[1]
+    assert "Answer" in json.dumps(chat)
+
+
+def test_test_only_backends_are_neither_offered_nor_accepted(app: SimpleNamespace) -> None:
+    """Issue 12 item 3: the scripted backend read any server path named in the model string."""
+    from gradio_client.exceptions import AppError
+
+    config = httpx.get(app.url + "config", timeout=10).json()
+    offered = [c for c in config["components"] if (c.get("props") or {}).get("label") == "Backend"]
+    assert offered and all("scripted" not in json.dumps(c["props"]["choices"]) for c in offered)
+    for model in ("file:/etc/passwd", "file:/dev/zero"):
+        with pytest.raises(AppError, match="scripted"):
+            client(app).predict(question="Hi?", history=[], backend="scripted", model=model, api_name="/ask")
+        result = raw_call(app, "ask", ["Hi?", [], "offline", "scripted", model, "whoosh", "none", "passthrough", 5,
+                                      10, 1.2, "", "", "", None])
+        assert not result["success"] and "root:" not in json.dumps(result)
 
 
 def test_a_key_given_to_the_cli_stays_out_of_its_output_and_files(tmp_path: Path, provider: Provider) -> None:

@@ -1,7 +1,8 @@
 """The web app's named API endpoints, driven through gradio_client against an in-process server.
 
 Every streamed update of ``ask`` and ``compare`` is checked, not just the last one. No network,
-no keys: the offline and scripted backends answer.
+no keys: the offline backend answers, and litellm's real client talks to a fake OpenAI-compatible
+provider on 127.0.0.1 that the operator's settings list in ``MADQA_ALLOWED_API_BASES``.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from madqa.settings import Settings
 from madqa.ui import build_app, launch_options
 from madqa.ui.sessions import SessionStore, new_session
 from tests.conftest import DEMO_QUESTIONS, make_pdf
+from tests.fake_provider import Provider, completion
 
 # Gradio makes a fresh asyncio event loop for every lock it creates outside a running loop
 # (gradio.utils.safe_get_lock, called from Blocks() and queue()) and never closes the ones it
@@ -48,19 +50,28 @@ def free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimpleNamespace]:
+def provider() -> Iterator[Provider]:
+    p = Provider()
+    try:
+        yield p
+    finally:
+        p.close()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory, provider: Provider) -> Iterator[SimpleNamespace]:
     home = tmp_path_factory.mktemp("ui-home")
-    settings = Settings.from_env(env={}, home=home)
+    settings = Settings.from_env(env={}, home=home, allowed_api_bases=provider.url)
     registry = collect(get_plugin_manager(entry_points=False))
     app = build_app(settings, registry)
     options = {**launch_options(settings), "server_name": "127.0.0.1", "server_port": free_port(),
                "prevent_thread_lock": True, "quiet": True}
     app.launch(**options)
     gc.collect()  # the event loops Gradio dropped while building: reported now, inside this module
-    backend = "offline" if "offline" in registry.names("backend") else "scripted"
+    backend = "offline"
     try:
         yield SimpleNamespace(url=f"http://127.0.0.1:{options['server_port']}/", home=home, backend=backend,
-                              tmp=tmp_path_factory.mktemp("ui-files"))
+                              tmp=tmp_path_factory.mktemp("ui-files"), provider=provider)
     finally:
         app.close()
         gc.collect()
@@ -79,19 +90,19 @@ def text(message: dict[str, Any]) -> str:
     return content if isinstance(content, str) else " ".join(part.get("text", "") for part in content)
 
 
-def script(server: SimpleNamespace, name: str, items: list[dict[str, Any]]) -> str:
-    path = server.tmp / f"{name}.json"
-    path.write_text(json.dumps(items), encoding="utf-8")
-    return f"file:{path}"
+def fake_model(server: SimpleNamespace) -> dict[str, str]:
+    """Panel fields for litellm's real client talking to the fake provider (listed by the operator)."""
+    return {"backend": "litellm", "model": "openai/local-model", "api_key": "sk-visitor-test",
+            "api_base": server.provider.url}
 
 
 def test_ask_streams_every_step_as_it_happens(server: SimpleNamespace) -> None:
-    model = script(server, "revenue", [
-        {"search": "consolidated income statement", "text": "Looking for the income statement."},
-        {"answer": ["148,612"], "citations": [{"file": "finance/annual_report_2024.pdf", "page": 6}]},
-    ])
-    job = client(server).submit(question="What was the total revenue in 2024?", history=[], backend="scripted",
-                                model=model, api_name="/ask")
+    search = completion("search_documents", {"query": "consolidated income statement"})
+    search["choices"][0]["message"]["content"] = "Looking for the income statement."
+    server.provider.answer(search, completion("submit_answer", {
+        "answer": ["148,612"], "citations": [{"file": "finance/annual_report_2024.pdf", "page": 6}]}))
+    job = client(server).submit(question="What was the total revenue in 2024?", history=[], api_name="/ask",
+                                **fake_model(server))
     job.result(timeout=120)
     updates = job.outputs()
     # (question box, chat, pages found, cited pages)
@@ -132,9 +143,9 @@ def test_ask_with_the_default_offline_config(server: SimpleNamespace) -> None:
 
 
 def test_a_key_given_in_the_browser_is_never_shown(server: SimpleNamespace) -> None:
-    model = script(server, "leak", [{"raise": f"401 Unauthorized: invalid api key {SECRET}"}])
-    job = client(server).submit(question="Anything?", history=[], backend="scripted", model=model,
-                                api_key=SECRET, api_base="http://127.0.0.1:9/v1", api_name="/ask")
+    server.provider.answer()  # 401, echoing the key in the provider's message
+    job = client(server).submit(question="Anything?", history=[], api_name="/ask",
+                                **{**fake_model(server), "api_key": SECRET})
     job.result(timeout=60)
     for update in job.outputs():
         assert SECRET not in json.dumps(update)
@@ -145,13 +156,40 @@ def test_a_key_given_in_the_browser_is_never_shown(server: SimpleNamespace) -> N
 def test_bad_settings_are_readable_errors(server: SimpleNamespace) -> None:
     from gradio_client.exceptions import AppError
 
-    chat = client(server).predict(question="Anything?", history=[], backend="scripted", model="no-script",
-                                  api_name="/ask")[1]
-    assert "needs a script" in text(chat[-1])  # a component that cannot be built: said in the chat
+    with pytest.raises(AppError, match="cannot tell the provider of model"):
+        client(server).predict(question="Anything?", history=[], backend="litellm", model="no-provider",
+                               api_name="/ask")
+    with pytest.raises(AppError, match="scripted is not in the list of choices"):  # test-only: not offered
+        client(server).predict(question="Anything?", history=[], backend="scripted", api_name="/ask")
     with pytest.raises(AppError, match="nope is not in the list of choices"):
         client(server).predict(question="Anything?", history=[], config="nope", api_name="/ask")
     with pytest.raises(AppError, match="Type a question"):
         client(server).predict(question="  ", history=[], api_name="/ask")
+
+
+def test_a_typed_api_base_may_not_reach_private_addresses(server: SimpleNamespace) -> None:
+    """Issue 12 item 1 (SSRF): with the visitor's own key, a typed api_base resolving to loopback,
+    private, link-local (cloud metadata) or reserved addresses is refused before anything is sent."""
+    from gradio_client.exceptions import AppError
+
+    other = Provider()  # a listening server the operator did not list: it must receive nothing
+    try:
+        port = other.url.split(":")[2].split("/")[0]
+        bases = [other.url, f"http://localhost:{port}/v1", f"http://[::1]:{port}/v1", f"http://2130706433:{port}/v1",
+                 f"http://[::ffff:127.0.0.1]:{port}/v1", "http://169.254.169.254/latest/meta-data/",
+                 "http://10.0.0.1:8000/v1", "http://192.168.1.1/v1", "http://100.64.0.1/v1", "http://0.0.0.0:8000/v1",
+                 "http://[fd00:ec2::254]/v1"]
+        for base in bases:
+            with pytest.raises(AppError, match="api_base must be a public address"):
+                client(server).predict(question="Hi?", history=[], backend="litellm", model="openai/local-model",
+                                       api_key="sk-visitor", api_base=base, api_name="/ask")
+        for base in ("file:///etc/passwd", "gopher://127.0.0.1/", f"http://user:pw@127.0.0.1:{port}/v1"):
+            with pytest.raises(AppError, match="api_base (must be an http|cannot carry)"):
+                client(server).predict(question="Hi?", history=[], backend="litellm", model="openai/local-model",
+                                       api_key="sk-visitor", api_base=base, api_name="/ask")
+        assert other.requests() == 0
+    finally:
+        other.close()
 
 
 def test_compare_runs_both_configs_at_once_and_scores_them(server: SimpleNamespace) -> None:

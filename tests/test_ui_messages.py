@@ -208,6 +208,7 @@ def test_config_panel_options_round_trip_and_errors():
 
     from madqa.settings import PipelineConfig
     from madqa.ui.config_panel import options_text, parse_options_text, resolve_config
+    from madqa.ui.policy import WebPolicy
 
     config = PipelineConfig(name="mine", options={"query_strategy": {"threshold": 0.6, "moves": "or,drop"}})
     text = options_text(config)
@@ -215,9 +216,12 @@ def test_config_panel_options_round_trip_and_errors():
     assert parse_options_text(text + "\n# a comment\n\n") == config.options
     values = ["mine", "offline", "offline", "whoosh", "none", "drift", 5, 10, 1.2,
               "retriever.analyzer=stemming", "", ""]
-    resolved, backend_options = resolve_config({"mine": config}, values)
+    policy = WebPolicy()
+    resolved, backend_options = resolve_config({"mine": config}, values, policy)
     assert resolved.part_options("retriever") == {"analyzer": "stemming"}
     assert resolved.part_options("query_strategy") == config.options["query_strategy"]
     assert "retriever.analyzer=stemming" in resolved.name and backend_options == {}
     with pytest.raises(gr.Error, match="PART.KEY=VALUE"):
-        resolve_config({"mine": config}, [*values[:9], "threshold=0.5", "", ""])
+        resolve_config({"mine": config}, [*values[:9], "threshold=0.5", "", ""], policy)
+    with pytest.raises(gr.Error, match="cannot be set in the web app"):
+        resolve_config({"mine": config}, [*values[:9], "retriever.max_windows=9", "", ""], policy)

@@ -36,6 +36,7 @@ from madqa.ui.messages import (
     user_message,
 )
 from madqa.ui.pages import LARGE_BUDGET_PX, SOURCE_WORDS, THUMB_BUDGET_PX, highlighted_page_file, page_file
+from madqa.ui.policy import visitor_steps
 
 VIEWER_HINT = "_Click a cited page (or any thumbnail) to see it here._"
 
@@ -121,7 +122,7 @@ def run_steps(ctx: AppContext, session: Any, corpus_key: str, config: PipelineCo
             yield ctx.sessions.demo.status()
     corpus = ctx.sessions.corpus(session, corpus_key)
     agent = Agent(corpus, config, ctx.registry, ctx.settings, options)
-    yield from trace.follow(agent.run(question))
+    yield from trace.follow(visitor_steps(agent.run(question), options))
 
 
 def next_pending(step: Step) -> dict[str, Any] | None:
@@ -164,7 +165,7 @@ def build_ask_tab(ctx: AppContext) -> None:
             example = gr.Dropdown(ctx.question_choices, value=None, label="Or pick a demo question",
                                   visible=bool(ctx.questions), elem_id="ask-example")
             panel: ConfigPanel = build_config_panel(ctx.configs, ctx.registry, ctx.default_config,
-                                                    "Settings: config, model, retrieval")
+                                                    "Settings: config, model, retrieval", backends=ctx.backends)
         with gr.Column(scale=2):
             seen = gr.Gallery(label="Pages found (shown to the model)", columns=3, height=250, allow_preview=False,
                               object_fit="contain", fit_columns=False, elem_id="ask-seen")
@@ -180,7 +181,7 @@ def build_ask_tab(ctx: AppContext) -> None:
         text = (question_text or "").strip()
         if not text:
             raise gr.Error("Type a question first.")
-        config, options = resolve_config(ctx.configs, values)
+        config, options = resolve_config(ctx.configs, values, ctx.policy)
         secrets = [options.get("api_key", "")]
         corpus_key = session.get("corpus", "demo") if isinstance(session, dict) else "demo"
         chat: list[dict[str, Any]] = [*(history or []), user_message(text)]

@@ -20,6 +20,7 @@ from madqa.ui.context import AppContext
 from madqa.ui.corpus import build_corpus_tab
 from madqa.ui.evaluate import build_evaluate_tab
 from madqa.ui.plugins import build_plugins_tab
+from madqa.ui.policy import WebPolicy
 from madqa.ui.sessions import MAX_UPLOAD_MB, SessionStore, new_session
 
 REPO = Path(__file__).resolve().parent.parent.parent
@@ -61,16 +62,20 @@ def demo_questions(path: Path) -> list[dict[str, Any]]:
 
 
 def build_app(settings: Settings, registry: Any, *, demo_dir: str | Path | None = None,
-              questions_path: str | Path | None = None) -> gr.Blocks:
-    """The web app for ``settings`` and the components of ``registry``; call ``.launch()`` on it."""
-    configs = list_configs()
+              questions_path: str | Path | None = None, policy: WebPolicy | None = None) -> gr.Blocks:
+    """The web app for ``settings`` and the components of ``registry``; call ``.launch()`` on it.
+
+    ``policy`` (default: from ``settings``) says what visitors may do; only its configs are offered."""
+    policy = policy or WebPolicy.from_settings(settings)
+    configs = policy.offered_configs(list_configs())
     if settings.config not in configs:
-        raise SettingsError(f"MADQA_CONFIG names an unknown config {settings.config!r} (known: {', '.join(configs)})")
+        raise SettingsError(f"MADQA_CONFIG names a config {settings.config!r} the web app does not offer "
+                            f"(offered: {', '.join(configs)}; MADQA_WEB_BACKENDS picks the backends)")
     sessions = SessionStore(settings, registry, Path(demo_dir) if demo_dir else DEMO_DOCS)
     sessions.sweep()
     sessions.demo.start()
     ctx = AppContext(settings, registry, sessions, configs, settings.config,
-                     demo_questions(Path(questions_path) if questions_path else DEMO_QUESTIONS))
+                     demo_questions(Path(questions_path) if questions_path else DEMO_QUESTIONS), policy=policy)
     with gr.Blocks(title="madqa — questions over your PDFs", analytics_enabled=False,
                    delete_cache=(3600, 6 * 3600)) as app:
         ctx.session = gr.State(None, delete_callback=sessions.forget)

@@ -50,11 +50,12 @@ def build_compare_tab(ctx: AppContext) -> None:
                           "answer)", visible=bool(ctx.questions), elem_id="compare-example")
     with gr.Row(equal_height=False):
         with gr.Column():
-            panel_a = build_config_panel(ctx.configs, ctx.registry, ctx.default_config, "Config A")
+            panel_a = build_config_panel(ctx.configs, ctx.registry, ctx.default_config, "Config A",
+                                         backends=ctx.backends)
             chat_a = gr.Chatbot(label="A", height=520, elem_id="compare-chat-a")
         with gr.Column():
             panel_b = build_config_panel(ctx.configs, ctx.registry, ctx.default_config, "Config B",
-                                         initial={"top_k": 3})
+                                         initial={"top_k": 3}, backends=ctx.backends)
             chat_b = gr.Chatbot(label="B", height=520, elem_id="compare-chat-b")
     summary = gr.DataFrame(empty_summary(), label="Summary", interactive=False, wrap=True,
                            elem_id="compare-summary")
@@ -68,7 +69,7 @@ def build_compare_tab(ctx: AppContext) -> None:
         text = (question_text or "").strip()
         if not text:
             raise gr.Error("Type a question, or pick a demo question.")
-        configs = {side: resolve_config(ctx.configs, values[i * PANEL_SIZE:(i + 1) * PANEL_SIZE])
+        configs = {side: resolve_config(ctx.configs, values[i * PANEL_SIZE:(i + 1) * PANEL_SIZE], ctx.policy)
                    for i, side in enumerate(SIDES)}
         gold = ctx.question(question_id)
         if gold is not None and gold["question"].strip() != text:

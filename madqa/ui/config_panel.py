@@ -2,7 +2,7 @@
 
 Choices come from the plugin registry and the shipped presets. The API key and ``api_base``
 fields go to the Agent as backend options for one request and nowhere else: not stored, not
-logged, not in a trace or a download.
+logged, not in a trace or a download. What a visitor may set is decided by ``madqa.ui.policy``.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import gradio as gr
 
 from madqa.errors import MadqaError
 from madqa.settings import PipelineConfig, parse_options
+from madqa.ui.policy import WebPolicy
 
 FIELD_NAMES = ("config", "backend", "model", "retriever", "reranker", "query_strategy", "top_k", "max_steps",
                "image_budget_mp", "options", "api_key", "api_base")  # the API names of a panel's values, in order
@@ -71,10 +72,12 @@ def _choices(names: list[str], current: str) -> list[str]:
 
 
 def build_config_panel(configs: dict[str, PipelineConfig], registry: Any, default: str, label: str,
-                       open: bool = False, initial: dict[str, Any] | None = None) -> ConfigPanel:
+                       open: bool = False, initial: dict[str, Any] | None = None,
+                       backends: list[str] | None = None) -> ConfigPanel:
     """Render a settings accordion; picking a named config fills in its parts.
 
-    ``initial`` overrides some parts of the ``default`` config in the first view (e.g. top_k).
+    ``initial`` overrides some parts of the ``default`` config in the first view (e.g. top_k);
+    ``backends`` are the backends offered (default: every installed one).
     """
     base = configs.get(default) or next(iter(configs.values()), PipelineConfig())
     config = base.with_overrides(**(initial or {}))
@@ -83,8 +86,8 @@ def build_config_panel(configs: dict[str, PipelineConfig], registry: Any, defaul
         name = gr.Dropdown(list(configs), value=base.name, label="Named config",
                            info="a preset; change any part below to adjust it")
         with gr.Row():
-            backend = gr.Dropdown(_choices(registry.names("backend"), config.backend), value=config.backend,
-                                  label="Backend")
+            offered = registry.names("backend") if backends is None else backends
+            backend = gr.Dropdown(_choices(offered, config.backend), value=config.backend, label="Backend")
             model = gr.Dropdown(models, value=config.model, label="Model", allow_custom_value=True,
                                 info="e.g. openai/gpt-4.1-mini, anthropic/claude-sonnet-4-5")
         with gr.Row():
@@ -120,9 +123,10 @@ def build_config_panel(configs: dict[str, PipelineConfig], registry: Any, defaul
     return panel
 
 
-def resolve_config(configs: dict[str, PipelineConfig], values: list[Any] | tuple[Any, ...]
-                   ) -> tuple[PipelineConfig, dict[str, str]]:
-    """The pipeline config and backend options from a panel's values; gr.Error when they are invalid."""
+def resolve_config(configs: dict[str, PipelineConfig], values: list[Any] | tuple[Any, ...], policy: WebPolicy
+                   ) -> tuple[PipelineConfig, dict[str, Any]]:
+    """The pipeline config and backend options from a panel's values; gr.Error when they are invalid
+    or ``policy`` does not let a visitor use them."""
     name, backend, model, retriever, reranker, strategy, top_k, max_steps, budget_mp, options_box, api_key, api_base \
         = values
     base = configs.get(name)
@@ -135,9 +139,10 @@ def resolve_config(configs: dict[str, PipelineConfig], values: list[Any] | tuple
                  "max_steps": int(max_steps) if max_steps is not None else None,
                  "image_budget_px": int(round(float(budget_mp) * 1e6)) if budget_mp else None}
         config = base.with_overrides(**parts, options=parse_options_text(options_box))
+        policy.check_config(config, base)
+        options = policy.backend_options(config, api_key, api_base)
     except (MadqaError, TypeError, ValueError) as exc:
         raise gr.Error(f"Settings: {exc}") from None
-    options = {k: v.strip() for k, v in (("api_key", api_key), ("api_base", api_base)) if v and v.strip()}
     return config, options
 
 

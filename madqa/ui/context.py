@@ -12,6 +12,7 @@ import gradio as gr
 from madqa.errors import MadqaError
 from madqa.settings import PipelineConfig, Settings
 from madqa.ui.messages import plural
+from madqa.ui.policy import WebPolicy
 from madqa.ui.sessions import SessionStore
 
 AGENT_CONCURRENCY = 8  # questions answered at once across Ask and Compare (model calls are API-bound)
@@ -36,8 +37,14 @@ class AppContext:
     configs: dict[str, PipelineConfig]
     default_config: str
     questions: list[dict[str, Any]] = field(default_factory=list)  # the demo question set
+    policy: WebPolicy = field(default_factory=WebPolicy)  # what a visitor may do
     session: gr.State | None = None  # {"token", "corpus"} of this browser session
     header: gr.Markdown | None = None  # status line above the tabs
+
+    @property
+    def backends(self) -> list[str]:
+        """The installed backends a visitor may pick."""
+        return self.policy.offered_backends(self.registry.names("backend"))
 
     @property
     def question_choices(self) -> list[tuple[str, str]]:

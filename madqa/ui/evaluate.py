@@ -35,6 +35,7 @@ from madqa.evaluation.report import (
 from madqa.evaluation.runner import run_batch
 from madqa.ui.context import AppContext
 from madqa.ui.messages import redact
+from madqa.ui.policy import visitor_row
 from madqa.ui.sessions import shorten_name
 
 MAX_EVAL_QUESTIONS = 1000
@@ -152,8 +153,14 @@ def build_evaluate_tab(ctx: AppContext) -> None:
             raise gr.Error("Pick at least one config.")
         n = min(int(limit or 0) or len(questions), len(questions), MAX_EVAL_QUESTIONS)
         questions = questions[:n]
-        options = {k: v.strip() for k, v in (("api_key", api_key), ("api_base", api_base)) if v and v.strip()}
-        secrets = [options.get("api_key", "")]
+        try:
+            options_by_config = {}
+            for config in picked:
+                ctx.policy.check_config(config, config)
+                options_by_config[config.name] = ctx.policy.backend_options(config, api_key, api_base)
+        except MadqaError as exc:
+            raise gr.Error(f"Settings: {exc}") from None
+        secrets = [(api_key or "").strip()]
         progress(0, desc="waiting for the corpus")
         corpus = ctx.corpus_or_error(session)
         total, done = len(questions) * len(picked), 0
@@ -163,8 +170,10 @@ def build_evaluate_tab(ctx: AppContext) -> None:
             finished: queue.Queue[Any] = queue.Queue()
             outcome: dict[str, Any] = {}
 
+            options = options_by_config[config.name]
+
             def work(config: Any = config, finished: queue.Queue[Any] = finished,
-                     outcome: dict[str, Any] = outcome) -> None:
+                     outcome: dict[str, Any] = outcome, options: dict[str, Any] = options) -> None:
                 try:
                     outcome["rows"] = run_batch(questions, corpus, config, ctx.registry, ctx.settings,
                                                 workers=max(1, min(int(workers or 1), MAX_WORKERS)),
@@ -184,7 +193,8 @@ def build_evaluate_tab(ctx: AppContext) -> None:
                 failure = outcome["error"]
                 what = str(failure) if isinstance(failure, MadqaError) else f"{type(failure).__name__}: {failure}"
                 raise gr.Error(redact(f"{config.name}: {what}", secrets))
-            rows_by_config[config.name] = scrub(outcome["rows"], secrets)
+            rows = [visitor_row(row, options) for row in outcome["rows"]]
+            rows_by_config[config.name] = scrub(rows, secrets)
         results = {name: evaluate(rows, questions) for name, rows in rows_by_config.items()}
         records = {name: per_question(rows, questions) for name, rows in rows_by_config.items()}
         folder = Path(tempfile.mkdtemp(prefix="madqa-eval-"))

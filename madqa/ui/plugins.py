@@ -32,9 +32,16 @@ def configs_frame(configs: dict[str, PipelineConfig]) -> pd.DataFrame:
 
 
 def settings_frame(settings: Settings) -> pd.DataFrame:
-    rows = [[f.metadata.get("env", ""), str(getattr(settings, f.name)), f.metadata.get("help", "")]
-            for f in fields(settings)]
+    rows = [[f.metadata.get("env", ""), shown(settings, f), f.metadata.get("help", "")] for f in fields(settings)]
     return pd.DataFrame(rows, columns=["variable", "value", "what it is"])
+
+
+def shown(settings: Settings, f: Any) -> str:
+    """A setting's value for visitors: a private one (it may name internal hosts) only says whether it is set."""
+    value = getattr(settings, f.name)
+    if f.metadata.get("private"):
+        return "(set)" if value else "(not set)"
+    return str(value)
 
 
 def build_plugins_tab(ctx: AppContext) -> None:
