@@ -231,7 +231,11 @@ _MISSING = object()
 
 
 def litellm_provider(model: str) -> str:
-    """litellm's provider of a model string; Refused when litellm cannot tell."""
+    """litellm's provider of a model string (``openai/gpt-4.1-mini`` -> ``openai``); Refused when litellm
+    cannot tell. A ``provider/`` prefix is read without importing litellm (seconds on a cold start)."""
+    prefix, slash, _ = str(model).strip().partition("/")
+    if slash and prefix in _known_providers():
+        return prefix
     import os
 
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -244,12 +248,15 @@ def litellm_provider(model: str) -> str:
                       "openai/gpt-4.1-mini") from None
 
 
-def opaque_endpoint_error(message: str, options: Mapping[str, Any]) -> str:
-    """A backend error as a visitor may see it: for a typed api_base, one text whatever happened
-    (so the web app cannot be used to tell open ports from closed ones)."""
-    if options.get("api_base") and message:
-        return ENDPOINT_FAILURE
-    return message
+def _known_providers() -> frozenset[str]:
+    """litellm's provider names once it is imported; before that the common ones (importing it takes seconds)."""
+    import sys
+
+    if "litellm" in sys.modules:
+        return frozenset(str(p.value if hasattr(p, "value") else p) for p in sys.modules["litellm"].provider_list)
+    return frozenset({*VISITOR_BASE_PROVIDERS, "anthropic", "gemini", "mistral", "groq", "deepseek", "xai",
+                      "openrouter", "together_ai", "fireworks_ai", "cohere", "cohere_chat", "ollama", "ollama_chat",
+                      "azure", "bedrock", "vertex_ai", "huggingface", "lm_studio", "llamafile"})
 
 
 def visitor_steps(steps: Iterable[Step], options: Mapping[str, Any]) -> Iterator[Step]:
