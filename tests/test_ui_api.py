@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import re
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -81,8 +82,13 @@ def client(server: SimpleNamespace) -> Client:
     return Client(server.url, verbose=False, download_files=False, analytics_enabled=False)
 
 
+SUMMARY = re.compile(r"^(Working… )?(Searched \d+×|No search) · ")
+
+
 def titles(chat: list[dict[str, Any]]) -> list[str | None]:
-    return [(m.get("metadata") or {}).get("title") for m in chat]
+    """Each message's thought title; the trace's one-line summary (it changes as steps arrive) as SUMMARY."""
+    out = [(m.get("metadata") or {}).get("title") for m in chat]
+    return ["SUMMARY" if t and SUMMARY.match(t) else t for t in out]
 
 
 def text(message: dict[str, Any]) -> str:
@@ -112,18 +118,21 @@ def test_ask_streams_every_step_as_it_happens(server: SimpleNamespace) -> None:
     settled = [[t for t in titles(u[1]) if t not in ("Starting", "Searching", "Reading the pages", "Thinking")]
                for u in updates]
     # each step arrived in its own update, in order
-    wanted = [None, "Model · step 1", "Search 1: consolidated income statement", "Model · step 2", None]
+    wanted = [None, "SUMMARY", "Model · step 1", "Search 1: consolidated income statement", None]  # a silent step folds
     for k in range(2, len(wanted) + 1):
         assert wanted[:k] in settled, f"no update ended after step {k - 1}: {settled}"
     final_chat, seen, cited = updates[-1][1], updates[-1][2], updates[-1][3]
     assert titles(final_chat) == wanted
-    search = final_chat[2]
+    summary, search = final_chat[1], final_chat[3]
+    assert summary["metadata"]["title"].startswith("Searched 1× · 1 page read")
+    assert search["metadata"]["parent_id"] == summary["metadata"]["id"]  # steps fold under the summary
     assert search["metadata"]["status"] == "done" and "finance/annual\\_report\\_2024\\.pdf p\\.6" in text(search)
     after_search = next(u for u in updates if "Search 1: consolidated income statement" in titles(u[1]))
     assert after_search[2] and after_search[2][0]["caption"] == "p.6 · annual_report_2024.pdf (search 1)"
     answer = final_chat[-1]
     assert text(answer).startswith("**Answer:** 148,612")
-    assert [o["label"] for o in answer["options"]] == ["finance/annual_report_2024.pdf p.6"]
+    assert [o["label"] for o in answer["options"]] == ["📄 finance/annual_report_2024.pdf · p.6"]
+    assert "Answered by" in text(answer)  # which backend answered, on every answer
     assert len(seen) >= 1 and [c["caption"] for c in cited] == ["p.6 · annual_report_2024.pdf"]
     page = httpx.get(cited[0]["image"]["url"], timeout=30)
     assert page.status_code == 200 and page.content[:4] == b"\x89PNG"
@@ -150,7 +159,7 @@ def test_a_key_given_in_the_browser_is_never_shown(server: SimpleNamespace) -> N
     for update in job.outputs():
         assert SECRET not in json.dumps(update)
     final = job.outputs()[-1][1]
-    assert "⚠ Problem in backend · step 1" in titles(final) and "No answer" in text(final[-1])
+    assert "⚠ Problem in backend · step 1" in titles(final) and "could not answer" in text(final[-1])
 
 
 def test_bad_settings_are_readable_errors(server: SimpleNamespace) -> None:
@@ -263,7 +272,7 @@ def test_uploads_belong_to_their_session_alone(server: SimpleNamespace) -> None:
     assert stranger.predict(text="zorblax", api_name="/search_corpus")["data"] == []
     answer = owner.predict(question="How many zorblax widgets were counted?", history=[], api_name="/ask")[1][-1]
     if server.backend == "offline":
-        assert "4711" in text(answer) and answer["options"][0]["label"] == "zorblax report.pdf p.1"
+        assert "4711" in text(answer) and answer["options"][0]["label"] == "📄 zorblax report.pdf · p.1"
     folders = [p for p in (server.home / "uploads").iterdir() if (p / "docs").is_dir()]
     assert sorted(p.name for f in folders for p in (f / "docs").iterdir()) == ["zorblax report.pdf"]
 

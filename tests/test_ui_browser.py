@@ -120,11 +120,15 @@ def test_ask_streams_steps_and_a_citation_opens_the_page(browser: Any, app_url: 
     page = open_app(browser, app_url)
     timings = [ask(page, EBIT_QUESTION)]
     chat = page.locator("#ask-chat")
-    assert chat.get_by_text("Model · step 1").count() >= 1
+    summary = chat.get_by_text(re.compile(r"^Searched \d+× · \d+ pages? read"))
+    assert summary.count() >= 1  # answer first: the steps fold into one line that expands
+    assert chat.get_by_text("Search 1:").count() == 0
+    summary.first.click()
+    expect(chat.get_by_text("Search 1:").first).to_be_visible()
     citation = chat.locator("button.option").first
     label = citation.inner_text()
-    assert " p." in label
-    expect_file, expect_page = label.rsplit(" p.", 1)
+    assert label.startswith("📄 ") and " · p." in label
+    expect_file, expect_page = label[2:].rsplit(" · p.", 1)
     assert page.locator("#ask-seen img").count() >= 1 and page.locator("#ask-cited img").count() >= 1
     citation.click()
     expect(page.locator("#ask-page-caption")).to_contain_text(f"page {expect_page} of")
@@ -191,7 +195,7 @@ def test_an_upload_is_searchable_in_its_session_only(browser: Any, app_url: str,
     shot(owner, "tab-corpus")
     tab(owner, "Ask")
     ask(owner, "How many zorblax widgets were counted?")
-    owner.locator("#ask-chat button.option", has_text="zorblax widgets.pdf p.1").wait_for()
+    owner.locator("#ask-chat button.option", has_text="zorblax widgets.pdf · p.1").wait_for()
 
     stranger = open_app(browser, app_url)
     tab(stranger, "Corpus")

@@ -83,7 +83,7 @@ def test_an_answer_has_clickable_citations() -> None:
     assert message["content"].startswith("**Answer:** 148,612")
     assert "⚑ citation p\\.99 is out of range" in message["content"]
     labels = [o["label"] for o in message["options"]]
-    assert labels == ["finance/report.pdf p.6", "sales/q4.pdf p.2"]
+    assert labels == ["📄 finance/report.pdf · p.6", "📄 sales/q4.pdf · p.2"]
     assert parse_citation_value(message["options"][0]["value"]) == ("mine", PageRef("finance/report.pdf", 6))
 
 

@@ -7,6 +7,7 @@ opens the page large beside the chat.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -16,12 +17,14 @@ import gradio as gr
 from madqa.agent import Agent
 from madqa.errors import MadqaError
 from madqa.highlight import Highlight
+from madqa.index import find_pdfs
 from madqa.settings import PipelineConfig
 from madqa.trace import Trace
-from madqa.types import AnswerStep, ModelStep, PageRef, SearchStep, Step
+from madqa.types import AnswerStep, ErrorStep, ModelStep, PageRef, SearchStep, Step
 from madqa.ui.config_panel import FIELD_NAMES, ConfigPanel, build_config_panel, describe, resolve_config
 from madqa.ui.context import AGENT_CONCURRENCY, AGENT_CONCURRENCY_ID, AppContext, api_parameters
 from madqa.ui.messages import (
+    backend_badge,
     citation_marks,
     md_escape,
     notice_message,
@@ -30,11 +33,14 @@ from madqa.ui.messages import (
     pending_message,
     plural,
     redact,
+    says_nothing,
     shorten,
     step_message,
     thumbnail_caption,
+    trace_message,
     user_message,
 )
+from madqa.ui.model_access import key_problem
 from madqa.ui.pages import LARGE_BUDGET_PX, SOURCE_WORDS, THUMB_BUDGET_PX, highlighted_page_file, page_file
 from madqa.ui.policy import visitor_steps
 
@@ -151,26 +157,66 @@ def thumbnails(ctx: AppContext, session: Any, corpus_key: str, step: SearchStep)
     return out
 
 
+EXAMPLES_SHOWN = 4
+QUESTION_CHARS = 2000
+COUNTER_JS = f"(q) => `${{(q || '').length}} / {QUESTION_CHARS:,} characters`"
+SCROLL_TO_VIEWER_JS = ("() => { const el = document.getElementById('ask-page'); "
+                       "if (el) el.scrollIntoView({behavior: 'smooth', block: 'start'}); }")
+
+
+def example_questions(ctx: AppContext, n: int = EXAMPLES_SHOWN) -> list[dict[str, str]]:
+    """One-click example questions for the empty chat: one per document category, in file order."""
+    picked: list[dict[str, Any]] = []
+    categories: set[Any] = set()
+    for q in ctx.questions:
+        category = q.get("document_category") or q.get("domain")
+        if category not in categories:
+            categories.add(category)
+            picked.append(q)
+        if len(picked) == n:
+            break
+    return [{"text": q["question"], "display_text": shorten(q["question"], 80)} for q in picked]
+
+
+def documents_strip(ctx: AppContext) -> str:
+    """The demo corpus's documents in one line, so a first visitor sees what can be asked about."""
+    root = ctx.sessions.demo.root
+    docs = [p.relative_to(root).as_posix() for p in find_pdfs(root)] if root.is_dir() else []
+    if not docs:
+        return ""
+    names = " · ".join(f"📄 {md_escape(name.rsplit('/', 1)[-1])}" for name in docs[:12])
+    more = f" · and {len(docs) - 12} more" if len(docs) > 12 else ""
+    return f"**Demo documents:** {names}{more}"
+
+
 def build_ask_tab(ctx: AppContext) -> None:
     with gr.Row(equal_height=False):
         with gr.Column(scale=3):
-            chatbot = gr.Chatbot(label="Agent", height=620, placeholder="Ask a question about the documents. "
-                                 "Each search and the pages it found stream in as the agent works.",
-                                 buttons=["copy"], elem_id="ask-chat")
-            with gr.Row():
-                question = gr.Textbox(show_label=False, placeholder="Ask about the documents… (Enter to send)",
-                                      scale=6, elem_id="ask-question", max_length=2000)
+            chatbot = gr.Chatbot(label="Agent", height=620, buttons=["copy"], elem_id="ask-chat",
+                                 placeholder="**Ask a question about the documents.** Each search and the pages "
+                                             "it found stream in as the agent works; the answer comes with page "
+                                             "citations you can open.",
+                                 examples=example_questions(ctx) or None)
+            with gr.Row(elem_id="ask-input-row"):
+                question = gr.Textbox(label="Question", show_label=False, scale=6, elem_id="ask-question",
+                                      placeholder="Ask about the documents… (Enter to send)",
+                                      max_length=QUESTION_CHARS)
                 ask_btn = gr.Button("Ask", variant="primary", scale=1, min_width=80, elem_id="ask-button")
-                stop_btn = gr.Button("Stop", variant="stop", scale=0, min_width=70)
+                stop_btn = gr.Button("Stop", variant="stop", scale=0, min_width=70, interactive=False,
+                                     elem_id="ask-stop")
+            counter = gr.Markdown(f"0 / {QUESTION_CHARS:,} characters", elem_id="ask-counter")
+            gr.Markdown(documents_strip(ctx), elem_id="ask-documents")
             example = gr.Dropdown(ctx.question_choices, value=None, label="Or pick a demo question",
                                   visible=bool(ctx.questions), elem_id="ask-example")
             panel: ConfigPanel = build_config_panel(ctx.configs, ctx.registry, ctx.default_config,
                                                     "Settings: config, model, retrieval", backends=ctx.backends)
         with gr.Column(scale=2):
-            seen = gr.Gallery(label="Pages found (shown to the model)", columns=3, height=250, allow_preview=False,
-                              object_fit="contain", fit_columns=False, elem_id="ask-seen")
-            cited = gr.Gallery(label="Cited pages", columns=3, height=210, allow_preview=False,
-                               object_fit="contain", fit_columns=False, elem_id="ask-cited")
+            gr.Markdown("**Pages found** (shown to the model)", elem_classes=["gallery-title"])
+            seen = gr.Gallery(show_label=False, columns=3, height="auto", allow_preview=False, fit_columns=False,
+                              object_fit="contain", elem_id="ask-seen", elem_classes=["page-gallery"])
+            gr.Markdown("**Cited pages**", elem_classes=["gallery-title"])
+            cited = gr.Gallery(show_label=False, columns=3, height="auto", allow_preview=False, fit_columns=False,
+                               object_fit="contain", elem_id="ask-cited", elem_classes=["page-gallery"])
             viewer = build_page_viewer("Page", "ask-page")
     seen_refs = gr.State([])
     cited_refs = gr.State([])
@@ -184,17 +230,39 @@ def build_ask_tab(ctx: AppContext) -> None:
         config, options = resolve_config(ctx.configs, values, ctx.policy)
         secrets = [options.get("api_key", "")]
         corpus_key = session.get("corpus", "demo") if isinstance(session, dict) else "demo"
-        chat: list[dict[str, Any]] = [*(history or []), user_message(text)]
+        history = list(history or [])
+        trace_id = f"trace-{len(history)}"
+        steps: list[Step] = []
+        thoughts: list[dict[str, Any]] = []
+        after: list[dict[str, Any]] = []
         seen_items: list[tuple[str, str]] = []
         seen_list: list[list[Any]] = []
         cited_items: list[tuple[str, str]] = []
         cited_list: list[list[Any]] = []
+        started = time.perf_counter()
 
-        def out(pending: dict[str, Any] | None = None) -> tuple[Any, ...]:
+        def out(pending: dict[str, Any] | None = None, done: bool = False) -> tuple[Any, ...]:
             # the question box is cleared once, then left alone: the next question may be typed meanwhile
-            return (gr.skip(), chat + ([pending] if pending else []), list(seen_items), list(cited_items),
-                    list(seen_list), list(cited_list))
+            if pending is not None:
+                pending["metadata"]["parent_id"] = trace_id
+            summary = trace_message(trace_id, steps, time.perf_counter() - started, done)
+            chat = [*history, user_message(text), summary, *thoughts, *([pending] if pending else []), *after]
+            return (gr.skip(), chat, list(seen_items), list(cited_items), list(seen_list), list(cited_list),
+                    *viewer_reset())
 
+        viewer_cleared = [False]
+
+        def viewer_reset() -> tuple[Any, Any]:
+            if viewer_cleared[0]:
+                return gr.skip(), gr.skip()
+            viewer_cleared[0] = True  # a new question starts with an empty viewer, once
+            return None, VIEWER_HINT
+
+        problem = key_problem(config, options)
+        if problem:
+            after.append(notice_message(f"⚠ **The model cannot be reached.** {md_escape(problem)}"))
+            yield ("", *out(done=True)[1:])
+            return
         yield ("", *out(pending_message("Starting", md_escape(describe(config))))[1:])
         trace = Trace(text, config)
         try:
@@ -202,7 +270,18 @@ def build_ask_tab(ctx: AppContext) -> None:
                 if isinstance(item, str):
                     yield out(pending_message("Waiting for the demo corpus", item))
                     continue
-                chat.append(step_message(item, corpus_key, secrets))
+                steps.append(item)
+                if isinstance(item, AnswerStep):
+                    backend_failed = next((s for s in steps if isinstance(s, ErrorStep) and s.where == "backend"),
+                                          None)
+                    if backend_failed is not None:
+                        after.append(backend_problem_message(config, backend_failed, secrets))
+                    else:
+                        message = step_message(item, corpus_key, secrets)
+                        message["content"] += "  \n" + backend_badge(config.backend, config.model)
+                        after.append(message)
+                elif not says_nothing(item):
+                    thoughts.append(step_message(item, corpus_key, secrets, parent=trace_id))
                 if isinstance(item, SearchStep):
                     for path, caption, ref in thumbnails(ctx, session, corpus_key, item):
                         seen_items.append((path, caption))
@@ -218,21 +297,52 @@ def build_ask_tab(ctx: AppContext) -> None:
                         quote = item.quote_of(n)
                         cited_list.append([corpus_key, ref.file, ref.page,
                                            [[quote] if quote else [], list(item.answer)]])
-                yield out(next_pending(item))
+                pending = next_pending(item)
+                yield out(pending, done=pending is None)
         except MadqaError as exc:
-            chat.append(notice_message(f"⚠ {md_escape(shorten(redact(str(exc), secrets), 500))}"))
-            yield out()
+            after.append(notice_message(f"⚠ {md_escape(shorten(redact(str(exc), secrets), 500))}"))
+            yield out(done=True)
 
     inputs = [question, chatbot, *panel.inputs, ctx.session]
-    outputs = [question, chatbot, seen, cited, seen_refs, cited_refs]
-    event = gr.on([question.submit, ask_btn.click], ask, inputs, outputs, api_name="ask",
-                  concurrency_limit=AGENT_CONCURRENCY, concurrency_id=AGENT_CONCURRENCY_ID,
-                  show_progress="minimal", trigger_mode="once")
-    stop_btn.click(None, None, None, cancels=[event], api_visibility="private")
+    outputs = [question, chatbot, seen, cited, seen_refs, cited_refs, viewer.image, viewer.caption]
+    busy = gr.on([question.submit, ask_btn.click], lambda: gr.Button(interactive=True), None, stop_btn,
+                 queue=False, api_visibility="private")
+    event = busy.then(ask, inputs, outputs, api_name="ask", concurrency_limit=AGENT_CONCURRENCY,
+                      concurrency_id=AGENT_CONCURRENCY_ID, show_progress="minimal", trigger_mode="once")
+    event.then(lambda: gr.Button(interactive=False), None, stop_btn, queue=False, api_visibility="private")
+    stop_btn.click(lambda: gr.Button(interactive=False), None, stop_btn, cancels=[event], queue=False,
+                   api_visibility="private")
+    question.input(None, [question], [counter], js=COUNTER_JS, api_visibility="private")
+    question.change(None, [question], [counter], js=COUNTER_JS, api_visibility="private")
+
+    def clear() -> tuple[Any, ...]:
+        return [], [], [], [], None, VIEWER_HINT
+
+    chatbot.clear(clear, None, [seen, cited, seen_refs, cited_refs, viewer.image, viewer.caption], queue=False,
+                  api_visibility="private")
+    def pick_example(evt: gr.SelectData) -> Any:
+        return evt.value.get("text", "") if isinstance(evt.value, dict) else gr.skip()
+
+    chatbot.example_select(pick_example, None, [question], queue=False, api_visibility="private") \
+        .then(lambda: gr.Button(interactive=True), None, stop_btn, queue=False, api_visibility="private") \
+        .then(ask, inputs, outputs, api_visibility="private", concurrency_limit=AGENT_CONCURRENCY,
+              concurrency_id=AGENT_CONCURRENCY_ID, show_progress="minimal") \
+        .then(lambda: gr.Button(interactive=False), None, stop_btn, queue=False, api_visibility="private")
 
     example.change(ctx.pick_question, [example], [question], queue=False, api_visibility="private")
     on_option, on_thumbnail = viewer_handlers(ctx)
     view_out = [viewer.image, viewer.caption]
-    chatbot.option_select(on_option, [ctx.session], view_out, api_visibility="private", concurrency_limit=8)
+    chatbot.option_select(on_option, [ctx.session], view_out, api_visibility="private", concurrency_limit=8) \
+        .then(None, None, None, js=SCROLL_TO_VIEWER_JS, api_visibility="private")
     seen.select(on_thumbnail, [seen_refs, ctx.session], view_out, api_visibility="private", concurrency_limit=8)
-    cited.select(on_thumbnail, [cited_refs, ctx.session], view_out, api_visibility="private", concurrency_limit=8)
+    cited.select(on_thumbnail, [cited_refs, ctx.session], view_out, api_visibility="private", concurrency_limit=8) \
+        .then(None, None, None, js=SCROLL_TO_VIEWER_JS, api_visibility="private")
+
+
+def backend_problem_message(config: PipelineConfig, failed: ErrorStep, secrets: list[str]) -> dict[str, Any]:
+    """The answer slot when the model itself failed: what the provider said and what to do, up front."""
+    reason = md_escape(shorten(redact(failed.message, secrets), 500))
+    return notice_message(f"⚠ **{md_escape(config.model)} could not answer** (backend {md_escape(config.backend)}): "
+                          f"{reason}  \nWhat to do: check the key under Settings → API key (your own stays in this "
+                          "browser session), try again in a minute if the provider is busy, or pick the offline "
+                          "config, which needs no model.")

@@ -29,8 +29,52 @@ DEMO_QUESTIONS = REPO / "data" / "demo" / "questions.jsonl"
 QUEUE_SIZE = 64  # requests waiting beyond this are turned away with "queue full"
 DEFAULT_CONCURRENCY = 4
 CSS = """
+#app-title h1 { font-size: 1.6rem; margin: 0 0 .25rem 0; }
 #ask-chat .message-wrap img { max-height: 260px; }
+/* citations: chips under the answer, left-aligned with it (Gradio's options sit right, like a user's) */
+.message-wrap .options { display: flex !important; flex-wrap: wrap; justify-content: flex-start !important;
+  margin-left: 0 !important; margin-right: auto !important; padding: 4px 0 8px 0 !important; gap: 8px !important;
+  max-width: 100% !important; }
+.message-wrap .option { width: auto !important; max-width: 100% !important; flex-direction: row !important;
+  border-style: solid !important; border-radius: 999px !important; padding: 4px 12px !important;
+  font-size: .92em; text-align: left; }
+/* page galleries: the caption under the thumbnail, whole, never over the page */
+.page-gallery .thumbnail-item { aspect-ratio: auto !important; height: auto !important; display: flex;
+  flex-direction: column; }
+.page-gallery .thumbnail-item img { height: 150px !important; object-fit: contain; }
+.page-gallery .caption-label { position: static !important; max-width: 100% !important; white-space: normal !important;
+  overflow: visible !important; text-overflow: clip !important; border: none !important; opacity: 1 !important;
+  overflow-wrap: anywhere;
+  font-size: .85em; }
+.gallery-title p { margin: 0; }
+#ask-counter p, #ask-documents p { font-size: .85em; opacity: .8; margin: 0; }
+/* a visible focus ring for keyboard users */
+:focus-visible { outline: 3px solid #2563eb !important; outline-offset: 2px !important; }
+/* tables scroll sideways instead of wrapping letter by letter */
+.table-wrap { overflow-x: auto !important; }
+.table-wrap td, .table-wrap th { min-width: 6ch; overflow-wrap: normal !important; word-break: normal !important; }
+@media (max-width: 640px) {
+  #header { flex-direction: column !important; gap: 0 !important; }
+  #header > * { min-width: 100% !important; }
+  #app-intro { display: none; }
+  #ask-chat { height: 330px !important; max-height: 330px !important; }
+}
 footer { opacity: 0.7; }
+"""
+# Accessible names Gradio leaves empty (the expand arrow of a thought), kept up as the chat re-renders.
+A11Y_JS = """
+() => {
+  const name = () => {
+    document.querySelectorAll('span.arrow button.icon-button').forEach((b) => {
+      if (!b.getAttribute('aria-label')) b.setAttribute('aria-label', 'Show or hide the steps');
+    });
+    document.querySelectorAll('button.icon-button').forEach((b) => {
+      if (!b.getAttribute('aria-label') && b.title) b.setAttribute('aria-label', b.title);
+    });
+  };
+  name();
+  new MutationObserver(name).observe(document.body, {childList: true, subtree: true});
+}
 """
 
 
@@ -46,7 +90,7 @@ def launch_options(settings: Settings) -> dict[str, Any]:
     (it would keep inputs, API keys included, in the browser), no SSR (needs Node), upload limit."""
     return {"server_name": settings.host, "server_port": settings.port, "share": False, "show_error": True,
             "run_history": False, "ssr_mode": False, "mcp_server": False, "enable_monitoring": False,
-            "max_file_size": f"{MAX_UPLOAD_MB}mb", "theme": theme(), "css": CSS,
+            "max_file_size": f"{MAX_UPLOAD_MB}mb", "theme": theme(), "css": CSS, "js": A11Y_JS,
             "footer_links": ["api", "settings"]}
 
 
@@ -79,9 +123,11 @@ def build_app(settings: Settings, registry: Any, *, demo_dir: str | Path | None 
     with gr.Blocks(title="madqa — questions over your PDFs", analytics_enabled=False,
                    delete_cache=(3600, 6 * 3600)) as app:
         ctx.session = gr.State(None, delete_callback=sessions.forget)
-        with gr.Row():
-            gr.Markdown("## madqa\nAsk questions over a collection of PDFs; the agent searches, reads the pages as "
-                        "images and answers with page-exact citations.")
+        with gr.Row(elem_id="header"):
+            with gr.Column(min_width=0):
+                gr.Markdown("# madqa", elem_id="app-title")
+                gr.Markdown("Ask questions over a collection of PDFs; the agent searches, reads the pages as images "
+                            "and answers with page-exact citations.", elem_id="app-intro")
             ctx.header = gr.Markdown(sessions.demo.status(), elem_id="status")
         with gr.Tabs():
             with gr.Tab("Ask", id="ask"):

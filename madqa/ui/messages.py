@@ -216,23 +216,69 @@ def answer_message(step: AnswerStep, corpus_key: str = "demo", secrets: Sequence
         text += f"  \n⚑ {md_escape(redact(flag, secrets))}"
     message: Message = {"role": "assistant", "content": text}
     if step.citations:
-        message["options"] = [{"label": page_label(c),
+        message["options"] = [{"label": chip_label(c),
                                "value": citation_value(corpus_key, c, step.quote_of(n), step.answer)}
                               for n, c in enumerate(step.citations)]
     return message
 
 
-def step_message(step: Step, corpus_key: str = "demo", secrets: Sequence[str] = ()) -> Message:
-    """The chat message for any agent step."""
+def step_message(step: Step, corpus_key: str = "demo", secrets: Sequence[str] = (),
+                 parent: str | None = None) -> Message:
+    """The chat message for any agent step; ``parent`` nests a thought under the trace summary."""
     if isinstance(step, SearchStep):
-        return search_message(step, secrets)
-    if isinstance(step, ModelStep):
-        return model_message(step, secrets)
-    if isinstance(step, ErrorStep):
-        return error_message(step, secrets)
-    if isinstance(step, AnswerStep):
+        message = search_message(step, secrets)
+    elif isinstance(step, ModelStep):
+        message = model_message(step, secrets)
+    elif isinstance(step, ErrorStep):
+        message = error_message(step, secrets)
+    elif isinstance(step, AnswerStep):
         return answer_message(step, corpus_key, secrets)
-    raise TypeError(f"not an agent step: {type(step).__name__}")
+    else:
+        raise TypeError(f"not an agent step: {type(step).__name__}")
+    if parent is not None:
+        message["metadata"]["parent_id"] = parent
+    return message
+
+
+def says_nothing(step: Step) -> bool:
+    """A model step with no text whose only act is a search (the search step shows it): folded away."""
+    return (isinstance(step, ModelStep) and not (step.text or "").strip() and not step.forced_answer
+            and all(c.name == "search_documents" for c in step.tool_calls))
+
+
+def trace_summary(steps: Sequence[Step], elapsed_s: float) -> str:
+    """``Searched 4× · 9 pages · 0.4 s``: what the agent did, in one line (the trace's title)."""
+    searches = [s for s in steps if isinstance(s, SearchStep)]
+    pages = len({ref for s in searches for ref in s.new_pages})
+    did = f"Searched {len(searches)}×" if searches else "No search"
+    problems = sum(1 for s in steps if isinstance(s, ErrorStep))
+    tail = f" · ⚠ {plural(problems, 'problem')}" if problems else ""
+    return f"{did} · {plural(pages, 'page')} read · {elapsed_s:.1f} s{tail}"
+
+
+def trace_message(trace_id: str, steps: Sequence[Step], elapsed_s: float, done: bool) -> Message:
+    """The collapsible one-line summary that holds the steps (nested thoughts) of one question."""
+    title = trace_summary(steps, elapsed_s)
+    return {"role": "assistant", "content": "" if steps else "_(no steps)_",
+            "metadata": {"id": trace_id, "title": title if done else f"Working… {title}",
+                         "status": "done" if done else "pending"}}
+
+
+OFFLINE_BADGE = ("offline extractive baseline — no language model: it copies a span from the pages it found and "
+                 "can be confidently wrong")
+REAL_MODEL_HINT = "For a real model, paste an API key under Settings and pick a config such as gpt-4.1-mini."
+
+
+def backend_badge(backend: str, model: str, hint: bool = True) -> str:
+    """Which backend answered, on every answer, so a baseline's guess never passes for a model's."""
+    if backend == "offline":
+        return f"🏷 _Answered by the {OFFLINE_BADGE}._" + (f" _{REAL_MODEL_HINT}_" if hint else "")
+    return f"🏷 _Answered by {md_escape(model)} (backend {md_escape(backend)})._"
+
+
+def chip_label(ref: PageRef) -> str:
+    """A citation chip: ``📄 annual_report_2024.pdf · p.8``."""
+    return f"📄 {ref.file} · p.{ref.page}"
 
 
 def thumbnail_caption(ref: PageRef, step: SearchStep | None = None) -> str:
