@@ -118,7 +118,7 @@ def test_ask_streams_every_step_as_it_happens(server: SimpleNamespace) -> None:
     settled = [[t for t in titles(u[1]) if t not in ("Starting", "Searching", "Reading the pages", "Thinking")]
                for u in updates]
     # each step arrived in its own update, in order
-    wanted = [None, "SUMMARY", "Model · step 1", "Search 1: consolidated income statement", None]  # a silent step folds
+    wanted = [None, "SUMMARY", "Model · step 1", "Search 1: consolidated income statement", "Model · step 2", None]
     for k in range(2, len(wanted) + 1):
         assert wanted[:k] in settled, f"no update ended after step {k - 1}: {settled}"
     final_chat, seen, cited = updates[-1][1], updates[-1][2], updates[-1][3]
