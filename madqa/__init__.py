@@ -25,6 +25,7 @@ from madqa.errors import (
 )
 from madqa.hookspecs import Register, hookimpl
 from madqa.options import read_options
+from madqa.search_limits import SearchBudget, glob_regex, literal_prefix
 from madqa.types import (
     AnswerStep,
     ErrorStep,
@@ -43,7 +44,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AnswerStep", "BackendError", "CorpusError", "ErrorStep", "Hit", "MadqaError", "ModelDecision", "ModelStep",
-    "PageRef", "PluginError", "Register", "RenderError", "SearchError", "SearchResult", "SearchStep",
+    "PageRef", "PluginError", "Register", "RenderError", "SearchBudget", "SearchError", "SearchResult", "SearchStep",
     "SettingsError", "Step", "ToolCall", "Usage", "__version__", "find_json_object", "hookimpl",
-    "match_key", "quote_on_page", "read_options",
+    "glob_regex", "literal_prefix", "match_key", "quote_on_page", "read_options",
 ]

@@ -50,7 +50,6 @@ MARKER = "madqa-tantivy.json"
 STOP_WORDS = sorted(analysis.STOP_WORDS)  # Whoosh's, so both retrievers drop the same words
 _TOKEN = r"\w+(?:\.\w+)+|\w\w+"  # Whoosh's \w+(\.?\w+)* with its minimum size of 2
 _LEX = re.compile(r'"[^"]*"?|\(|\)|[^\s()"]+')
-MAX_EXPANSION = 256  # terms a wildcard expands to, the most frequent first
 
 
 def _analyzer(stem: bool) -> tantivy.TextAnalyzer:
@@ -169,8 +168,10 @@ def _parse(text: str) -> list[Any]:
 class _Builder:
     """Turns the parse tree into a Tantivy query for one field; None when nothing searchable is left."""
 
-    def __init__(self, schema: tantivy.Schema, field: str, any_term: bool, searcher: Any = None) -> None:
+    def __init__(self, schema: tantivy.Schema, field: str, any_term: bool, searcher: Any = None,
+                 budget: madqa.SearchBudget | None = None) -> None:
         self.schema, self.field, self.any_term, self.searcher = schema, field, any_term, searcher
+        self.budget = budget or madqa.SearchBudget()  # wildcard limits shared with whoosh (madqa.search_limits)
         self.analyzer = analyzer(field)
         self.notes: set[str] = set()
 
@@ -218,21 +219,20 @@ class _Builder:
     def _word(self, word: str) -> tantivy.Query | None:
         if "*" in word or "?" in word:
             core = re.sub(r"[^\w*?]", "", word.lower())
-            if not re.sub(r"[*?]", "", core):
-                return None  # a bare wildcard names no term
+            if not re.sub(r"[*?]", "", core) or not self.budget.allow(core):
+                return None  # a bare wildcard names no term; a too-broad one is dropped with a note
             pattern = "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in core)
             prefix = re.split(r"[*?]", core, maxsplit=1)[0]
             if not prefix or self.searcher is None:  # a leading wildcard: a regex scan, constant score
                 return tantivy.Query.regex_query(self.schema, self.field, pattern)
-            # expand to the matching terms (the most frequent MAX_EXPANSION) so hits keep BM25 scores,
+            # expand to the most frequent matching terms (madqa.search_limits) so hits keep BM25 scores,
             # as Whoosh's wildcards do; Tantivy's regex query would score every page 1.0
             regex = re.compile(pattern)
-            terms = [t for t, _ in self.searcher.terms_with_prefix(self.field, prefix) if regex.fullmatch(t)]
+            terms = self.budget.top_terms(core, self.searcher.terms_with_prefix(self.field, prefix), regex.fullmatch)
             if not terms:
                 return tantivy.Query.empty_query()
             return tantivy.Query.boolean_query(
-                [(tantivy.Occur.Should, tantivy.Query.term_query(self.schema, self.field, t))
-                 for t in terms[:MAX_EXPANSION]])
+                [(tantivy.Occur.Should, tantivy.Query.term_query(self.schema, self.field, t)) for t in terms])
         return self._terms(self.analyzer.analyze(word), phrase=False)  # "e-mail": e AND mail, as Whoosh
 
     def _terms(self, terms: list[str], phrase: bool) -> tantivy.Query | None:
@@ -247,9 +247,9 @@ class _Builder:
             [(occur, tantivy.Query.term_query(self.schema, self.field, t)) for t in terms])
 
 
-def _query(schema: tantivy.Schema, text: str, field: str, any_term: bool,
-           searcher: Any = None) -> tuple[tantivy.Query | None, set[str]]:
-    builder = _Builder(schema, field, any_term, searcher)
+def _query(schema: tantivy.Schema, text: str, field: str, any_term: bool, searcher: Any = None,
+           budget: madqa.SearchBudget | None = None) -> tuple[tantivy.Query | None, set[str]]:
+    builder = _Builder(schema, field, any_term, searcher, budget)
     parts = [builder.build(node) for node in _parse(text)]
     parts = [p for p in parts if p is not None]
     if not parts:
@@ -296,9 +296,13 @@ class TantivyRetriever:
         any_terms = False
         carried: set[str] = set()  # what an earlier attempt could not do, still worth saying
         searcher = self.ix.searcher()
+        budget = madqa.SearchBudget()  # a Tantivy query cannot be interrupted: checked between attempts
         for field, any_term, note in attempts:
+            if budget.expired():
+                budget.stop()
+                break
             q, notes = _query(self.schema, text if field == "text" else text.replace('"', " "), field, any_term,
-                              searcher)
+                              searcher, budget)
             carried |= notes
             if q is None:
                 continue
@@ -315,12 +319,13 @@ class TantivyRetriever:
                     file, page = doc["file"][0], int(doc["page"][0])
                     hits.append(madqa.Hit(file, page, float(score),
                                           snippet(self.corpus.page_text(file, page), terms)))
-                return madqa.SearchResult(tuple(hits), text, "; ".join([n for n in (note, *sorted(carried)) if n])
-                                          or None)
+                return madqa.SearchResult(tuple(hits), text, budget.with_notes(
+                    "; ".join([n for n in (note, *sorted(carried)) if n]) or None))
         if not any_terms:
-            return madqa.SearchResult((), text, "the query has no searchable words (only operators, "
-                                                "stopwords or bare wildcards); try content words")
-        return madqa.SearchResult((), text, "no page matches; try synonyms, abbreviations or fewer words")
+            return madqa.SearchResult((), text, budget.with_notes("the query has no searchable words (only "
+                                      "operators, stopwords or bare wildcards); try content words"))
+        return madqa.SearchResult((), text, budget.with_notes("no page matches; try synonyms, abbreviations "
+                                                              "or fewer words"))
 
 
 def _build_in_place(folder: Path, corpus: Any) -> None:

@@ -40,6 +40,7 @@ import madqa
 from plugins.index_build import OpenedIndexes
 from plugins.snippets import snippet
 from plugins.whoosh_arrays import ArrayBM25, BM25FCachedLengths
+from plugins.whoosh_limits import bound_query, timed_search
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _OPERATOR = re.compile(r"\b(AND|OR|NOT|ANDNOT|ANDMAYBE)\b")
@@ -235,8 +236,12 @@ class WhooshRetriever:
         )
         state = self._open.thread_state()  # this thread's searcher, parsers and array scorer
         searcher = state.searcher
+        budget = madqa.SearchBudget()  # wildcard expansion and time (madqa.search_limits)
         any_terms = False
         for stemmed, any_term, loose, note in attempts:
+            if budget.expired():
+                budget.stop()
+                break
             # the fallbacks loosen phrases to words
             parsed = _parse(state.parsers[any_term], text.replace('"', " ") if loose else text)
             if not _searchable(parsed):
@@ -244,11 +249,11 @@ class WhooshRetriever:
             any_terms = True
             if stemmed:
                 parsed = _expand(parsed, self._variants)
+            parsed = bound_query(parsed, searcher.reader(), budget)
             try:
                 ranked = state.fast.top(searcher, parsed, max(1, int(k)))
                 if ranked is None:
-                    results = searcher.search(parsed, limit=max(1, int(k)))
-                    ranked = [(r.score, r.docnum) for r in results]
+                    ranked = timed_search(searcher, parsed, max(1, int(k)), budget)
             except Exception as exc:  # e.g. a wildcard too broad for Whoosh: an observation, not a crash
                 raise madqa.SearchError(f"the query {text!r} could not be run: {exc}") from exc
             if ranked:
@@ -259,11 +264,12 @@ class WhooshRetriever:
                               snippet(self.corpus.page_text(f["file"], int(f["page"])), terms))
                     for (score, _), f in zip(ranked, stored, strict=True)
                 )
-                return madqa.SearchResult(hits, text, note)
+                return madqa.SearchResult(hits, text, budget.with_notes(note))
         if not any_terms:
-            return madqa.SearchResult((), text, "the query has no searchable words (only operators, "
-                                                "stopwords or bare wildcards); try content words")
-        return madqa.SearchResult((), text, "no page matches; try synonyms, abbreviations or fewer words")
+            return madqa.SearchResult((), text, budget.with_notes("the query has no searchable words (only "
+                                      "operators, stopwords or bare wildcards); try content words"))
+        return madqa.SearchResult((), text, budget.with_notes("no page matches; try synonyms, abbreviations "
+                                                              "or fewer words"))
 
 
 @madqa.hookimpl(trylast=True)
