@@ -16,6 +16,7 @@ from typing import Any
 
 from madqa.answer import check_quotes, parse_answer, validate_citations
 from madqa.errors import MadqaError
+from madqa.jsonl import clean_text
 from madqa.render import render_page
 from madqa.settings import PipelineConfig, Settings
 from madqa.types import AnswerStep, ErrorStep, Hit, ModelDecision, ModelStep, PageRef, SearchStep, Step, ToolCall, Usage
@@ -115,6 +116,7 @@ class Agent:
 
     def run(self, question: str) -> Iterator[Step]:
         """Yield each step as it happens; the last one is always an AnswerStep (maybe a refusal)."""
+        question = clean_text(question)  # a lone surrogate could be neither sent, shown nor saved
         native_tools = getattr(self.backend, "supports_tools", True)
         system = SYSTEM_PROMPT + ("" if native_tools else JSON_PROTOCOL)
         messages: list[dict[str, Any]] = [{"role": "system", "content": system},

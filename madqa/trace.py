@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from madqa.jsonl import clean_text
 from madqa.settings import PipelineConfig
 from madqa.types import AnswerStep, ErrorStep, ModelStep, SearchStep, Step, Usage
 
@@ -26,6 +27,9 @@ class Trace:
     steps: list[Step] = field(default_factory=list)
     started: float = field(default_factory=time.perf_counter)
     finished: float | None = None
+
+    def __post_init__(self) -> None:
+        self.question = clean_text(str(self.question))  # as the agent reads it (madqa.jsonl)
 
     def follow(self, steps: Iterable[Step]) -> Iterator[Step]:
         """Pass ``steps`` through, recording each one (the CLI and UI read the same stream)."""

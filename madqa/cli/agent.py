@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from madqa.cli import common
 from madqa.cli.base import command
+from madqa.jsonl import dumps
 from madqa.settings import Settings
 
 
@@ -30,7 +30,7 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
         if not args.json:
             print(common.describe_step(step), flush=True)
     if args.json:
-        print(json.dumps(trace.row(), ensure_ascii=False))
+        print(dumps(trace.row()))
     return 0
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -11,6 +10,7 @@ from typing import Any
 from madqa.cli import common
 from madqa.cli.base import command
 from madqa.errors import CorpusError
+from madqa.jsonl import dumps
 from madqa.settings import Settings
 
 
@@ -25,7 +25,7 @@ def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
     finally:
         close()
     if args.json:
-        print(json.dumps(report.to_dict(), indent=1, ensure_ascii=False))
+        print(dumps(report.to_dict(), indent=1))
     else:
         common.print_report(report)
     return 1 if report.failures else 0
@@ -39,7 +39,7 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
     retriever = reg.create("retriever", args.retriever, corpus, options)
     result = retriever.search(args.query, args.k)
     if args.json:
-        print(json.dumps([h.to_dict() for h in result.hits], indent=1, ensure_ascii=False))
+        print(dumps([h.to_dict() for h in result.hits], indent=1))
         if result.note:
             print(f"note: {result.note}", file=sys.stderr)
         return 0

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from madqa.cli.base import command
+from madqa.jsonl import dumps
 from madqa.settings import Settings
 
 
@@ -34,7 +34,7 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
             name += "'"
         results[name] = evaluate(rows, gold, by=args.by)
     if args.json:
-        print(json.dumps(results, indent=1, ensure_ascii=False))
+        print(dumps(results, indent=1))
         return 0
     print(format_table(results))
     if len(results) == 1:

@@ -51,6 +51,12 @@ def read_jsonl(path: str | Path, error_cls: type[Exception] = QuestionFileError
         except json.JSONDecodeError as exc:
             problems.append(f"line {number}: invalid JSON ({exc.msg} at column {exc.colno})")
             continue
+        except RecursionError:
+            problems.append(f"line {number}: nested too deeply to read")
+            continue
+        except ValueError as exc:  # e.g. an integer of more than 4,300 digits
+            problems.append(f"line {number}: {exc}"[:200])
+            continue
         if not isinstance(obj, dict):
             problems.append(f"line {number}: expected a JSON object, got {type(obj).__name__}")
             continue

@@ -7,7 +7,6 @@ with every question answered exactly once.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import threading
@@ -18,6 +17,8 @@ from typing import Any
 
 from madqa.agent import Agent
 from madqa.evaluation.metrics import anls_star, is_correct
+from madqa.evaluation.questions import read_jsonl
+from madqa.jsonl import dumps
 from madqa.settings import PipelineConfig, Settings
 from madqa.trace import Trace
 
@@ -47,17 +48,11 @@ def read_done(path: Path) -> tuple[list[dict[str, Any]], int, int]:
     errors = torn = 0
     if not path.exists():
         return [], 0, 0
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except ValueError:
-            torn += 1  # a line cut short by a kill
-            continue
-        if not isinstance(row, dict):
-            torn += 1
-        elif row.get("error"):
+    # line by line from bytes: a line cut short by a kill (even inside a UTF-8 character) is one problem
+    rows, problems = read_jsonl(path)
+    torn = len(problems)
+    for _, row in rows:
+        if row.get("error"):
             errors += 1
         else:
             kept[question_key(row)] = row  # a later duplicate replaces an earlier one
@@ -68,7 +63,7 @@ def _rewrite(path: Path, rows: list[dict[str, Any]]) -> None:
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "w", encoding="utf-8") as f:
         for row in rows:
-            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+            f.write(dumps(row) + "\n")
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
@@ -137,7 +132,7 @@ def run_batch(
         with write_lock:
             if path is not None:
                 with open(path, "a", encoding="utf-8") as f:
-                    f.write(json.dumps(row, ensure_ascii=False) + "\n")
+                    f.write(dumps(row) + "\n")
             rows.append(row)
             if on_row:
                 on_row(row, question)
