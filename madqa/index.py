@@ -23,7 +23,6 @@ from madqa.corpus import (
     PAGES_DB,
     Corpus,
     DocumentRecord,
-    PageText,
     in_use,
     read_current,
     safe_relpath,
@@ -32,10 +31,10 @@ from madqa.corpus import (
 )
 from madqa.errors import CorpusError, PluginError
 from madqa.indexers import IndexFeed
+from madqa.pdf_reader import DocumentReader, PageTexts, ReadLimits
 from madqa.plugins import Registry
 from madqa.settings import Settings
 
-MIN_TEXT_CHARS = 16  # a page with fewer letters/digits than this counts as "no text layer"
 Progress = Callable[[str, int, int], None]  # (file, done, total)
 
 pymupdf.TOOLS.mupdf_display_errors(False)  # MuPDF's own stderr chatter; we report per file instead
@@ -115,69 +114,31 @@ def load_ocr_jsonl(path: Path) -> dict[tuple[str, int], str]:
     return texts
 
 
-class _PageTexts:
-    """Chooses each page's text: imported OCR, text layer, then Tesseract when the layer is empty."""
+def _page_texts(registry: Registry, settings: Settings, ocr: str) -> tuple[PageTexts, str | None]:
+    """The page readers of an ingest (text layer, Tesseract unless --ocr never) and why OCR is off, if it is."""
+    text, reader, problem = registry.create("page_reader", "text", {}), None, None
+    if ocr != "never":
+        try:
+            reader = registry.create("page_reader", "ocr", {"language": settings.ocr_language, "dpi": settings.ocr_dpi})
+        except PluginError as exc:
+            problem = str(exc)
+    return PageTexts(text, reader, ocr), problem
 
-    def __init__(self, registry: Registry, settings: Settings, ocr: str, imported: dict[tuple[str, int], str],
-                 ambiguous: set[str] = frozenset()):
-        self.ocr_mode = ocr
-        self.text = registry.create("page_reader", "text", {})
-        self.imported = imported
-        self.ambiguous = ambiguous  # bare names shared by several PDFs: imported records can't tell them apart
-        self.ocr = None
-        self.ocr_problem: str | None = None
-        if ocr != "never":
-            try:
-                self.ocr = registry.create("page_reader", "ocr", {"language": settings.ocr_language,
-                                                                  "dpi": settings.ocr_dpi})
-            except PluginError as exc:
-                self.ocr_problem = str(exc)
 
-    def read(self, page: pymupdf.Page, file: str, number: int) -> tuple[str, str]:
+def _imported_for(imported: dict[tuple[str, int], str], ambiguous: set[str]) -> Callable[[str], dict[int, str]]:
+    """Per file, its pages' imported OCR texts by page number: matched by path, or by bare name when no
+    other PDF shares it (imported records cannot tell such files apart)."""
+    by_file: dict[str, dict[int, str]] = {}
+    for (file, number), text in imported.items():
+        by_file.setdefault(file, {})[number] = text
+
+    def pages(file: str) -> dict[int, str]:
         name = Path(file).name
-        for key in ((file, number), (name, number)):
-            if key in self.imported and (key[0] == file or name not in self.ambiguous):
-                return self.imported[key], "imported"
-        text = "" if self.ocr_mode == "always" else (self.text.read(page, file, number) or "")
-        if self.ocr is not None and (self.ocr_mode == "always" or _letters(text) < MIN_TEXT_CHARS):
-            ocr_text = self.ocr.read(page, file, number) or ""
-            if _letters(ocr_text) > _letters(text):
-                return ocr_text, "ocr"
-        return text, ("text" if _letters(text) else "none")
+        found = {} if name in ambiguous or name == file else dict(by_file.get(name, {}))
+        found.update(by_file.get(file, {}))
+        return found
 
-
-def _letters(text: str) -> int:
-    return sum(map(str.isalnum, text))  # a third of a generator's cost, same count
-
-
-def _read_document(path: Path, file: str, texts: _PageTexts) -> tuple[int, list[PageText], list[str]]:
-    """Open one PDF and read every page; CorpusError with a plain reason when it cannot be used."""
-    if path.stat().st_size == 0:
-        raise CorpusError("empty file (0 bytes)")
-    with open(path, "rb") as f:
-        head = f.read(1024)
-    if b"%PDF" not in head:
-        raise CorpusError("not a PDF (no %PDF header)")
-    try:
-        doc = pymupdf.open(path, filetype="pdf")
-    except Exception as exc:  # MuPDF raises several types for damaged files
-        raise CorpusError(f"corrupt PDF that cannot be opened ({exc})") from None
-    warnings: list[str] = []
-    with doc:
-        if doc.needs_pass:
-            raise CorpusError("encrypted PDF (needs a password)")
-        if doc.page_count == 0:
-            raise CorpusError("the PDF has no pages")
-        pages = []
-        for index in range(doc.page_count):
-            try:
-                page = doc.load_page(index)
-                text, source = texts.read(page, file, index + 1)
-            except Exception as exc:  # one broken page must not sink the document
-                warnings.append(f"page {index + 1} could not be read ({exc})")
-                text, source = "", "none"
-            pages.append(PageText(file, index + 1, text, source))
-        return doc.page_count, pages, warnings
+    return pages
 
 
 def ingest(
@@ -216,9 +177,10 @@ def ingest(
         paths = find_pdfs(root)
         names = Counter(p.name for p in paths)
         ambiguous = {name for name, count in names.items() if count > 1}
-        texts = _PageTexts(registry, settings, ocr, imported, ambiguous)
-        if texts.ocr_problem and ocr != "never":
-            report.warnings.append(("", f"OCR is off: {texts.ocr_problem}"))
+        texts, ocr_problem = _page_texts(registry, settings, ocr)
+        if ocr_problem:
+            report.warnings.append(("", f"OCR is off: {ocr_problem}"))
+        reader = DocumentReader(texts.text, texts.ocr, ocr, ReadLimits.from_settings(settings))
         generation = f"gen-{time.strftime('%Y%m%d%H%M%S')}-{os.getpid()}-{time.monotonic_ns() % 10**6}"
         tmp_dir = state / f"tmp-{generation}"
         tmp_dir.mkdir()
@@ -233,11 +195,14 @@ def ingest(
         feed = IndexFeed(registry, tmp_dir, previous, set(previous.documents) - reused if previous else set(),
                          files_to_read=len(plan) - len(reused))
         try:
-            documents, changed = _ingest_files(plan, previous, texts, tmp_dir, report, feed, progress)
+            documents, changed = _ingest_files(plan, previous, (reader, _imported_for(imported, ambiguous)),
+                                               tmp_dir, report, feed, progress)
             feed.finish()
         except BaseException:
             feed.abort()
             raise
+        finally:
+            reader.close()
         removed = set(previous.documents) - set(documents) if previous else set()
         report.removed = len(removed - changed)
         manifest = {"root": str(root), "generation": generation, "options": options,
@@ -313,7 +278,8 @@ def _plan_files(root: Path, paths: list[Path], previous: Corpus | None, reusable
 
 
 def _ingest_files(
-    plan: list[tuple[str, Path, str, bool]], previous: Corpus | None, texts: _PageTexts, tmp_dir: Path,
+    plan: list[tuple[str, Path, str, bool]], previous: Corpus | None,
+    reading: tuple[DocumentReader, Callable[[str], dict[int, str]]], tmp_dir: Path,
     report: IngestReport, feed: IndexFeed, progress: Progress | None,
 ) -> tuple[dict[str, DocumentRecord], set[str]]:
     """Read new and changed files into the page store and the index feed, copy unchanged ones' pages.
@@ -325,6 +291,7 @@ def _ingest_files(
     abbreviations.create_table(db)
     if previous is not None:
         db.execute("ATTACH DATABASE ? AS prev", ((previous.gen_dir / PAGES_DB).as_uri() + "?mode=ro",))
+    reader, imported_for = reading
     documents: dict[str, DocumentRecord] = {}
     changed: set[str] = set()
     by_hash: dict[str, str] = {}
@@ -341,7 +308,7 @@ def _ingest_files(
             else:
                 if old is not None:
                     changed.add(file)
-                count, pages, warnings = _read_document(path, file, texts)
+                count, pages, warnings = reader.read(path, file, imported_for(file))  # in a limited process
                 db.executemany("INSERT INTO pages VALUES (?, ?, ?, ?)",
                                [(p.file, p.page, p.text, p.source) for p in pages])
                 abbreviations.store(db, ((p.file, p.page, p.text) for p in pages))

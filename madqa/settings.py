@@ -47,6 +47,14 @@ class Settings:
         "help": "png, jpeg or webp"})
     cache_size_mb: int = field(default=2048, metadata={"env": "MADQA_CACHE_MB",
         "help": "size limit of the page-image cache"})
+    pdf_memory_mb: int = field(default=768, metadata={"env": "MADQA_PDF_MEMORY_MB",
+        "help": "most memory (address space) the process reading one PDF may use; past it the file fails"})
+    pdf_timeout_s: float = field(default=30.0, metadata={"env": "MADQA_PDF_TIMEOUT_S",
+        "help": "most CPU seconds opening a PDF or reading one of its pages may take; past it the file fails"})
+    max_page_chars: int = field(default=100_000, metadata={"env": "MADQA_MAX_PAGE_CHARS",
+        "help": "characters of text kept per page (the rest is cut, with a warning)"})
+    max_file_chars: int = field(default=20_000_000, metadata={"env": "MADQA_MAX_FILE_CHARS",
+        "help": "characters of text kept per file (later pages get none, with a warning)"})
     config: str = field(default="offline", metadata={"env": "MADQA_CONFIG",
         "help": "name of the default pipeline config"})
     host: str = field(default="127.0.0.1", metadata={"env": "MADQA_HOST", "help": "address the web app binds"})
@@ -90,6 +98,12 @@ class Settings:
         if self.image_format not in ("png", "jpeg", "webp"):
             raise SettingsError(f"image format must be png, jpeg or webp, not {self.image_format!r}")
         check_budget(self.image_budget_px)
+        if not 128 <= self.pdf_memory_mb <= 1_000_000:
+            raise SettingsError(f"MADQA_PDF_MEMORY_MB must be between 128 and 1,000,000, not {self.pdf_memory_mb}")
+        if not 0.1 <= self.pdf_timeout_s <= 86_400:
+            raise SettingsError(f"MADQA_PDF_TIMEOUT_S must be between 0.1 and 86,400 seconds, not {self.pdf_timeout_s}")
+        if self.max_page_chars < 1 or self.max_file_chars < 1:
+            raise SettingsError("MADQA_MAX_PAGE_CHARS and MADQA_MAX_FILE_CHARS must be at least 1")
         if not 1 <= self.port <= 65535:
             raise SettingsError(f"port {self.port} is not a TCP port")
         for name in POSITIVE_SETTINGS:
@@ -129,10 +143,13 @@ def _convert(name: str, type_name: Any, raw: str) -> Any:
     try:
         if type_name.startswith("int"):
             return int(raw.replace("_", ""))
+        if type_name.startswith("float"):
+            return float(raw.replace("_", ""))
         if "Path" in type_name:
             return Path(raw).expanduser()
     except ValueError:
-        raise SettingsError(f"setting {name} expects a whole number, got {raw!r}") from None
+        kind = "a number" if str(type_name).startswith("float") else "a whole number"
+        raise SettingsError(f"setting {name} expects {kind}, got {raw!r}") from None
     return raw
 
 

@@ -1,0 +1,305 @@
+"""PDFs read in a worker process with memory and time limits, so a hostile file costs its reader, never the caller.
+
+A decompression bomb (a PDF of a few hundred KB whose one page stream inflates to 40 MB of text operators)
+took minutes and GBs read in-process. Here every PDF of an ingest (the CLI's ``index`` and the web app's
+uploads alike) is read by a worker process whose address space is capped (``MADQA_PDF_MEMORY_MB``), which
+is stopped when opening the file or reading one page takes more than ``MADQA_PDF_TIMEOUT_S`` seconds of
+CPU (CPU, not wall time: a busy server must not fail good files; a worker stuck without using CPU is
+stopped after ``WALL_FACTOR`` times as long), and whose
+page texts are cut at ``MADQA_MAX_PAGE_CHARS`` per page and ``MADQA_MAX_FILE_CHARS`` per file. Such a file
+fails with a plain reason; the next file gets a fresh worker. Workers are started once (``spawn``: safe
+in a threaded server), kept between ingests and replaced after ``RECYCLE_FILES`` files.
+"""
+
+from __future__ import annotations
+
+import atexit
+import multiprocessing
+import pickle
+import resource
+import signal
+import threading
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from madqa.corpus import PageText
+from madqa.errors import CorpusError
+
+MIN_TEXT_CHARS = 16  # a page with fewer letters/digits than this counts as "no text layer"
+RECYCLE_FILES = 500  # a worker is replaced after this many files (MuPDF's heap only grows)
+IDLE_WORKERS = 2  # workers kept between ingests
+WALL_FACTOR = 10  # wall-clock patience, in multiples of the CPU time limit (at least WALL_MIN_S)
+WALL_MIN_S = 120
+
+
+@dataclass(frozen=True)
+class ReadLimits:
+    """What reading one PDF may cost (from Settings: MADQA_PDF_MEMORY_MB, MADQA_PDF_TIMEOUT_S, ...)."""
+
+    memory_mb: int = 768
+    timeout_s: float = 30.0
+    max_page_chars: int = 100_000
+    max_file_chars: int = 20_000_000
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> ReadLimits:
+        return cls(settings.pdf_memory_mb, settings.pdf_timeout_s, settings.max_page_chars, settings.max_file_chars)
+
+
+def letters(text: str) -> int:
+    return sum(map(str.isalnum, text))  # a third of a generator's cost, same count
+
+
+class PageTexts:
+    """Chooses each page's text: imported OCR, text layer, then Tesseract when the layer is empty."""
+
+    def __init__(self, text: Any, ocr: Any, mode: str) -> None:
+        self.text, self.ocr, self.mode = text, ocr, mode
+
+    def read(self, page: Any, file: str, number: int, imported: dict[int, str]) -> tuple[str, str]:
+        if number in imported:
+            return imported[number], "imported"
+        text = "" if self.mode == "always" else (self.text.read(page, file, number) or "")
+        if self.ocr is not None and (self.mode == "always" or letters(text) < MIN_TEXT_CHARS):
+            ocr_text = self.ocr.read(page, file, number) or ""
+            if letters(ocr_text) > letters(text):
+                return ocr_text, "ocr"
+        return text, ("text" if letters(text) else "none")
+
+
+def _out_of_memory(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return isinstance(exc, MemoryError) or ("alloc" in text and "fail" in text) or "out of memory" in text
+
+
+def _cpu_budget(seconds: float) -> None:
+    """Let this process use ``seconds`` more CPU from now; past it the kernel stops it (SIGXCPU)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    soft = int(usage.ru_utime + usage.ru_stime + seconds) + 1
+    resource.setrlimit(resource.RLIMIT_CPU, (soft, resource.getrlimit(resource.RLIMIT_CPU)[1]))
+
+
+def read_pages(path: Path, file: str, texts: PageTexts, imported: dict[int, str], limits: ReadLimits,
+               send: Any, tick: Any = None) -> None:
+    """Open one PDF and ``send`` ("open", pages), then ("page", PageText, warning) per page; CorpusError
+    with a plain reason when the file cannot be used."""
+    import pymupdf
+
+    tick = tick or (lambda: None)  # called before opening and before each page (a new time budget)
+    tick()
+    pymupdf.TOOLS.mupdf_display_errors(False)  # MuPDF's own stderr chatter; we report per file instead
+    if path.stat().st_size == 0:
+        raise CorpusError("empty file (0 bytes)")
+    with open(path, "rb") as f:
+        head = f.read(1024)
+    if b"%PDF" not in head:
+        raise CorpusError("not a PDF (no %PDF header)")
+    try:
+        doc = pymupdf.open(path, filetype="pdf")
+    except Exception as exc:  # MuPDF raises several types for damaged files
+        if _out_of_memory(exc):
+            raise
+        raise CorpusError(f"corrupt PDF that cannot be opened ({exc})") from None
+    with doc:
+        if doc.needs_pass:
+            raise CorpusError("encrypted PDF (needs a password)")
+        if doc.page_count == 0:
+            raise CorpusError("the PDF has no pages")
+        send(("open", doc.page_count))
+        total, full = 0, False
+        for index in range(doc.page_count):
+            warning = None
+            tick()
+            try:
+                text, source = texts.read(doc.load_page(index), file, index + 1, imported)
+            except Exception as exc:  # one broken page must not sink the document
+                if _out_of_memory(exc):
+                    raise
+                warning, text, source = f"page {index + 1} could not be read ({exc})", "", "none"
+            if len(text) > limits.max_page_chars:
+                warning = (f"page {index + 1}: text cut at {limits.max_page_chars:,} characters "
+                           "(MADQA_MAX_PAGE_CHARS)")
+                text = text[:limits.max_page_chars]
+            room = limits.max_file_chars - total
+            if len(text) > room:
+                if not full:
+                    warning = (f"text from page {index + 1} on not kept: the file holds more than "
+                               f"{limits.max_file_chars:,} characters (MADQA_MAX_FILE_CHARS)")
+                full, text = True, text[:room]
+                source = source if text else "none"
+            total += len(text)
+            send(("page", PageText(file, index + 1, text, source), warning))
+            del text
+
+
+def _limit_memory(mb: int) -> None:
+    limit = mb * 2**20
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def _serve(conn: Connection, memory_mb: int) -> None:
+    """A worker: read the PDFs asked for, one at a time, until told to stop (None) or its parent is gone
+    (the pipe closes). No PR_SET_PDEATHSIG: it fires when the *thread* that started the worker ends, and
+    pooled workers outlive the web app's worker threads."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    _limit_memory(memory_mb)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # stopped for CPU (SIGXCPU): no core file
+    readers: dict[bytes, PageTexts] = {}
+    while True:
+        try:
+            request = conn.recv()
+        except EOFError:
+            return
+        if request is None:
+            return
+        path, file, imported, blob, limits = request
+        try:
+            if blob not in readers:
+                readers.clear()
+                readers[blob] = PageTexts(*pickle.loads(blob))
+            read_pages(Path(path), file, readers[blob], imported, limits, conn.send,
+                       lambda: _cpu_budget(limits.timeout_s))
+        except CorpusError as exc:
+            conn.send(("failed", str(exc)))
+        except OSError as exc:
+            conn.send(("failed", f"cannot be read ({exc.strerror or exc})"))
+        except Exception as exc:
+            if _out_of_memory(exc):
+                conn.send(("memory", str(exc)[:200]))
+                return  # a failed allocation may leave MuPDF in a bad state: this worker ends
+            conn.send(("failed", f"cannot be read ({type(exc).__name__}: {exc})"[:300]))
+        else:
+            conn.send(("done",))
+
+
+class _Worker:
+    def __init__(self, memory_mb: int) -> None:
+        ctx = multiprocessing.get_context("spawn")
+        self.conn, child_end = ctx.Pipe()
+        self.process = ctx.Process(target=_serve, args=(child_end, memory_mb), daemon=True,
+                                   name="madqa-pdf-reader")
+        self.process.start()
+        child_end.close()
+        self.memory_mb = memory_mb
+        self.files = 0
+
+    def kill(self) -> None:
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join(timeout=10)
+        self.conn.close()
+
+    def stop(self) -> None:
+        try:
+            self.conn.send(None)
+        except OSError:
+            pass
+        self.process.join(timeout=5)
+        self.kill()
+
+
+class ReaderPool:
+    """Idle reader workers by memory limit, shared by every ingest of this process (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._idle: list[_Worker] = []
+        self._lock = threading.Lock()
+
+    def acquire(self, memory_mb: int) -> _Worker:
+        with self._lock:
+            for worker in self._idle:
+                if worker.memory_mb == memory_mb and worker.process.is_alive():
+                    self._idle.remove(worker)
+                    return worker
+        return _Worker(memory_mb)
+
+    def release(self, worker: _Worker) -> None:
+        if not worker.process.is_alive() or worker.files >= RECYCLE_FILES:
+            worker.kill()
+            return
+        with self._lock:
+            self._idle.append(worker)
+            extra = self._idle[:-IDLE_WORKERS] if len(self._idle) > IDLE_WORKERS else []
+            del self._idle[:len(extra)]
+        for old in extra:
+            old.stop()
+
+    def close(self) -> None:
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for worker in idle:
+            worker.stop()
+
+
+POOL = ReaderPool()
+atexit.register(POOL.close)
+
+
+class DocumentReader:
+    """Reads the PDFs of one ingest, one at a time, in a limited worker (replaced when one fails)."""
+
+    def __init__(self, text: Any, ocr: Any, mode: str, limits: ReadLimits) -> None:
+        self.limits = limits
+        self.blob = pickle.dumps((text, ocr, mode))  # the page readers travel to the worker
+        self.worker: _Worker | None = None
+
+    def read(self, path: Path, file: str, imported: dict[int, str]) -> tuple[int, list[PageText], list[str]]:
+        """(page count, pages, warnings) of one PDF; CorpusError with a plain reason when it cannot be used."""
+        if self.worker is None:
+            self.worker = POOL.acquire(self.limits.memory_mb)
+        worker = self.worker
+        worker.files += 1
+        worker.conn.send((str(path), file, imported, self.blob, self.limits))
+        count, pages, warnings = -1, [], []
+        while True:
+            message = self._next(worker, "opening the file" if count < 0 else f"reading page {len(pages) + 1}")
+            kind = message[0]
+            if kind == "open":
+                count = message[1]
+            elif kind == "page":
+                pages.append(message[1])
+                if message[2]:
+                    warnings.append(message[2])
+            elif kind == "done":
+                return count, pages, warnings
+            elif kind == "failed":
+                raise CorpusError(message[1])
+            else:  # "memory": the worker gave up and ends
+                self._drop()
+                raise CorpusError(self._memory_reason("opening the file" if count < 0 else
+                                                      f"reading page {len(pages) + 1}"))
+
+    def _next(self, worker: _Worker, where: str) -> tuple:
+        if not worker.conn.poll(max(WALL_MIN_S, WALL_FACTOR * self.limits.timeout_s)):
+            self._drop()
+            raise CorpusError(f"{where} did not finish in {max(WALL_MIN_S, WALL_FACTOR * self.limits.timeout_s):g} s, "
+                              "so it was stopped")
+        try:
+            return worker.conn.recv()
+        except (EOFError, OSError):
+            worker.process.join(timeout=5)
+            code = worker.process.exitcode
+            self._drop()
+            if code == -signal.SIGXCPU:
+                raise CorpusError(f"{where} took more than {self.limits.timeout_s:g} s of CPU, so it was stopped "
+                                  "(MADQA_PDF_TIMEOUT_S; a decompression bomb?)") from None
+            if code is not None and code < 0 and -code in (signal.SIGKILL, signal.SIGSEGV, signal.SIGABRT, signal.SIGBUS):
+                raise CorpusError(self._memory_reason(where) + f" (the reader process died: signal {-code})") from None
+            raise CorpusError(f"the reader process died {where} (exit code {code})") from None
+
+    def _memory_reason(self, where: str) -> str:
+        return (f"{where} needs more than {self.limits.memory_mb:,} MB of memory, so it was stopped "
+                "(MADQA_PDF_MEMORY_MB; a decompression bomb?)")
+
+    def _drop(self) -> None:
+        if self.worker is not None:
+            self.worker.kill()
+            self.worker = None
+
+    def close(self) -> None:
+        """Give the worker back to the pool (an ingest is done)."""
+        if self.worker is not None:
+            POOL.release(self.worker)
+            self.worker = None
