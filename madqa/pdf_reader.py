@@ -160,7 +160,7 @@ def _serve(conn: Connection, memory_mb: int) -> None:
                 readers.clear()
                 readers[blob] = PageTexts(*pickle.loads(blob))
             read_pages(Path(path), file, readers[blob], imported, limits, conn.send,
-                       lambda: _cpu_budget(limits.timeout_s))
+                       lambda seconds=limits.timeout_s: _cpu_budget(seconds))
         except CorpusError as exc:
             conn.send(("failed", str(exc)))
         except OSError as exc:

@@ -54,6 +54,7 @@ class SearchBudget:
         self.deadline = time.monotonic() + self.seconds
         self.wildcards = 0
         self.notes: set[str] = set()
+        self.cut: dict[str, list[str]] = {}  # what was cut -> the patterns it was cut for
         self._taken: set[str] = set()
 
     def remaining(self) -> float:
@@ -79,19 +80,24 @@ class SearchBudget:
             return True
         literal = _WILD.sub("", pattern)
         if pattern[:1] in ("*", "?") and len(literal) < MIN_LEADING_CHARS:
-            self.notes.add(f"a wildcard starting with * or ? needs at least {MIN_LEADING_CHARS} letters; "
-                           f"{pattern!r} was ignored")
+            self._cut(f"a wildcard starting with * or ? needs at least {MIN_LEADING_CHARS} letters; ignored", pattern)
             return False
         if self.wildcards >= MAX_WILDCARDS:
-            self.notes.add(f"only the first {MAX_WILDCARDS} wildcard words are expanded; {pattern!r} was ignored")
+            self._cut(f"only the first {MAX_WILDCARDS} wildcard words are expanded; ignored", pattern)
             return False
         self.wildcards += 1
         self._taken.add(pattern)
         return True
 
+    def _cut(self, what: str, pattern: str) -> None:
+        patterns = self.cut.setdefault(what, [])
+        if pattern not in patterns:
+            patterns.append(pattern)
+
     def with_notes(self, note: str | None) -> str | None:
         """``note`` and then what the limits cut, joined by '; ' (None when there is nothing to say)."""
-        return "; ".join(n for n in (note, *sorted(self.notes)) if n) or None
+        cut = [f"{what}: {', '.join(repr(p) for p in patterns)}" for what, patterns in self.cut.items()]
+        return "; ".join(n for n in (note, *sorted(self.notes), *cut) if n) or None
 
     def top_terms(self, pattern: str, scanned: Iterable[tuple[str, int]],
                   match: Callable[[str], bool] | None = None) -> list[str]:
@@ -103,8 +109,7 @@ class SearchBudget:
                 self.stop()
                 break
             if count > MAX_SCANNED:
-                self.notes.add(f"{pattern!r} matched too many words; only the first {MAX_SCANNED:,} of the "
-                               "dictionary were looked at")
+                self._cut(f"only the first {MAX_SCANNED:,} words of the dictionary were looked at for", pattern)
                 break
             if match is not None and not match(term):
                 continue
@@ -113,8 +118,8 @@ class SearchBudget:
             elif freq > best[0][0]:
                 heapq.heapreplace(best, (freq, term))
         if len(best) == MAX_EXPANSION:
-            self.notes.add(f"{pattern!r} matches more than {MAX_EXPANSION} words; the {MAX_EXPANSION} most "
-                           "frequent were searched")
+            self._cut(f"more than {MAX_EXPANSION} words match, so the {MAX_EXPANSION} most frequent were searched, "
+                      "for", pattern)
         return [term for _, term in sorted(best, key=lambda x: (-x[0], x[1]))]
 
 
