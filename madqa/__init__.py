@@ -17,6 +17,7 @@ from madqa.answer import find_json_object, match_key, quote_on_page
 from madqa.errors import (
     BackendError,
     CorpusError,
+    IndexDamagedError,
     MadqaError,
     PluginError,
     RenderError,
@@ -43,7 +44,7 @@ from madqa.types import (
 __version__ = "0.1.0"
 
 __all__ = [
-    "AnswerStep", "BackendError", "CorpusError", "ErrorStep", "Hit", "MadqaError", "ModelDecision", "ModelStep",
+    "AnswerStep", "BackendError", "CorpusError", "ErrorStep", "Hit", "IndexDamagedError", "MadqaError", "ModelDecision", "ModelStep",
     "PageRef", "PluginError", "Register", "RenderError", "SearchBudget", "SearchError", "SearchResult", "SearchStep",
     "SettingsError", "Step", "ToolCall", "Usage", "__version__", "find_json_object", "hookimpl",
     "glob_regex", "literal_prefix", "match_key", "quote_on_page", "read_options",

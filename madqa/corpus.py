@@ -7,6 +7,7 @@ run killed half-way leaves the previous generation fully usable.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import json
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from madqa import abbreviations
-from madqa.errors import CorpusError
+from madqa.errors import CorpusError, IndexDamagedError
 
 MANIFEST = "manifest.json"
 PAGES_DB = "pages.sqlite"
@@ -96,7 +97,8 @@ class Corpus:
         try:
             data = json.loads((self.gen_dir / MANIFEST).read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
-            raise CorpusError(f"the index of {root} is damaged ({exc}); run `madqa index` again") from exc
+            raise IndexDamagedError(f"the index of {root} is damaged (manifest: {exc}); `madqa index {root}` "
+                                    "rebuilds it") from exc
         self.manifest = data
         self.documents: dict[str, DocumentRecord] = {
             d["file"]: DocumentRecord.from_dict(d) for d in data.get("documents", [])
@@ -155,25 +157,34 @@ class Corpus:
 
     def page_text(self, file: str, page: int) -> str:
         """The stored text of a page ('' when it has none)."""
-        with self._db_lock:
+        with self._db_lock, self._damaged():
             row = self._conn().execute("SELECT text FROM pages WHERE file=? AND page=?", (file, page)).fetchone()
         return row[0] if row else ""
 
+    @contextlib.contextmanager
+    def _damaged(self) -> Iterator[None]:
+        """sqlite's errors on a truncated or corrupt page store, as IndexDamagedError."""
+        try:
+            yield
+        except sqlite3.DatabaseError as exc:
+            raise IndexDamagedError(f"the page store of {self.root} is damaged ({exc}); `madqa index {self.root}` "
+                                    "rebuilds it") from None
+
     def page_source(self, file: str, page: int) -> str | None:
         """Where one page's text came from, or None when there is no such page."""
-        with self._db_lock:
+        with self._db_lock, self._damaged():
             row = self._conn().execute("SELECT source FROM pages WHERE file=? AND page=?", (file, page)).fetchone()
         return row[0] if row else None
 
     def page_sources(self) -> dict[tuple[str, int], str]:
         """Where each page's text came from (text, ocr, imported, none), without loading the texts."""
-        with self._db_lock:
+        with self._db_lock, self._damaged():
             rows = self._conn().execute("SELECT file, page, source FROM pages").fetchall()
         return {(file, page): source for file, page, source in rows}
 
     def iter_pages(self) -> Iterator[PageText]:
         """Every page's text, in file then page order."""
-        with self._db_lock:
+        with self._db_lock, self._damaged():
             pages = self._pages_unlocked()
         yield from pages
 
@@ -183,7 +194,7 @@ class Corpus:
         A generation ingested before this table existed is mined now, once per Corpus object.
         """
         if self._abbreviations is None:
-            with self._db_lock:
+            with self._db_lock, self._damaged():
                 conn = self._conn()
                 if conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?",
                                 (abbreviations.TABLE,)).fetchone():

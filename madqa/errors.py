@@ -19,6 +19,11 @@ class CorpusError(MadqaError):
     """A corpus folder, a file in it, or its stored index cannot be used."""
 
 
+class IndexDamagedError(CorpusError):
+    """A stored generation (manifest, page store, a retriever's index) is truncated or corrupt;
+    ``madqa index`` rebuilds it from the PDFs as a new generation."""
+
+
 class SearchError(MadqaError):
     """A retriever failed on a query (the agent turns this into an observation)."""
 

@@ -33,6 +33,7 @@ from madqa.errors import CorpusError, PluginError
 from madqa.indexers import IndexFeed
 from madqa.pdf_reader import DocumentReader, PageTexts, ReadLimits
 from madqa.plugins import Registry
+from madqa.repair import check_generation
 from madqa.settings import Settings
 
 Progress = Callable[[str, int, int], None]  # (file, done, total)
@@ -149,11 +150,13 @@ def ingest(
     ocr: str | None = None,
     ocr_jsonl: str | Path | None = None,
     progress: Progress | None = None,
+    rebuild: str | None = None,
 ) -> IngestReport:
     """Ingest every PDF under ``root`` into a new generation and make it current.
 
-    Unchanged files (same content hash and options) are reused from the previous generation;
-    failures are reported per file. Raises CorpusError only when nothing can be done at all.
+    Unchanged files (same content hash and options) are reused from the previous generation, unless
+    it is damaged (checked first; ``rebuild`` says why it is known to be): then every file is read
+    again. Failures are reported per file. Raises CorpusError only when nothing can be done at all.
     """
     started = time.perf_counter()
     root = Path(root)
@@ -172,7 +175,10 @@ def ingest(
         fcntl.flock(lock, fcntl.LOCK_EX)  # one ingest per corpus at a time
         _remove_stale(state)
         previous_name = read_current(state)
-        previous = Corpus(root, state, previous_name) if previous_name else None
+        previous, damage = _open_previous(root, state, previous_name, registry, rebuild)
+        if damage:
+            report.warnings.append(("", f"the stored index was damaged ({damage}); every PDF was read again "
+                                        "into a new generation"))
         reusable = previous.manifest.get("options") == options if previous else False
         paths = find_pdfs(root)
         names = Counter(p.name for p in paths)
@@ -255,6 +261,22 @@ def _nothing_changed(previous: Corpus, plan: list[tuple[str, Path, str, bool]], 
                 and not previous.retriever_dir(name).is_dir():
             return False
     return True
+
+
+def _open_previous(root: Path, state: Path, name: str | None, registry: Registry,
+                   rebuild: str | None) -> tuple[Corpus | None, str | None]:
+    """The current generation to reuse from, or None and why it cannot be (damaged: madqa.repair)."""
+    if name is None:
+        return None, None
+    try:
+        previous = Corpus(root, state, name)
+    except CorpusError as exc:
+        return None, str(exc)
+    problem = rebuild or check_generation(previous, registry)
+    if problem:
+        previous.close()
+        return None, problem
+    return previous, None
 
 
 def _plan_files(root: Path, paths: list[Path], previous: Corpus | None, reusable: bool,
@@ -359,12 +381,21 @@ def _remove_old(state: Path, keep: set[str | None]) -> None:
 
 
 def open_or_build(root: str | Path, settings: Settings, registry: Registry,
-                  progress: Progress | None = None) -> tuple[Corpus, IngestReport | None]:
-    """Open the corpus at ``root``, ingesting it first when it was never indexed."""
-    try:
-        return Corpus.open(root, settings.corpora_dir), None
-    except CorpusError:
-        if not Path(root).is_dir():
-            raise
-    report = ingest(root, settings, registry, progress=progress)
+                  progress: Progress | None = None, check: bool = False,
+                  rebuild: str | None = None) -> tuple[Corpus, IngestReport | None]:
+    """Open the corpus at ``root``, ingesting it first when it was never indexed or is damaged (its
+    manifest; with ``check`` also its page store and indexes, see madqa.repair; ``rebuild``: known to be)."""
+    problem = rebuild
+    if problem is None:
+        try:
+            corpus = Corpus.open(root, settings.corpora_dir)
+        except CorpusError:
+            if not Path(root).is_dir():
+                raise
+        else:
+            problem = check_generation(corpus, registry) if check else None
+            if problem is None:
+                return corpus, None
+            corpus.close()
+    report = ingest(root, settings, registry, progress=progress, rebuild=problem)
     return Corpus.open(root, settings.corpora_dir), report

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import io
+import logging
 import math
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import diskcache
@@ -26,6 +27,7 @@ BOX_STYLE = {  # kind -> (fill RGBA, outline RGBA, outline width px): a marker o
 _RENDER_VERSION = 1  # bump when rendering changes, so old cache entries are not served
 _caches: dict[str, diskcache.Cache] = {}
 _caches_lock = threading.Lock()
+_warned: set[str] = set()
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,7 @@ class PageImage:
     fmt: str
     width: int
     height: int
+    note: str | None = None  # e.g. the page-image cache is damaged, so this was rendered without it
 
     @property
     def mime(self) -> str:
@@ -106,13 +109,31 @@ def render_page(corpus: Corpus, file: str, page: int, settings: Settings,
     if not isinstance(page, int) or not 1 <= page <= doc.pages:
         raise RenderError(f"{file} has {doc.pages} pages; page {page} does not exist")
     key = f"v{_RENDER_VERSION}:{doc.sha256}:{page}:{budget_px}:{fmt}"
-    cache = page_cache(settings)
-    hit = cache.get(key)
-    if hit is not None:
-        return PageImage(*hit)
+    try:
+        cache = page_cache(settings)
+        hit = cache.get(key)
+        if hit is not None:
+            return PageImage(*hit)
+    except Exception as exc:  # a truncated cache.db or .val file: render without the cache, and say so
+        return replace(render_uncached(corpus.pdf_path(file), page, budget_px, fmt), note=_damaged(settings, exc))
     image = render_uncached(corpus.pdf_path(file), page, budget_px, fmt)
-    cache.set(key, (image.data, image.fmt, image.width, image.height))
+    try:
+        cache.set(key, (image.data, image.fmt, image.width, image.height))
+    except Exception as exc:
+        return replace(image, note=_damaged(settings, exc))
     return image
+
+
+def _damaged(settings: Settings, exc: Exception) -> str:
+    """The note for a page rendered without the cache; logged once per cache folder."""
+    folder = Path(settings.cache_dir) / "pages"
+    note = (f"the page-image cache at {folder} is damaged ({type(exc).__name__}: {exc}); pages are rendered "
+            "without it (delete that folder to start a new cache)")
+    with _caches_lock:
+        if str(folder) not in _warned:
+            _warned.add(str(folder))
+            logging.getLogger("madqa.render").warning("%s", note)
+    return note
 
 
 # --- highlights ---------------------------------------------------------------------------------

@@ -272,7 +272,11 @@ class TantivyRetriever:
         folder = corpus.retriever_dir("tantivy")
         if not _usable(folder):
             _build_in_place(folder, corpus)
-        self.ix = _open(folder)
+        try:
+            self.ix = _open(folder)
+        except ValueError as exc:  # truncated or corrupt files
+            raise madqa.IndexDamagedError(f"the Tantivy index of {corpus.root} is damaged ({exc}); "
+                                          f"`madqa index {corpus.root}` rebuilds it") from None
         self.schema = _schema()
 
     @staticmethod
@@ -282,6 +286,14 @@ class TantivyRetriever:
         if previous is not None and not _usable(previous):
             return
         _write(folder, previous, added, removed)
+
+    @staticmethod
+    def check_index(folder: Path, pages: int) -> str | None:
+        """Why the index in ``folder`` cannot be reused, or None (also when it is built on first use)."""
+        if not _usable(folder):
+            return None
+        docs = _open(folder).searcher().num_docs
+        return None if docs == pages else f"{docs} pages indexed, the manifest says {pages}"
 
     def search(self, query_text: str, k: int = 5) -> madqa.SearchResult:
         """Pages best first; an empty or syntax-only query gives no hits and a note, never an error."""

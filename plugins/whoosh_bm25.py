@@ -22,12 +22,16 @@ is built on first use.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 import re
 import shutil
 import threading
+import traceback
+import warnings
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -121,6 +125,28 @@ def _expand(q: query.Query, variants: Callable[[str], list[str]]) -> query.Query
     return q.accept(visit)
 
 
+@contextlib.contextmanager
+def _quietly() -> Iterator[list[str]]:
+    """Catch what Whoosh raises on a truncated file (yields a list given its description), closing the file
+    it then leaves open without a ResourceWarning; a madqa error passes through."""
+    damage: list[str] = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        try:
+            yield damage
+        except madqa.MadqaError:
+            raise
+        except Exception as exc:
+            damage.append(f"{type(exc).__name__}: {exc}")
+            traceback.clear_frames(exc.__traceback__)  # drops Whoosh's frames, and the file they held, now
+            gc.collect()
+
+
+def _damaged(root: Path, damage: str) -> madqa.IndexDamagedError:
+    return madqa.IndexDamagedError(f"the Whoosh index of {root} is damaged ({damage}); `madqa index {root}` "
+                                   "rebuilds it")
+
+
 class _OpenIndex:
     """An opened index shared by every retriever on it: one searcher per thread (with its caches of
     page lengths and postings) and one stem map, instead of opening the index for every question."""
@@ -170,9 +196,12 @@ class WhooshRetriever:
             raise madqa.PluginError(f"whoosh: analyzer must be one of {', '.join(ANALYZERS)}, not {self.analyzer!r}")
         self.corpus = corpus
         self.folder = corpus.retriever_dir("whoosh")
-        if not index.exists_in(str(self.folder)):
-            raise madqa.CorpusError(f"the Whoosh index of {corpus.root} is missing; run `madqa index` again")
-        self._open = _OpenIndex.get(self.folder)
+        with _quietly() as damage:  # a truncated segment or table of contents: Whoosh raises what it hit
+            if not index.exists_in(str(self.folder)):
+                raise madqa.CorpusError(f"the Whoosh index of {corpus.root} is missing; run `madqa index` again")
+            self._open = _OpenIndex.get(self.folder)
+        if damage:
+            raise _damaged(corpus.root, damage[0])
 
     # --- building ------------------------------------------------------------------------
 
@@ -199,6 +228,23 @@ class WhooshRetriever:
         stems = lexicon_stems(ix)
         ix.close()
         (folder / STEMS_FILE).write_text(json.dumps(stems, ensure_ascii=False), encoding="utf-8")
+
+    @staticmethod
+    def check_index(folder: Path, pages: int) -> str | None:
+        """Why the index in ``folder`` cannot be reused, or None when it opens and reads back whole."""
+        docs = pages
+        with _quietly() as damage:
+            ix = index.open_dir(str(folder))
+            try:
+                with ix.reader() as reader:
+                    docs = reader.doc_count()
+                    sum(1 for _ in reader.all_stored_fields())
+                    sum(1 for _ in reader.lexicon("text"))
+            finally:
+                ix.close()
+        if damage:
+            return damage[0]
+        return None if docs == pages else f"{docs} pages indexed, the manifest says {pages}"
 
     # --- searching -----------------------------------------------------------------------
 
@@ -234,7 +280,10 @@ class WhooshRetriever:
             (True, False, True, loosened),
             (True, True, True, "no page matched every word; showing pages that match any of them"),
         )
-        state = self._open.thread_state()  # this thread's searcher, parsers and array scorer
+        with _quietly() as damage:  # a truncated segment is read when the searcher opens
+            state = self._open.thread_state()  # this thread's searcher, parsers and array scorer
+        if damage:
+            raise _damaged(self.corpus.root, damage[0])
         searcher = state.searcher
         budget = madqa.SearchBudget()  # wildcard expansion and time (madqa.search_limits)
         any_terms = False

@@ -17,10 +17,12 @@ import importlib
 import sys
 
 from madqa.cli.base import COMMANDS
-from madqa.errors import MadqaError
+from madqa.cli.common import rebuild_corpus
+from madqa.errors import IndexDamagedError, MadqaError
 from madqa.settings import Settings
 
 GROUPS = ("corpus", "agent", "scoring", "info")
+REPAIRABLE = ("search", "ask", "render")  # commands that write nothing before they search
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -35,7 +37,13 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         settings = Settings.from_env()
-        return COMMANDS[args.command](args, settings)
+        try:
+            return COMMANDS[args.command](args, settings)
+        except IndexDamagedError as exc:  # found while searching: rebuilt, then the command runs again
+            if args.command not in REPAIRABLE:
+                raise
+            rebuild_corpus(args, settings, exc)
+            return COMMANDS[args.command](args, settings)
     except MadqaError as exc:
         print(f"madqa: {exc}", file=sys.stderr)
         return 2

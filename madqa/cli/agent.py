@@ -61,7 +61,7 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
         print(f"madqa: no usable questions in {args.questions}", file=sys.stderr)
         return 2
     reg = common.registry(settings)
-    corpus = common.open_corpus(args, settings, reg)
+    corpus = common.open_corpus(args, settings, reg, check=True)  # damage found before any row is written
     failed = 0
     for config, path in _config_outputs(args, settings):
         total = min(len(questions), args.limit) if args.limit else len(questions)

@@ -36,14 +36,26 @@ def progress_bar(desc: str) -> tuple[Callable[[str, int, int], None], Callable[[
     return update, close
 
 
-def open_corpus(args: argparse.Namespace, settings: Settings, reg: Any) -> Any:
-    """The corpus named by --corpus, indexed first (with a summary on stderr) if it never was."""
+def open_corpus(args: argparse.Namespace, settings: Settings, reg: Any, check: bool = False) -> Any:
+    """The corpus named by --corpus, indexed first (with a summary on stderr) if it never was or is
+    damaged (``check``: its page store and indexes checked first, see madqa.repair)."""
     from madqa.index import open_or_build
 
-    corpus, report = open_or_build(args.corpus, settings, reg)
+    corpus, report = open_or_build(args.corpus, settings, reg, check=check)
     if report is not None:
         print_report(report, out=sys.stderr)
     return corpus
+
+
+def rebuild_corpus(args: argparse.Namespace, settings: Settings, damage: Exception) -> None:
+    """Read every PDF of --corpus again into a new generation (its index was found damaged), saying so."""
+    from madqa.index import open_or_build
+
+    print(f"madqa: {damage}; rebuilding it from the PDFs", file=sys.stderr)
+    corpus, report = open_or_build(args.corpus, settings, registry(settings), rebuild=str(damage))
+    corpus.close()
+    if report is not None:
+        print_report(report, out=sys.stderr)
 
 
 def print_report(report: Any, out: Any = None) -> None:
