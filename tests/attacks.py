@@ -34,6 +34,19 @@ def bomb_pdf(path: Path, inflated_mb: int = 40, pages: int = 1) -> Path:
     return path
 
 
+def parquet_bomb(path: Path, strings: int = 8, mb: int = 256) -> Path:
+    """A few-KB Parquet question file whose ``strings`` question texts are ``mb`` MB each once unpacked
+    (the red team's was 9 KB holding 8 x 256 MB and took 6.3 GB to read)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    texts = [chr(ord("a") + i) * (mb * 2**20) for i in range(strings)]
+    table = pa.table({"id": [f"b{i}" for i in range(strings)], "question": texts})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, path, compression="zstd", use_dictionary=False)
+    return path
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="kind", required=True)

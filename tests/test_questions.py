@@ -32,27 +32,26 @@ def test_jsonl_good_and_problems(tmp_path):
         {**GOOD, "question": "Same id again"},                     # 5 duplicate id, kept
         "",                                                        # 6 blank: skipped
         {"id": "q7", "question": "Test split, no gold"},           # 7
-        {"id": 8, "question": "Int id"},                           # 8
+        {"id": 8, "question": "Int id"},                           # 8: the id "8" (issue 12: 1 and "1" are one id)
         {**GOOD, "id": "q9", "answer_variants": "$5"},             # 9
         {**GOOD, "id": "q10", "answer_variants": ["$5", ["5", 5]]},  # 10: normalised
         {**GOOD, "id": "q11", "domain": 3},                        # 11
         '"just a string"',                                         # 12
     ])
     questions, problems = load_questions(path)
-    assert [q["id"] for q in questions] == ["q1", "q1", "q7", "q10"]
+    assert [q["id"] for q in questions] == ["q1", "q1", "q7", "8", "q10"]
     assert questions[0] == GOOD
     assert questions[2] == {"id": "q7", "question": "Test split, no gold", "answer_variants": None,
                             "evidence": None, "document_category": None, "domain": None}
-    assert questions[3]["answer_variants"] == [["$5"], ["5", "5"]]
+    assert questions[4]["answer_variants"] == [["$5"], ["5", "5"]]
     assert problems[0].startswith("line 2: invalid JSON")
     assert problems[1] == "line 3: missing field 'id'"
     assert problems[2] == "line 4: evidence[0].page must be an integer, got '5'"
     assert problems[3] == "line 5: duplicate id 'q1' (first at line 1)"
-    assert problems[4] == "line 8: 'id' must be a string, got int"
-    assert problems[5] == "line 9: 'answer_variants' must be a list, got str"
-    assert problems[6] == "line 11: 'domain' must be a string, got int"
-    assert problems[7] == "line 12: expected a JSON object, got str"
-    assert len(problems) == 8
+    assert problems[4] == "line 9: 'answer_variants' must be a list, got str"
+    assert problems[5] == "line 11: 'domain' must be a string, got int"
+    assert problems[6] == "line 12: expected a JSON object, got str"
+    assert len(problems) == 7
 
 
 def test_jsonl_bad_utf8_line_is_a_problem(tmp_path):

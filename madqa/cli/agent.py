@@ -54,7 +54,15 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     from madqa.evaluation.questions import load_questions
     from madqa.evaluation.runner import run_batch, score_row
 
-    questions, problems = load_questions(args.questions)
+    for _, path in _config_outputs(args, settings):  # nothing already stored is overwritten
+        if path.resolve() == Path(args.questions).resolve():
+            print(f"madqa: -o {path} is the questions file; write the predictions elsewhere", file=sys.stderr)
+            return 2
+        if path.exists() and path.stat().st_size and not args.resume:
+            print(f"madqa: {path} already holds predictions; add --resume to continue it, or give another -o",
+                  file=sys.stderr)
+            return 2
+    questions, problems = load_questions(args.questions, unique_ids=True)
     for problem in problems:
         print(f"warning: {args.questions}: {problem}", file=sys.stderr)
     if not questions:

@@ -18,6 +18,11 @@ from typing import Any
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
 PARQUET_SUFFIXES = (".parquet", ".pq")
 OPTIONAL_TEXT_FIELDS = ("document_category", "domain")
+# what a question file may cost to read (issue 12: a 9 KB Parquet file of 8 x 256 MB strings took 6.3 GB)
+MAX_FILE_MB = 50  # on disk
+MAX_PARQUET_ROWS = 200_000  # MADQA has 2,250 questions
+MAX_PARQUET_UNCOMPRESSED_MB = 200  # as the file's own metadata says, checked before reading a row
+MAX_QUESTION_CHARS = 2_000  # as the web app's question box
 
 
 class QuestionFileError(ValueError):
@@ -136,6 +141,8 @@ def normalise_question(raw: Mapping[str, Any], where: str) -> tuple[dict[str, An
     the record has a problem.  ``where`` (e.g. ``"line 3"``) prefixes problems."""
     record = to_plain(dict(raw))
     problems: list[str] = []
+    if _integral(record.get("id")) is not None and not isinstance(record.get("id"), str):
+        record["id"] = str(_integral(record["id"]))  # 1 and "1" are one id, as the harness matches them
     for field in ("id", "question"):
         value = record.get(field)
         if value is None:
@@ -144,6 +151,8 @@ def normalise_question(raw: Mapping[str, Any], where: str) -> tuple[dict[str, An
             problems.append(f"{where}: '{field}' must be a string, got {type(value).__name__}")
         elif not value.strip():
             problems.append(f"{where}: '{field}' is empty")
+        elif len(value) > MAX_QUESTION_CHARS:
+            problems.append(f"{where}: '{field}' has {len(value):,} characters; at most {MAX_QUESTION_CHARS:,}")
     record["answer_variants"] = _variants(record.get("answer_variants"), where, problems)
     record["evidence"] = _evidence(record.get("evidence"), where, problems)
     for field in OPTIONAL_TEXT_FIELDS:
@@ -167,23 +176,42 @@ def _read_parquet(path: Path) -> list[dict[str, Any]]:
         except Exception as exc:
             raise QuestionFileError(f"cannot read Parquet file {path}: {exc}") from exc
     try:
+        meta = pq.ParquetFile(path).metadata
+    except Exception as exc:  # pyarrow raises several unrelated error types
+        raise QuestionFileError(f"cannot read Parquet file {path}: {exc}") from exc
+    unpacked = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+    if meta.num_rows > MAX_PARQUET_ROWS:
+        raise QuestionFileError(f"{path.name} has {meta.num_rows:,} rows; a question file may have at most "
+                                f"{MAX_PARQUET_ROWS:,}")
+    if unpacked > MAX_PARQUET_UNCOMPRESSED_MB * 2**20:
+        raise QuestionFileError(f"{path.name} unpacks to {unpacked / 2**20:,.0f} MB; a question file may unpack to "
+                                f"at most {MAX_PARQUET_UNCOMPRESSED_MB} MB")
+    try:
         return list(pq.read_table(path).to_pylist())
     except Exception as exc:  # pyarrow raises several unrelated error types
         raise QuestionFileError(f"cannot read Parquet file {path}: {exc}") from exc
 
 
-def load_questions(path: str | Path) -> tuple[list[dict[str, Any]], list[str]]:
+def load_questions(path: str | Path, unique_ids: bool = False) -> tuple[list[dict[str, Any]], list[str]]:
     """Return ``(questions, problems)`` from a ``.jsonl``/``.ndjson`` or
     ``.parquet``/``.pq`` file.
 
     Each question has ``id``, ``question``, ``answer_variants`` (list of lists
     of str, or None), ``evidence`` (list of ``{"document", "page": int, ...}``,
     or None), ``document_category`` and ``domain`` (str or None) plus any other
-    fields as they were.  Raises ``QuestionFileError`` for an unreadable file
+    fields as they were. An integer id becomes its decimal string. With
+    ``unique_ids`` (a run: ``--resume`` matches answers by id) a repeated id is
+    left out with a problem, instead of kept.  Raises ``QuestionFileError`` for an unreadable file
     or an unknown extension.
     """
     path = Path(path)
     suffix = path.suffix.lower()
+    try:
+        size = path.stat().st_size
+    except OSError:
+        size = 0  # reported by the reader below
+    if size > MAX_FILE_MB * 2**20:
+        raise QuestionFileError(f"{path.name} is {size / 2**20:,.0f} MB; a question file may be at most {MAX_FILE_MB} MB")
     if suffix in JSONL_SUFFIXES:
         rows, problems = read_jsonl(path)
         located = [(f"line {n}", obj) for n, obj in rows]
@@ -205,6 +233,10 @@ def load_questions(path: str | Path) -> tuple[list[dict[str, Any]], list[str]]:
             continue
         qid = question["id"]
         if qid in first_seen:
+            if unique_ids:
+                problems.append(f"{where}: duplicate id {qid!r} (first at {first_seen[qid]}): left out, since "
+                                "answers are matched by id")
+                continue
             problems.append(f"{where}: duplicate id {qid!r} (first at {first_seen[qid]})")
         else:
             first_seen[qid] = where

@@ -9,8 +9,10 @@ holds an API key.
 
 from __future__ import annotations
 
+import atexit
 import json
 import queue
+import shutil
 import tempfile
 import threading
 import time
@@ -33,6 +35,7 @@ from madqa.evaluation.report import (
     per_question,
 )
 from madqa.evaluation.runner import run_batch
+from madqa.jsonl import dumps
 from madqa.ui.context import AppContext
 from madqa.ui.messages import redact
 from madqa.ui.policy import visitor_row
@@ -103,6 +106,35 @@ def scrub(rows: list[dict[str, Any]], secrets: Sequence[str]) -> list[dict[str, 
     return [json.loads(redact(json.dumps(r, ensure_ascii=False), secrets)) for r in rows]
 
 
+class EvalFolders:
+    """The ``madqa-eval-*`` download folders: Gradio copies a returned file into its own cache, so only the
+    ``KEEP`` latest are kept (two evaluations run at once) and none once the server stops."""
+
+    KEEP = 4
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._folders: list[Path] = []
+
+    def returned(self, folder: Path) -> None:
+        """``folder``'s files are being returned; delete all but the ``KEEP`` latest folders."""
+        with self._lock:
+            self._folders.append(folder)
+            old, self._folders = self._folders[:-self.KEEP], self._folders[-self.KEEP:]
+        for path in old:
+            shutil.rmtree(path, ignore_errors=True)
+
+    def clear(self) -> None:
+        with self._lock:
+            old, self._folders = self._folders, []
+        for path in old:
+            shutil.rmtree(path, ignore_errors=True)
+
+
+EVAL_FOLDERS = EvalFolders()
+atexit.register(EVAL_FOLDERS.clear)
+
+
 def build_evaluate_tab(ctx: AppContext) -> None:
     with gr.Row(equal_height=False):
         with gr.Column(scale=2):
@@ -141,7 +173,7 @@ def build_evaluate_tab(ctx: AppContext) -> None:
         if question_file:
             label = shorten_name(Path(question_file).name)
             try:
-                questions, problems = load_questions(question_file)
+                questions, problems = load_questions(question_file, unique_ids=True)
             except QuestionFileError as exc:
                 raise gr.Error(f"{label}: {exc}") from None
         else:
@@ -199,7 +231,7 @@ def build_evaluate_tab(ctx: AppContext) -> None:
         records = {name: per_question(rows, questions) for name, rows in rows_by_config.items()}
         folder = Path(tempfile.mkdtemp(prefix="madqa-eval-"))
         predictions = folder / "predictions.jsonl"
-        predictions.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n"
+        predictions.write_text("".join(dumps(r) + "\n"
                                        for rows in rows_by_config.values() for r in rows), encoding="utf-8")
         report = folder / "report.json"
         report.write_text(json.dumps({
@@ -218,6 +250,7 @@ def build_evaluate_tab(ctx: AppContext) -> None:
             text += "  \n" + "; ".join(notes) + "."
         most = int(accuracy["steps"].max()) if len(accuracy) else 1
         accuracy_update = gr.ScatterPlot(accuracy, x_lim=[0, most + 1])  # no point on the frame's edge
+        EVAL_FOLDERS.returned(folder)
         return (text, metrics_frame(results), accuracy_update, kuiper, errors, question_frame(rows_by_config, records),
                 str(predictions), str(report))
 
