@@ -174,6 +174,8 @@ def test_bad_settings_are_readable_errors(server: SimpleNamespace) -> None:
         client(server).predict(question="Anything?", history=[], config="nope", api_name="/ask")
     with pytest.raises(AppError, match="Type a question"):
         client(server).predict(question="  ", history=[], api_name="/ask")
+    with pytest.raises(AppError, match="at most 2,000 characters"):  # the box's limit holds for API clients too
+        client(server).predict(question="why " * 501, history=[], api_name="/ask")
 
 
 def test_a_typed_api_base_may_not_reach_private_addresses(server: SimpleNamespace) -> None:

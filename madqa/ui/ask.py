@@ -16,6 +16,7 @@ import gradio as gr
 
 from madqa.agent import Agent
 from madqa.errors import MadqaError
+from madqa.evaluation.questions import MAX_QUESTION_CHARS
 from madqa.highlight import Highlight
 from madqa.index import find_pdfs
 from madqa.settings import PipelineConfig
@@ -158,10 +159,16 @@ def thumbnails(ctx: AppContext, session: Any, corpus_key: str, step: SearchStep)
 
 
 EXAMPLES_SHOWN = 4
-QUESTION_CHARS = 2000
+QUESTION_CHARS = MAX_QUESTION_CHARS
 COUNTER_JS = f"(q) => `${{(q || '').length}} / {QUESTION_CHARS:,} characters`"
 SCROLL_TO_VIEWER_JS = ("() => { const el = document.getElementById('ask-page'); "
                        "if (el) el.scrollIntoView({behavior: 'smooth', block: 'start'}); }")
+
+
+def check_question_length(text: str) -> None:
+    """gr.Error for a question past the box's limit: a client that skips the browser gets the same cap."""
+    if len(text) > MAX_QUESTION_CHARS:
+        raise gr.Error(f"A question may have at most {MAX_QUESTION_CHARS:,} characters; this one has {len(text):,}.")
 
 
 def example_questions(ctx: AppContext, n: int = EXAMPLES_SHOWN) -> list[dict[str, str]]:
@@ -227,6 +234,7 @@ def build_ask_tab(ctx: AppContext) -> None:
         text = (question_text or "").strip()
         if not text:
             raise gr.Error("Type a question first.")
+        check_question_length(text)
         config, options = resolve_config(ctx.configs, values, ctx.policy)
         secrets = [options.get("api_key", "")]
         corpus_key = session.get("corpus", "demo") if isinstance(session, dict) else "demo"

@@ -18,7 +18,7 @@ import pandas as pd
 
 from madqa.errors import MadqaError
 from madqa.trace import Trace
-from madqa.ui.ask import build_page_viewer, next_pending, run_steps, viewer_handlers
+from madqa.ui.ask import build_page_viewer, check_question_length, next_pending, run_steps, viewer_handlers
 from madqa.ui.config_panel import FIELD_NAMES, build_config_panel, describe, resolve_config
 from madqa.ui.context import AGENT_CONCURRENCY, AGENT_CONCURRENCY_ID, AppContext, api_parameters
 from madqa.ui.messages import (
@@ -69,6 +69,7 @@ def build_compare_tab(ctx: AppContext) -> None:
         text = (question_text or "").strip()
         if not text:
             raise gr.Error("Type a question, or pick a demo question.")
+        check_question_length(text)
         configs = {side: resolve_config(ctx.configs, values[i * PANEL_SIZE:(i + 1) * PANEL_SIZE], ctx.policy)
                    for i, side in enumerate(SIDES)}
         gold = ctx.question(question_id)
