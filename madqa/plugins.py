@@ -35,6 +35,7 @@ BUILTIN_PLUGINS = (
     "plugins.tantivy_bm25",
     "plugins.dense",
     "plugins.hybrid",
+    "plugins.milvus",
     "plugins.embedding_reranker",
     "plugins.text_layer",
     "plugins.tesseract_ocr",
