@@ -34,3 +34,7 @@ class RenderError(MadqaError):
 
 class BackendError(MadqaError):
     """A model backend failed after its retries (the agent turns this into an error step)."""
+
+
+class ClusterError(MadqaError):
+    """A cluster cannot be started or reached, or a job kept failing on its workers."""

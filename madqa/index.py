@@ -10,7 +10,7 @@ import shutil
 import sqlite3
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -142,6 +142,23 @@ def _imported_for(imported: dict[tuple[str, int], str], ambiguous: set[str]) -> 
     return pages
 
 
+def _document_reads(plan: list[tuple[str, Path, str, bool]], reader: DocumentReader,
+                    imported_for: Callable[[str], dict[int, str]], executor: Any, settings: Settings,
+                    ocr: str) -> Iterator[Any]:
+    """(pages, page list, warnings) or the CorpusError/OSError, for each file to read, in plan order."""
+    to_read = [(file, path) for file, path, _, reuse in plan if not reuse]
+    if executor is None:
+        for file, path in to_read:
+            try:
+                yield reader.read(path, file, imported_for(file))
+            except (CorpusError, OSError) as exc:
+                yield exc
+        return
+    from madqa.ingest_jobs import read_jobs
+
+    yield from read_jobs(executor, [(file, path, imported_for(file)) for file, path in to_read], settings, ocr)
+
+
 def ingest(
     root: str | Path,
     settings: Settings,
@@ -151,12 +168,15 @@ def ingest(
     ocr_jsonl: str | Path | None = None,
     progress: Progress | None = None,
     rebuild: str | None = None,
+    executor: Any = None,
 ) -> IngestReport:
     """Ingest every PDF under ``root`` into a new generation and make it current.
 
     Unchanged files (same content hash and options) are reused from the previous generation, unless
     it is damaged (checked first; ``rebuild`` says why it is known to be): then every file is read
-    again. Failures are reported per file. Raises CorpusError only when nothing can be done at all.
+    again. Failures are reported per file. With an ``executor`` (``madqa.cluster``) the files are read
+    on its workers, with the same reader and limits; this process alone writes and swaps the
+    generation. Raises CorpusError only when nothing can be done at all.
     """
     started = time.perf_counter()
     root = Path(root)
@@ -201,8 +221,8 @@ def ingest(
         feed = IndexFeed(registry, tmp_dir, previous, set(previous.documents) - reused if previous else set(),
                          files_to_read=len(plan) - len(reused))
         try:
-            documents, changed = _ingest_files(plan, previous, (reader, _imported_for(imported, ambiguous)),
-                                               tmp_dir, report, feed, progress)
+            reads = _document_reads(plan, reader, _imported_for(imported, ambiguous), executor, settings, ocr)
+            documents, changed = _ingest_files(plan, previous, reads, tmp_dir, report, feed, progress)
             feed.finish()
         except BaseException:
             feed.abort()
@@ -300,8 +320,7 @@ def _plan_files(root: Path, paths: list[Path], previous: Corpus | None, reusable
 
 
 def _ingest_files(
-    plan: list[tuple[str, Path, str, bool]], previous: Corpus | None,
-    reading: tuple[DocumentReader, Callable[[str], dict[int, str]]], tmp_dir: Path,
+    plan: list[tuple[str, Path, str, bool]], previous: Corpus | None, reads: Iterator[Any], tmp_dir: Path,
     report: IngestReport, feed: IndexFeed, progress: Progress | None,
 ) -> tuple[dict[str, DocumentRecord], set[str]]:
     """Read new and changed files into the page store and the index feed, copy unchanged ones' pages.
@@ -313,7 +332,6 @@ def _ingest_files(
     abbreviations.create_table(db)
     if previous is not None:
         db.execute("ATTACH DATABASE ? AS prev", ((previous.gen_dir / PAGES_DB).as_uri() + "?mode=ro",))
-    reader, imported_for = reading
     documents: dict[str, DocumentRecord] = {}
     changed: set[str] = set()
     by_hash: dict[str, str] = {}
@@ -330,7 +348,10 @@ def _ingest_files(
             else:
                 if old is not None:
                     changed.add(file)
-                count, pages, warnings = reader.read(path, file, imported_for(file))  # in a limited process
+                outcome = next(reads)  # this file's, read in a limited process here or on a worker
+                if isinstance(outcome, Exception):
+                    raise outcome
+                count, pages, warnings = outcome
                 db.executemany("INSERT INTO pages VALUES (?, ?, ?, ?)",
                                [(p.file, p.page, p.text, p.source) for p in pages])
                 abbreviations.store(db, ((p.file, p.page, p.text) for p in pages))

@@ -49,6 +49,13 @@ def _config_outputs(args: argparse.Namespace, settings: Settings) -> list[tuple[
 
 @command("run")
 def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
+    from madqa.cluster import cluster_for
+
+    with cluster_for(args.cluster) as executor:  # started first: a bad URL fails before any work
+        return _run(args, settings, executor)
+
+
+def _run(args: argparse.Namespace, settings: Settings, executor: Any) -> int:
     from tqdm import tqdm
 
     from madqa.evaluation.questions import load_questions
@@ -85,7 +92,7 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
 
         rows = run_batch(questions, corpus, config, reg, settings, out_path=path, workers=args.workers,
                          resume=args.resume, limit=args.limit, on_row=on_row,
-                         backend_options=common.backend_options(args))
+                         backend_options=common.backend_options(args), executor=executor)
         bar.update(total - bar.n)
         bar.close()
         errors = sum(1 for r in rows if r.get("error"))
@@ -111,3 +118,4 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--workers", type=common.positive_int, default=1, help="questions answered at once (API-bound work)")
     p.add_argument("--resume", action="store_true", help="keep answered rows, retry error rows, run the rest")
     p.add_argument("--limit", type=common.positive_int, help="only the first N questions")
+    p.add_argument("--cluster", metavar="URL", help="answer on a cluster: local:N or tcp://HOST:8786 (Dask)")

@@ -16,12 +16,14 @@ from madqa.settings import Settings
 
 @command("index")
 def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
+    from madqa.cluster import cluster_for
     from madqa.index import ingest
 
     update, close = common.progress_bar("indexing")
     try:
-        report = ingest(args.dir, settings, common.registry(settings), ocr=args.ocr, ocr_jsonl=args.ocr_jsonl,
-                        progress=update)
+        with cluster_for(args.cluster) as executor:
+            report = ingest(args.dir, settings, common.registry(settings), ocr=args.ocr,
+                            ocr_jsonl=args.ocr_jsonl, progress=update, executor=executor)
     finally:
         close()
     if args.json:
@@ -84,6 +86,7 @@ def add_parsers(sub: Any) -> None:
                    help="auto (default): OCR pages whose text layer is empty or nearly so")
     p.add_argument("--ocr-jsonl", metavar="FILE", help="page text from a MADQA-format OCR dump")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--cluster", metavar="URL", help="read files on a cluster: local:N or tcp://HOST:8786 (Dask)")
 
     p = sub.add_parser("search", help="BM25 search over the pages of a corpus")
     p.add_argument("--corpus", required=True, metavar="DIR")

@@ -82,11 +82,13 @@ def run_batch(
     limit: int | None = None,
     on_row: OnRow | None = None,
     backend_options: dict[str, Any] | None = None,
+    executor: Any = None,
 ) -> list[dict[str, Any]]:
     """Answer every question (skipping answered ones when resuming); returns all rows of the run.
 
-    Rows are appended to ``out_path`` as each question finishes. An unexpected exception on one
-    question becomes an error row (retried by ``resume``) instead of ending the run.
+    Rows are appended to ``out_path`` as each question finishes, by this process alone, also when
+    an ``executor`` (``madqa.cluster``) answers the questions on its workers. An unexpected
+    exception on one question becomes an error row (retried by ``resume``) instead of ending the run.
     """
     if workers < 1:
         raise ValueError("workers must be at least 1")
@@ -108,25 +110,13 @@ def run_batch(
     write_lock = threading.Lock()
     rows = list(done)
 
+    def agent() -> Agent:
+        if getattr(local, "agent", None) is None:
+            local.agent = Agent(corpus, config, registry, settings, backend_options)
+        return local.agent
+
     def answer(question: dict[str, Any]) -> dict[str, Any]:
-        problem = question_problem(question)
-        if problem is not None:  # an error row says so; the other questions still run
-            known = question if isinstance(question, dict) else {}
-            row = Trace(str(known.get("question") or ""), config, known.get("id")).row()
-            row["error"] = f"input: {problem}"
-            return row
-        agent = getattr(local, "agent", None)
-        if agent is None:
-            agent = local.agent = Agent(corpus, config, registry, settings, backend_options)
-        trace = Trace(str(question["question"]), config, question.get("id"))
-        try:
-            trace.consume(agent.run(trace.question))
-            return trace.row()
-        except Exception as exc:  # a bug on one question must not sink a long run; resume retries it
-            row = trace.row()
-            row["error"] = f"internal: {type(exc).__name__}: {exc}"
-            print(f"madqa: question {question.get('id')!r} failed: {row['error']}", file=sys.stderr)
-            return row
+        return answer_question(question, config, agent)
 
     def record(row: dict[str, Any], question: dict[str, Any]) -> None:
         with write_lock:
@@ -137,7 +127,12 @@ def run_batch(
             if on_row:
                 on_row(row, question)
 
-    if workers == 1:
+    if executor is not None:
+        from madqa.evaluation.run_jobs import run_on_cluster
+
+        for question, row in run_on_cluster(executor, todo, corpus, config, settings, backend_options):
+            record(row, question)
+    elif workers == 1:
         for question in todo:
             record(answer(question), question)
     else:
@@ -146,6 +141,25 @@ def run_batch(
             for future in as_completed(futures):
                 record(future.result(), futures[future])
     return rows
+
+
+def answer_question(question: Any, config: PipelineConfig, agent: Callable[[], Agent]) -> dict[str, Any]:
+    """The prediction row of one question; a bad question or a bug becomes an error row, never a raise."""
+    problem = question_problem(question)
+    if problem is not None:  # an error row says so; the other questions still run
+        known = question if isinstance(question, dict) else {}
+        row = Trace(str(known.get("question") or ""), config, known.get("id")).row()
+        row["error"] = f"input: {problem}"
+        return row
+    trace = Trace(str(question["question"]), config, question.get("id"))
+    try:
+        trace.consume(agent().run(trace.question))
+        return trace.row()
+    except Exception as exc:  # a bug on one question must not sink a long run; resume retries it
+        row = trace.row()
+        row["error"] = f"internal: {type(exc).__name__}: {exc}"
+        print(f"madqa: question {question.get('id')!r} failed: {row['error']}", file=sys.stderr)
+        return row
 
 
 def score_row(row: dict[str, Any], question: dict[str, Any]) -> bool | None:
