@@ -45,7 +45,7 @@ def check_url(url: str) -> str:
 class DaskExecutor:
     """A Dask client on a local cluster it started (``local:N``) or on a running scheduler."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, connect_timeout: float = 30) -> None:
         check_url(url)
         try:
             from distributed import Client, LocalCluster
@@ -60,7 +60,7 @@ class DaskExecutor:
                                             silence_logs=logging.ERROR)
                 self.client = Client(self.cluster)
             else:
-                self.client = Client(url, timeout=30)
+                self.client = Client(url, timeout=connect_timeout)
         except OSError as exc:  # no scheduler there, or the port is refused
             self.close()
             raise ClusterError(f"cannot reach the Dask scheduler at {url}: {exc}") from None
@@ -109,9 +109,9 @@ class DaskExecutor:
         self.close()
 
 
-def executor(url: str) -> DaskExecutor:
+def executor(url: str, connect_timeout: float = 30) -> DaskExecutor:
     """The executor for ``url`` (``local:N`` or ``tcp://HOST:PORT``); ClusterError when unusable."""
-    return DaskExecutor(url)
+    return DaskExecutor(url, connect_timeout)
 
 
 def cluster_for(url: str | None) -> Any:
