@@ -89,7 +89,7 @@ def figures(predictions: list[dict[str, Any]], questions: list[dict[str, Any]]) 
 
 
 def measure(set_name: str, docs: Path, questions_file: Path, settings: Settings, registry: Any,
-            strategies: tuple[str, ...]) -> list[dict[str, Any]]:
+            strategies: tuple[str, ...], searchers: tuple[tuple[str, str], ...] = SEARCHERS) -> list[dict[str, Any]]:
     ingest(docs, settings, registry, ocr="auto")
     corpus = Corpus.open(docs, settings.corpora_dir)
     questions, problems = load_questions(questions_file)
@@ -97,7 +97,7 @@ def measure(set_name: str, docs: Path, questions_file: Path, settings: Settings,
     rows: list[dict[str, Any]] = []
     base = load_config("offline")
     for strategy in strategies:
-        for retriever, reranker in SEARCHERS:
+        for retriever, reranker in searchers:
             entry = {"set": set_name, "strategy": strategy, "retriever": retriever, "reranker": reranker,
                      "n": len(questions)}
             parts = {(kind, name): registry.components.get((kind, name))
@@ -165,8 +165,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sets", default="demo,heldout,paraphrase")
     parser.add_argument("--strategies", default=",".join(STRATEGIES))
+    parser.add_argument("--searchers", metavar="R:K,...", help="retriever:reranker pairs instead of the default "
+                        "five, e.g. whoosh:none,milvus:none")
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     args = parser.parse_args()
+    searchers = tuple(tuple(pair.split(":", 1)) for pair in args.searchers.split(",")) if args.searchers else SEARCHERS
     cache = REPO / "bench" / ".cache" / "evidence"
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="madqa-evidence-") as home:
@@ -174,7 +177,8 @@ def main() -> int:
         registry = collect(get_plugin_manager())
         for set_name in args.sets.split(","):
             docs, questions = question_set(set_name, cache)
-            rows += measure(set_name, docs, questions, settings, registry, tuple(args.strategies.split(",")))
+            rows += measure(set_name, docs, questions, settings, registry, tuple(args.strategies.split(",")),
+                            searchers)
     print(json.dumps(rows, indent=1))
     print(markdown(rows))
     if args.json:

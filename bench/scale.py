@@ -4,6 +4,7 @@ search latency (whoosh, tantivy, milvus) on generated corpora of growing size, w
     python -m bench.scale                                  # 10k, 30k and 100k pages
     python -m bench.scale --sizes 10000,30000 --json bench/.cache/scale.json --plot docs/scale.png
     python -m bench.scale --refit bench/.cache/scale.json --plot docs/scale.png   # fit + plot only
+    python -m bench.scale --runs 46                        # madqa run: one process vs --cluster local:2
 
 Every ingest is the real command (``python -m madqa index DIR --ocr never --json``) in a child
 process; peak memory is the largest sum of RSS over that process and all its descendants (the
@@ -32,7 +33,8 @@ ENV = {"GRADIO_ANALYTICS_ENABLED": "False", "LITELLM_LOCAL_MODEL_COST_MAP": "Tru
 RETRIEVERS = (("whoosh", {}), ("tantivy", {}), ("milvus", {"dense": "off"}))
 
 
-def _tree_rss(pid: int) -> float:
+def _tree_sample(pid: int, cpu: dict[int, float]) -> float:
+    """RSS (MB) of ``pid`` and its descendants now; records each one's CPU seconds so far in ``cpu``."""
     import psutil
 
     try:
@@ -43,21 +45,26 @@ def _tree_rss(pid: int) -> float:
     total = 0
     for p in procs:
         try:
-            total += p.memory_info().rss
+            with p.oneshot():
+                total += p.memory_info().rss
+                times = p.cpu_times()
+                cpu[p.pid] = times.user + times.system
         except psutil.Error:
             pass
     return total / 2**20
 
 
 def timed(cmd: list[str], env: dict[str, str], timeout: float) -> dict[str, Any]:
-    """Run ``cmd``; wall seconds, peak tree RSS (MB) and its stdout parsed as JSON."""
+    """Run ``cmd``; wall seconds, peak tree RSS (MB), CPU seconds of the command's own process and of
+    its descendants (the cluster's workers; last sample, so a final < 0.2 s is missed), its JSON stdout."""
     started = time.perf_counter()
     with tempfile.TemporaryFile("w+") as out:
         proc = subprocess.Popen(cmd, cwd=REPO, env={**os.environ, **ENV, **env}, stdout=out,
                                 stderr=subprocess.DEVNULL)
         peak = 0.0
+        cpu: dict[int, float] = {}
         while proc.poll() is None:
-            peak = max(peak, _tree_rss(proc.pid))
+            peak = max(peak, _tree_sample(proc.pid, cpu))
             if time.perf_counter() - started > timeout:
                 proc.kill()
                 proc.wait()
@@ -68,7 +75,9 @@ def timed(cmd: list[str], env: dict[str, str], timeout: float) -> dict[str, Any]
     seconds = time.perf_counter() - started
     if proc.returncode not in (0, 1):
         return {"failed": f"exit code {proc.returncode}"}
-    return {"seconds": round(seconds, 1), "peak_rss_mb": round(peak), "output": json.loads(text)}
+    driver = cpu.pop(proc.pid, 0.0)
+    return {"seconds": round(seconds, 1), "peak_rss_mb": round(peak), "cpu_driver_s": round(driver, 1),
+            "cpu_children_s": round(sum(cpu.values()), 1), "output": json.loads(text) if text.strip() else None}
 
 
 def _du(path: Path) -> int:
@@ -132,6 +141,26 @@ def measure_size(pages: int, budget: float) -> dict[str, Any]:
         result = timed([sys.executable, "-m", "bench.scale", "--search-job", str(root), home], {}, budget)
         row["search"] = result.get("output", result)
     return row
+
+
+def measure_runs(limit: int, budget: float) -> dict[str, Any]:
+    """``madqa run`` of the demo questions (offline backend) in one process and on ``--cluster local:2``."""
+    out: dict[str, Any] = {}
+    home = Path(tempfile.mkdtemp(prefix="scale-run-", dir=CACHE))
+    docs, questions = REPO / "data" / "demo" / "docs", REPO / "data" / "demo" / "questions.jsonl"
+    env = {"MADQA_HOME": str(home)}
+    timed([sys.executable, "-m", "madqa", "index", str(docs), "--json"], env, budget)  # once, OCR included
+    for label, extra in (("single", []), ("cluster_local2", ["--cluster", "local:2"])):
+        pred = home / f"{label}.jsonl"
+        cmd = [sys.executable, "-m", "madqa", "run", "--corpus", str(docs), "--questions", str(questions),
+               "-o", str(pred), "--limit", str(limit), *extra]
+        result = timed(cmd, env, budget)
+        result.pop("output", None)
+        if "seconds" in result:
+            result["questions_per_s"] = round(limit / result["seconds"], 3)
+        out[label] = result
+        print(json.dumps({f"run.{label}": result}), file=sys.stderr, flush=True)
+    return out
 
 
 def fit(xs: list[float], ys: list[float]) -> tuple[float, float] | None:
@@ -215,12 +244,17 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="write the results here (rows are added as sizes finish)")
     parser.add_argument("--plot", type=Path, help="write the PNG plot here")
     parser.add_argument("--refit", type=Path, help="only fit and plot the rows of this JSON file")
+    parser.add_argument("--runs", type=int, metavar="N", help="instead: time `madqa run` of N demo questions, "
+                        "one process vs --cluster local:2")
     parser.add_argument("--search-job", nargs=2, metavar=("ROOT", "HOME"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.search_job:
         print(json.dumps(search_job(*args.search_job)))
         return
     CACHE.mkdir(parents=True, exist_ok=True)
+    if args.runs:
+        print(json.dumps(measure_runs(args.runs, args.budget_s), indent=1))
+        return
     if args.refit:
         rows = json.loads(args.refit.read_text(encoding="utf-8"))["rows"]
     else:
