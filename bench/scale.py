@@ -77,7 +77,14 @@ def timed(cmd: list[str], env: dict[str, str], timeout: float) -> dict[str, Any]
         return {"failed": f"exit code {proc.returncode}"}
     driver = cpu.pop(proc.pid, 0.0)
     return {"seconds": round(seconds, 1), "peak_rss_mb": round(peak), "cpu_driver_s": round(driver, 1),
-            "cpu_children_s": round(sum(cpu.values()), 1), "output": json.loads(text) if text.strip() else None}
+            "cpu_children_s": round(sum(cpu.values()), 1), "output": _json_or_text(text)}
+
+
+def _json_or_text(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:  # `madqa run` prints a summary line, not JSON
+        return text.strip()
 
 
 def _du(path: Path) -> int:
@@ -155,7 +162,7 @@ def measure_runs(limit: int, budget: float) -> dict[str, Any]:
         cmd = [sys.executable, "-m", "madqa", "run", "--corpus", str(docs), "--questions", str(questions),
                "-o", str(pred), "--limit", str(limit), *extra]
         result = timed(cmd, env, budget)
-        result.pop("output", None)
+        result["summary"] = result.pop("output", None)
         if "seconds" in result:
             result["questions_per_s"] = round(limit / result["seconds"], 3)
         out[label] = result

@@ -45,10 +45,19 @@ from plugins.index_build import build_once
 from plugins.milvus_query import ANALYZER, has_phrase, to_milvus
 from plugins.snippets import query_words, snippet
 
-try:
-    import pymilvus
-except ImportError:  # registered with requires=("pymilvus",): listed as unavailable, with the reason
-    pymilvus = None
+
+class _LazyPymilvus:
+    """``pymilvus`` imported on first use, not when plugins load: it pulls grpc and pandas (~1.5 s),
+    which every madqa command would otherwise pay. Registered with requires=("pymilvus", ...), so a
+    missing package lists the retriever as unavailable, with the reason."""
+
+    def __getattr__(self, name: str) -> Any:
+        import pymilvus as module
+
+        return getattr(module, name)
+
+
+pymilvus = _LazyPymilvus()
 
 NAME = "milvus"
 VERSION = 1
