@@ -19,19 +19,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import madqa
-from plugins.offline_answer_types import (
-    Bag,
-    Candidate,
-    Question,
-    find_candidates,
-    lowercase_words,
-    phrase_after_terms,
-    proximity,
-    stem,
-    term_weights,
-    words,
-)
+from plugins.offline_phrases import phrase_after_terms
 from plugins.offline_question import SYNONYMS, analyze, split_parts
+from plugins.offline_reader import find_candidates
+from plugins.offline_spans import Bag, Candidate, Question, lowercase_words, proximity, stem, term_weights, words
 
 CONVINCING = 0.5  # a best candidate scoring at least this ends the search
 MAX_DF_PAGES = 20_000  # corpora larger than this use uniform term weights (reading them all is slow)

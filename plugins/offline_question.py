@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from plugins.offline_answer_types import Question, stem, stems_of, words
+from plugins.offline_spans import Question, stem, stems_of, words
 
 STOPWORDS = frozenset("""
 a about above according after again against all also am an and any are as at be because been before being

@@ -18,9 +18,10 @@ from madqa.evaluation.metrics import anls_star
 from madqa.index import ingest
 from madqa.settings import Settings, load_config
 from madqa.trace import Trace
-from plugins.offline_answer_types import find_candidates, term_weights
 from plugins.offline_backend import OfflineBackend, candidate_queries
 from plugins.offline_question import analyze, split_parts
+from plugins.offline_reader import find_candidates
+from plugins.offline_spans import term_weights
 from tests.conftest import DEMO_QUESTIONS
 
 SEARCH = {"type": "function", "function": {"name": "search_documents"}}

@@ -1,0 +1,15 @@
+"""Answer type dates, years and times for the offline reader: the spans that look like them."""
+
+from __future__ import annotations
+
+import re
+
+MONTH = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?"
+          r"|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?")
+MONTHS = frozenset("January February March April May June July August September October November December".split())
+DATE_RE = re.compile(
+    rf"\b(?:\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{MONTH},?\s+\d{{4}}|{MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}"
+    rf"|\d{{4}}-\d{{2}}-\d{{2}}|\d{{1,2}}[/.]\d{{1,2}}[/.](?:\d{{4}}|\d{{2}})|{MONTH}\s+\d{{4}})(?![\w/.-]\d)")
+YEAR_RE = re.compile(r"(?<![\w,.\-/])(?:1[89]|20)\d\d(?![\w,%/-]|\.\d)")
+TIME_RE = re.compile(r"(?:between\s+)?\b\d{1,2}[:.]\d{2}\s?(?:[ap]\.?m\.?)?(?:\s*(?:and|to|-|–)\s*\d{1,2}[:.]\d{2}"
+                     r"\s?(?:[ap]\.?m\.?)?)?(?!\d)", re.I)

@@ -1,0 +1,30 @@
+"""Answer type numbers for the offline reader: money, percentages, plain numbers and quantities with
+units, and which units measure an asked attribute ("capacity" -> kWh, Ah, GB, ...)."""
+
+from __future__ import annotations
+
+import re
+
+UNIT_OF = {  # an asked quantity -> the units that measure it
+    "capacity": r"k?Wh|m?Ah|l|ml|GB|TB|MB", "voltage": r"[mk]?V", "weight": r"k?g|t|tonnes?|lbs?", "heavy": r"k?g|t|lbs?",
+    "length": r"[mck]?m|in|ft", "height": r"[mc]?m|in|ft", "width": r"[mc]?m|in|ft", "depth": r"[mc]?m|ft",
+    "distance": r"k?m|mi|miles", "temperature": r"°?[CF]", "power": r"[kM]?W", "speed": r"km/h|mph|m/s",
+    "memory": r"[MGT]B", "storage": r"[MGT]B", "pressure": r"bar|psi|k?Pa", "frequency": r"[kMG]?Hz",
+    "life": r"hours?|days?|weeks?|months?|years?", "duration": r"minutes?|hours?|days?|weeks?|months?|years?",
+    "long": r"minutes?|hours?|days?|weeks?|months?|years?|[mck]?m", "warranty": r"months?|years?",
+    "guarantee": r"months?|years?", "term": r"months?|years?", "period": r"days?|weeks?|months?|years?",
+    "old": r"years?", "often": r"seconds?|minutes?|hours?|days?|weeks?|months?",
+}
+
+_NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
+_SCALE = r"(?:\s?(?:million|billion|thousand|bn|mn|m|k)\b)?"
+_MONEY1 = rf"(?:[$€£¥]\s?|\b(?:USD|EUR|GBP|CHF|JPY|CAD|AUD|SEK|NOK|DKK|PLN)\s?)-?(?:{_NUM}){_SCALE}"
+_MONEY2 = rf"(?<![\w.,])(?:{_NUM}){_SCALE}\s?(?:USD|EUR|GBP|CHF|dollars|euros|pounds)\b"
+MONEY_RE = re.compile(rf"(?:between\s+)?(?:{_MONEY1}|{_MONEY2})(?:\s*(?:and|to|-|–)\s*(?:{_MONEY1}|{_MONEY2}))?", re.I)
+PERCENT_RE = re.compile(rf"(?<![\w.,])[-+−]?(?:{_NUM})\s?(?:%|percent\b|per cent\b)", re.I)
+NUMBER_RE = re.compile(rf"(?<![\w.,/:-])[-−]?(?:{_NUM})(?![\w%/:]|[.,]\d|-\d)")
+UNITS = (r"seconds?|minutes?|hours?|days?|weeks?|months?|years?|mm|cm|km|m|kg|g|t|tonnes?|l|ml|V|mV|A|mA|Ah|mAh|W|"
+         r"kW|kWh|MW|MWh|Hz|kHz|MHz|GHz|°C|°F|bar|psi|Pa|kPa|dB|MB|GB|TB|Mbit/s|km/h|mph|m²|sq ft|pages?|units?|"
+         r"pieces?|pcs|people|persons|employees|sites|rooms|beds|seats")
+QUANTITY_RE = re.compile(rf"(?<![\w.,])(?:{_NUM}|(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b)"
+                         rf"\s?(?:{UNITS})(?![\w²])", re.I)

@@ -1,0 +1,167 @@
+"""The offline reader: typed answer spans on one page's text, each scored 0..1.
+
+Each answer type lives in its own module (dates, numbers, names, codes, tables, phrases); this
+one proposes every span a question's expected kind is compatible with, and scores it by how well
+its kind fits, how close it sits to the question's terms (weighted by corpus rarity), and whether
+a label or a table header names the asked attribute. Rule based and deterministic.
+"""
+
+from __future__ import annotations
+
+import re
+
+from plugins.offline_codes import CODE_RE
+from plugins.offline_dates import DATE_RE, TIME_RE, YEAR_RE
+from plugins.offline_names import HONORIFICS, NAME_RE, NOT_NAME, ORG_SUFFIX, PROPER_RE
+from plugins.offline_numbers import MONEY_RE, NUMBER_RE, PERCENT_RE, QUANTITY_RE, UNIT_OF
+from plugins.offline_phrases import expansions
+from plugins.offline_spans import (
+    Bag,
+    Candidate,
+    Question,
+    clean,
+    label_match,
+    lowercase_words,
+    proximity,
+    stem,
+    stems_of,
+    words,
+)
+from plugins.offline_tables import label_pairs, table_row
+
+COMPATIBLE = {  # expected kind -> {candidate kind: fit}
+    "date": {"date": 1.0, "year": 0.3},
+    "year": {"year": 1.0, "date": 0.3},
+    "time": {"time": 1.0, "phrase": 0.3},
+    "money": {"money": 1.0, "number": 0.8, "quantity": 0.3, "percent": 0.2},
+    "percent": {"percent": 1.0, "number": 0.5},
+    "number": {"number": 1.0, "quantity": 0.75, "money": 0.6, "percent": 0.55, "year": 0.15},
+    "quantity": {"quantity": 1.0, "number": 0.6, "money": 0.5, "percent": 0.4, "phrase": 0.3},
+    "person": {"person": 1.0, "proper": 0.55},
+    "org": {"proper": 1.0, "person": 0.4, "phrase": 0.45},
+    "place": {"proper": 1.0, "phrase": 0.45},
+    "code": {"code": 1.0, "number": 0.55, "phrase": 0.35},
+    "expansion": {"expansion": 1.0, "phrase": 0.5},
+    "phrase": {"phrase": 0.8, "proper": 0.7, "person": 0.65, "code": 0.7, "quantity": 0.7, "date": 0.6, "money": 0.6,
+               "number": 0.55, "percent": 0.6, "time": 0.6, "year": 0.45},
+}
+SPAN_RES = {"date": DATE_RE, "year": YEAR_RE, "time": TIME_RE, "money": MONEY_RE, "percent": PERCENT_RE,
+            "number": NUMBER_RE, "quantity": QUANTITY_RE, "code": CODE_RE, "person": NAME_RE, "proper": PROPER_RE}
+
+
+def _kind_spans(text: str, kind: str, limit: int) -> list[tuple[int, str]]:
+    """(position, text) of every span of ``kind`` starting before ``limit``."""
+    out = []
+    for m in SPAN_RES[kind].finditer(text):
+        if m.start() >= limit:
+            break
+        value = m.group()
+        if kind in ("person", "proper"):
+            parts = [p for p in value.split() if p.rstrip(".") not in HONORIFICS]
+            caps = [p for p in parts if p[:1].isupper()]
+            if not caps or all(p.strip(".") in NOT_NAME for p in caps) or (kind == "person" and any(
+                    p.strip(".") in NOT_NAME for p in caps)):
+                continue
+        out.append((m.start(), value))
+    return out
+
+
+
+
+def find_candidates(text: str, file: str, page: int, q: Question, weights: dict[str, float],
+                    rank: int = 0, exclude: set[str] | None = None, common: set[str] | None = None) -> list[Candidate]:
+    """Every typed span on a page with its score; ``weights`` are the question stems' weights.
+
+    ``exclude``: stems that cannot be the answer (the whole question's); ``common``: words the
+    corpus also writes in lower case (so not names); the page's own words when None.
+    """
+    lines = text.splitlines()
+    if not any(ln.strip() for ln in lines):
+        return []
+    common = common if common is not None else lowercase_words(text)
+    fits = COMPATIBLE.get(q.kind, COMPATIBLE["phrase"])
+    qstems = (exclude or set()) | set(stems_of(q.text))
+    qyears = set(YEAR_RE.findall(q.text))
+    bags = [Bag(ln) for ln in lines]
+    page_bag = Bag(stems=tuple(x for b in bags for x in b.seq.split()))
+    specifiers = {stem(w) for w in words(q.text) if any(ch.isdigit() for ch in w)} | set(q.target)
+    rank_prior = 1.0 - min(rank, 10) * 0.01
+    units = "|".join(UNIT_OF[w] for w in dict.fromkeys([*q.target, *(stem(w) for w in words(q.text.lower()))])
+                     if w in UNIT_OF)
+    out: list[Candidate] = []
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        nxt = lines[i + 1].strip() if i + 1 < len(lines) else ""
+        joined = line + (" " + nxt if nxt else "")
+        row_label, cells = table_row(lines, i)
+        if len(words(row_label)) > 8:
+            row_label = ""
+        pairs = label_pairs(line)
+        dates = [(m.start(), m.end()) for m in DATE_RE.finditer(joined)] + \
+                [(m.start(), m.end()) for m in TIME_RE.finditer(joined)]
+        spans: list[tuple[int, str, str]] = []
+        for kind in fits:
+            if kind in SPAN_RES:
+                spans += [(pos, s, kind) for pos, s in _kind_spans(joined, kind, len(line))]
+        if "expansion" in fits:
+            spans += [(pos, s, "expansion") for pos, s in expansions(joined, q)]
+        spans += [(pos, value[:80], "value") for _, pos, value in pairs]
+        if "phrase" in fits:
+            spans += [(pos, c, "phrase") for pos, c, _ in cells]
+        seen: set[tuple[str, str]] = set()
+        for pos, value, kind in spans:
+            value = clean(value)
+            vstems = set(stems_of(value))
+            if not value or (value, kind) in seen or not vstems or vstems <= qstems:
+                continue  # the question's own words are not its answer
+            if kind in ("number", "money", "quantity", "percent") and any(a <= pos < b for a, b in dates):
+                continue  # the day of a date or the hour of a time is no amount
+            if kind == "number" and not line[:pos].strip() and re.match(r"\d{1,2}[.)]\s", line[pos:]):
+                continue  # a section number
+            seen.add((value, kind))
+            cell = next((c for c in cells if c[0] <= pos < c[0] + len(c[1]) + 1), None)
+            head = cell[2] if cell else ""
+            local, on_page, near = proximity(bags, i, Bag(head), weights, page_bag, q.alts)
+            before = line[max(0, pos - 40):pos]
+            pair = next((p for p in reversed(pairs) if p[1] <= pos), None)
+            lab = 0.8 * label_match(" ".join(words(before)[-4:]), q)
+            if pair is not None:
+                lab = max(lab, label_match(pair[0], q))
+            elif cell is not None:
+                lab = max(lab, label_match(row_label, q), label_match(head, q))
+                if head and specifiers & set(stems_of(head)):  # a table cell: its column is one the question names
+                    lab = max(lab, 0.5 + 0.5 * label_match(row_label, q))
+            if kind in ("person", "proper") and re.search(r"\b(?:by|from|signed|author|chaired|led)\b[:\s]*$", before, re.I):
+                lab = max(lab, 0.5)
+            if q.kind == "place" and re.search(r"\b(?:in|at|near|to)\s+$", before):
+                lab = max(lab, 0.5)
+            fit = fits.get(kind, 0.0)
+            if kind == "value":  # the whole value of a label the question names, whatever its type
+                fit = max(fits.get("phrase", 0.3), 0.9 * lab if lab >= 0.5 else 0.0)
+            if units and kind in ("quantity", "number"):
+                fit *= 1.0 if re.search(rf"(?:{units})$", value) else 0.6
+            beside = words(line[pos + len(value):pos + len(value) + 30])[:2] + words(before)[-2:]
+            if q.target and set(q.target) & {stem(w) for w in beside} and kind != "value":
+                lab = max(lab, 0.6)  # "Celia Marchetti (the Tenant)", "rent of GBP 1,150"
+            if kind in ("phrase", "value") and len(words(value)) > 8:
+                fit *= 0.5
+            if kind in ("number", "money") and YEAR_RE.fullmatch(value):
+                fit *= 0.3
+            if kind == "person" and any(w.lower() in common for w in words(value) if w[:1].isupper() and "." not in w):
+                fit *= 0.5  # a word also written in lower case is rarely part of a name
+            if kind == "proper" and q.kind == "org":
+                fit *= 1.0 if re.search(ORG_SUFFIX, value) else 0.7
+            if kind == "proper" and (len(value) <= 3 and q.kind != "code" or NAME_RE.fullmatch(value) and q.kind == "place"):
+                fit *= 0.5
+            context_years = set(YEAR_RE.findall(before[-14:] + " " + head))
+            if qyears and context_years and not context_years & qyears:
+                fit *= 0.6  # labelled with another year than the one asked about
+            score = fit * (0.5 * local + 0.2 * on_page + 0.3 * lab) * rank_prior
+            if score <= 0:
+                continue
+            why = f"{kind}; question terms on or near its line: {', '.join(near) or 'none'}"
+            out.append(Candidate(value, kind, file, page, round(score, 4), i, why + ("; label match" if lab else "")))
+    return out
+
+
