@@ -19,10 +19,22 @@ from dataclasses import dataclass
 from typing import Any
 
 import madqa
+from plugins.offline_confidence import THRESHOLD as ABSTAIN
+from plugins.offline_confidence import Confidence, absent_share, confidence
 from plugins.offline_phrases import phrase_after_terms
 from plugins.offline_question import SYNONYMS, analyze, split_parts
 from plugins.offline_reader import find_candidates
-from plugins.offline_spans import Bag, Candidate, Question, lowercase_words, proximity, stem, term_weights, words
+from plugins.offline_spans import (
+    Bag,
+    Candidate,
+    Question,
+    lowercase_words,
+    proximity,
+    readable,
+    stem,
+    term_weights,
+    words,
+)
 
 CONVINCING = 0.5  # a best candidate scoring at least this ends the search
 MAX_DF_PAGES = 20_000  # corpora larger than this use uniform term weights (reading them all is slow)
@@ -56,8 +68,9 @@ def corpus_stats(corpus: Any) -> CorpusStats:
             lower: set[str] = set()
             pages = 0
             for p in corpus.iter_pages():
-                df.update({stem(w) for w in words(p.text)})
-                lower |= lowercase_words(p.text)
+                text = readable(p.text)
+                df.update({stem(w) for w in words(text)})
+                lower |= lowercase_words(text)
                 pages += 1
             stats = CorpusStats(dict(df), pages, frozenset(lower))
     except Exception:  # no page iterator: uniform weights
@@ -72,12 +85,15 @@ class OfflineBackend:
 
     supports_tools = True
 
-    def __init__(self, corpus: Any, threshold: float = CONVINCING, budget: int = SEARCH_BUDGET) -> None:
+    def __init__(self, corpus: Any, threshold: float = CONVINCING, budget: int = SEARCH_BUDGET,
+                 abstain_threshold: float = ABSTAIN) -> None:
         self.corpus = corpus
         self.threshold = threshold
         self.budget = budget
+        self.abstain_threshold = abstain_threshold
         self._stats: CorpusStats | None = None
         self._texts: dict[tuple[str, int], str] = {}
+        self.last: Confidence | None = None  # the confidence of the latest answer (for calibration)
 
     # --- the decision ----------------------------------------------------------------------
 
@@ -113,16 +129,32 @@ class OfflineBackend:
             text = f"{NOTE}: {part}{lead}searching for {nxt[0]!r} ({nxt[1]})"
             call = madqa.ToolCall("search_documents", {"query": nxt[0]}, f"offline_{n}")
             return madqa.ModelDecision(text=text, tool_calls=(call,), usage=madqa.Usage(0, 0), cost_usd=0.0)
-        return self._answer(parts, bests, n)
+        return self._answer(parts, bests, n, issued)
 
-    def _answer(self, parts: list[Question], bests: list[list[Candidate]], n: int) -> madqa.ModelDecision:
+    def _answer(self, parts: list[Question], bests: list[list[Candidate]], n: int,
+                issued: list[str]) -> madqa.ModelDecision:
         chosen: list[Candidate] = []
+        sure: list[Confidence] = []
         for q, ranked in zip(parts, bests, strict=True):
             fresh = [c for c in ranked if all(c.key() != o.key() for o in chosen)]
             chosen += fresh[:1] if q.kind == "yesno" else pick_items(q, fresh)
-        if not chosen:
+            weights = self._weights(q)
+            absent = absent_share(weights, self.stats.df, self.stats.pages, q.alts)
+            sure.append(confidence(fresh[0] if fresh else None, fresh[1] if len(fresh) > 1 else None, absent))
+        least = min(sure, key=lambda c: c.value) if sure else Confidence({}, 0.0)
+        self.last = least
+        searched = "; ".join(repr(s) for s in issued) or "nothing"
+        if chosen and least.value < self.abstain_threshold:
+            best = chosen[0]
             args: dict[str, Any] = {"answer": [], "citations": []}
-            text = f"{NOTE}: found no candidate answer on the pages shown; giving no answer"
+            text = (f"{NOTE}: not answering: confidence {least.value:.2f} is below the threshold "
+                    f"{self.abstain_threshold:.2f}; searched {searched}; the best candidate was {best.value!r} "
+                    f"({best.kind}) on {best.file} p.{best.page}")
+            call = madqa.ToolCall("submit_answer", args, f"offline_{n}")
+            return madqa.ModelDecision(text=text, tool_calls=(call,), usage=madqa.Usage(0, 0), cost_usd=0.0)
+        if not chosen:
+            args = {"answer": [], "citations": []}
+            text = f"{NOTE}: found no candidate answer on the pages shown (searched {searched}); giving no answer"
         else:
             refs = list(dict.fromkeys((c.file, c.page) for c in chosen))
             quotes = {ref: self.quote(next(c for c in chosen if (c.file, c.page) == ref)) for ref in refs}
@@ -130,7 +162,7 @@ class OfflineBackend:
                     "citations": [{"file": f, "page": p, "quote": quotes[(f, p)]} for f, p in refs]}
             why = "; ".join(f"{c.value!r} ({c.kind}) on {c.file} p.{c.page}, score {c.score:.2f} ({c.why})"
                             for c in chosen)
-            text = f"{NOTE}: answering {args['answer']!r}; best candidate {why}"
+            text = f"{NOTE}: answering {args['answer']!r} (confidence {least.value:.2f}); best candidate {why}"
         call = madqa.ToolCall("submit_answer", args, f"offline_{n}")
         return madqa.ModelDecision(text=text, tool_calls=(call,), usage=madqa.Usage(0, 0), cost_usd=0.0)
 
@@ -141,7 +173,7 @@ class OfflineBackend:
         key = (file, page)
         if key not in self._texts:
             try:
-                self._texts[key] = self.corpus.page_text(file, page) or ""
+                self._texts[key] = readable(self.corpus.page_text(file, page) or "")
             except Exception:  # a page that cannot be read holds no candidates
                 self._texts[key] = ""
             if len(self._texts) > 2000:
@@ -174,8 +206,9 @@ class OfflineBackend:
                     best[c.key()] = c
         for key, c in best.items():
             c.score = round(min(1.0, c.score + 0.02 * min(counts[key] - 1, 3)), 4)
+            c.support = counts[key]
         order = {ref: n for n, ref in enumerate((f, p) for f, p, _ in shown)}
-        return sorted(best.values(), key=lambda c: (-c.score, order.get((c.file, c.page), 0), c.line, c.value))
+        return sorted(best.values(), key=lambda c: (-c.score, order.get((c.file, c.page), 0), c.line, c.pos, c.value))
 
     def _yes_no(self, q: Question, shown: list[tuple[str, int, int]], weights: dict[str, float]) -> list[Candidate]:
         """Yes when some line holds (nearly) all the question's terms together, else No."""
@@ -340,11 +373,14 @@ def _window(text: str, value: str, width: int = 240) -> str:
 
 def _factory(model: str, options: dict[str, Any]) -> OfflineBackend:
     given = {k: v for k, v in options.items() if k not in ("corpus", "api_key", "api_base")}
-    madqa.read_options(given, {"temperature": None}, "backend offline")  # it has no options of its own
+    read = madqa.read_options(given, {"temperature": None, "abstain_threshold": ABSTAIN}, "backend offline")
+    threshold = read["abstain_threshold"]
+    if not 0.0 <= threshold <= 1.0:
+        raise madqa.SettingsError(f"backend offline: abstain_threshold is a confidence between 0 and 1, not {threshold}")
     corpus = options.get("corpus")
     if corpus is None:
         raise madqa.SettingsError("the offline backend needs the corpus (options['corpus'])")
-    return OfflineBackend(corpus)
+    return OfflineBackend(corpus, abstain_threshold=threshold)
 
 
 @madqa.hookimpl(trylast=True)

@@ -53,7 +53,8 @@ def phrase_after_terms(text: str, file: str, page: int, q: Question, weights: di
             value = clean(" ".join(value.split()[:6]))
             if value and not set(stems_of(value)) <= own:
                 local, on_page, _ = proximity(bags, i, Bag(), weights, page_bag, q.alts)
-                out.append(Candidate(value, "phrase", file, page, round(fit * (0.7 * local + 0.3 * on_page), 4), i, why))
+                out.append(Candidate(value, "phrase", file, page, round(fit * (0.7 * local + 0.3 * on_page), 4), i, why,
+                                     round(local, 4), round(on_page, 4), 0.0, fit))
     return out
 
 

@@ -55,6 +55,15 @@ _MONEY_WORDS = (r"\b(?:cost|costs|price|prices|amount|amounts|paid|fee|fees|budg
                 r"lose|lost|donate|donated|bill|billed|rent|deposit|fine|penalty|wage|wages|bonus)\b")
 KIND_CUES: tuple[tuple[str, str], ...] = (  # the question word first, then the attribute's own word
     (r"\bstands? for\b|\babbreviation\b|\bacronym\b|\bshort for\b|\babbreviated\b", "expansion"),
+    (r"\b(?:what|which|since|in|from)\s+(?:\w+\s+){0,2}(?:version|release)s?\b(?!\s+notes?\b)|\bversion number\b",
+     "version"),
+    (r"\b(?:command[- ]line\s+)?(?:option|flag|switch|argument)s?\b(?=.*\b(?:command|line|program|run|invok|call|pass|"
+     r"give|use|enable|disable|turn|set|print|output|start)\w*)|\bcommand[- ]line\b", "flag"),
+    (r"\bfile ?names?\b|\bname of the (?:\w+ )?(?:file|directory|folder)\b|\b(?:which|what)\s+(?:\w+\s+)?(?:file|directory|folder|path|extension)s?\b|"
+     r"\b(?:file|directory|folder|path)\s+(?:is|does|do|did|should|must|can|will)\b", "file"),
+    (r"\b(?:which|what)\s+(?:\w+\s+){0,2}(?:command|function|macro|keyword|method|class|variable|environment|"
+     r"package|procedure|routine|operator|directive|type|tool|program|utility|script|backend|terminal|engraver|"
+     r"property|symbol|setting)s?\b", "ident"),
     (r"\b(?:in|during)\s+(?:what|which)\s+year\b|\b(?:what|which)\s+year\b|\byear\s+(?:did|was|were)\b", "year"),
     (r"\b(?:what|which)\s+(?:percentage|percent|proportion|fraction)\b|\bhow many percent\b|\bby what percent", "percent"),
     (r"^(?:\w+\s+){0,3}(?:who|whom|whose)\b|\b(?:which|what) (?:person|employee|author|manager|officer|individual|"
@@ -75,7 +84,7 @@ KIND_CUES: tuple[tuple[str, str], ...] = (  # the question word first, then the 
     (r"\bdate\b|\bdated\b|\bdeadline\b", "date"),
     (r"\b(?:id|identifier|code|reference|ref|serial|account|invoice|order|policy|case|file|po|tracking|registration|"
      r"licen[cs]e|contract|model|part|ticket|claim|phone|telephone|fax|item|article|project)\s+(?:number|no\.?|#|id|code)\b"
-     r"|\b(?:version|ip address|iban|bic|swift|vat id|sku|postcode|zip code|class|standard)\b"
+     r"|\b(?:ip address|iban|bic|swift|vat id|sku|postcode|zip code|class|standard)\b"
      r"|\b(?:what|which)(?: \w+)? (?:id|code|model)\b", "code"),
     (_MONEY_WORDS, "money"),
     (r"\b(?:capacity|weight|duration|length|voltage|distance|size|height|width|speed|temperature|lifetime|warranty|"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from plugins.offline_codes import CODE_RE
+from plugins.offline_codes import SPAN_RES as CODE_RES
 from plugins.offline_dates import DATE_RE, TIME_RE, YEAR_RE
 from plugins.offline_names import HONORIFICS, NAME_RE, NOT_NAME, ORG_SUFFIX, PROPER_RE
 from plugins.offline_numbers import MONEY_RE, NUMBER_RE, PERCENT_RE, QUANTITY_RE, UNIT_OF
@@ -42,11 +42,16 @@ COMPATIBLE = {  # expected kind -> {candidate kind: fit}
     "place": {"proper": 1.0, "phrase": 0.45},
     "code": {"code": 1.0, "number": 0.55, "phrase": 0.35},
     "expansion": {"expansion": 1.0, "phrase": 0.5},
+    "version": {"version": 1.0, "code": 0.6, "number": 0.4},
+    "flag": {"flag": 1.0, "code": 0.5, "ident": 0.4, "phrase": 0.3},
+    "file": {"file": 1.0, "code": 0.5, "ident": 0.4, "phrase": 0.3},
+    "ident": {"ident": 1.0, "code": 0.6, "flag": 0.5, "file": 0.4, "phrase": 0.6},
     "phrase": {"phrase": 0.8, "proper": 0.7, "person": 0.65, "code": 0.7, "quantity": 0.7, "date": 0.6, "money": 0.6,
-               "number": 0.55, "percent": 0.6, "time": 0.6, "year": 0.45},
+               "number": 0.55, "percent": 0.6, "time": 0.6, "year": 0.45, "version": 0.6, "flag": 0.6,
+               "file": 0.6, "ident": 0.6},
 }
 SPAN_RES = {"date": DATE_RE, "year": YEAR_RE, "time": TIME_RE, "money": MONEY_RE, "percent": PERCENT_RE,
-            "number": NUMBER_RE, "quantity": QUANTITY_RE, "code": CODE_RE, "person": NAME_RE, "proper": PROPER_RE}
+            "number": NUMBER_RE, "quantity": QUANTITY_RE, "person": NAME_RE, "proper": PROPER_RE, **CODE_RES}
 
 
 def _kind_spans(text: str, kind: str, limit: int) -> list[tuple[int, str]]:
@@ -86,6 +91,8 @@ def find_candidates(text: str, file: str, page: int, q: Question, weights: dict[
     page_bag = Bag(stems=tuple(x for b in bags for x in b.seq.split()))
     specifiers = {stem(w) for w in words(q.text) if any(ch.isdigit() for ch in w)} | set(q.target)
     rank_prior = 1.0 - min(rank, 10) * 0.01
+    qterms = set(q.stems)
+    asks_default = "default" in qterms
     units = "|".join(UNIT_OF[w] for w in dict.fromkeys([*q.target, *(stem(w) for w in words(q.text.lower()))])
                      if w in UNIT_OF)
     out: list[Candidate] = []
@@ -107,9 +114,12 @@ def find_candidates(text: str, file: str, page: int, q: Question, weights: dict[
         if "expansion" in fits:
             spans += [(pos, s, "expansion") for pos, s in expansions(joined, q)]
         spans += [(pos, value[:80], "value") for _, pos, value in pairs]
+        stated = _defaults(joined, len(line)) if asks_default else []
+        spans += [(pos, value, "value") for pos, value in stated]
         if "phrase" in fits:
             spans += [(pos, c, "phrase") for pos, c, _ in cells]
         seen: set[tuple[str, str]] = set()
+        anchors = [m.start() for m in re.finditer(r"[^\W_][\w'&.\-/]*", joined) if stem(m.group()) in qterms]
         for pos, value, kind in spans:
             value = clean(value)
             vstems = set(stems_of(value))
@@ -132,6 +142,8 @@ def find_candidates(text: str, file: str, page: int, q: Question, weights: dict[
                 lab = max(lab, label_match(row_label, q), label_match(head, q))
                 if head and specifiers & set(stems_of(head)):  # a table cell: its column is one the question names
                     lab = max(lab, 0.5 + 0.5 * label_match(row_label, q))
+            if (pos, value) in stated:
+                lab = max(lab, 0.9)  # "Default: #f", "the default is 300 ms" for a question about a default
             if kind in ("person", "proper") and re.search(r"\b(?:by|from|signed|author|chaired|led)\b[:\s]*$", before, re.I):
                 lab = max(lab, 0.5)
             if q.kind == "place" and re.search(r"\b(?:in|at|near|to)\s+$", before):
@@ -148,6 +160,8 @@ def find_candidates(text: str, file: str, page: int, q: Question, weights: dict[
                 fit *= 0.5
             if kind in ("number", "money") and YEAR_RE.fullmatch(value):
                 fit *= 0.3
+            if kind == "proper" and " " not in value and value.lower() in common:
+                fit *= 0.3  # a capitalised common word ("However", "Button") opening a sentence is no name
             if kind == "person" and any(w.lower() in common for w in words(value) if w[:1].isupper() and "." not in w):
                 fit *= 0.5  # a word also written in lower case is rarely part of a name
             if kind == "proper" and q.kind == "org":
@@ -157,11 +171,35 @@ def find_candidates(text: str, file: str, page: int, q: Question, weights: dict[
             context_years = set(YEAR_RE.findall(before[-14:] + " " + head))
             if qyears and context_years and not context_years & qyears:
                 fit *= 0.6  # labelled with another year than the one asked about
-            score = fit * (0.5 * local + 0.2 * on_page + 0.3 * lab) * rank_prior
+            # a label counts in full only beside the question's other terms ("version" is near every number)
+            score = fit * (0.55 * local + 0.15 * on_page + 0.3 * lab * min(1.0, 2 * local)) * rank_prior
+            score += 0.04 * fit * _closeness(pos, len(value), anchors)  # ties on one line: the nearer span
             if score <= 0:
                 continue
             why = f"{kind}; question terms on or near its line: {', '.join(near) or 'none'}"
-            out.append(Candidate(value, kind, file, page, round(score, 4), i, why + ("; label match" if lab else "")))
+            out.append(Candidate(value, kind, file, page, round(score, 4), i, why + ("; label match" if lab else ""),
+                                 round(local, 4), round(on_page, 4), round(lab, 4), round(fit, 4), pos=pos))
     return out
 
 
+
+
+def _closeness(pos: int, length: int, anchors: list[int]) -> float:
+    """1 when a question term starts right beside the span, falling to 0 at 60 characters away."""
+    gaps = [min(abs(a - pos), abs(a - (pos + length))) for a in anchors if not pos <= a < pos + length]
+    return max(0.0, 1 - min(gaps) / 60) if gaps else 0.0
+
+
+_DEFAULT = re.compile(r"\b[Dd]efaults?(?:\s+(?:value|setting|size|resolution|level|width|is|to|of|for|are|will be))*"
+                      r"\s*(?::|=|\bis\b|\bto\b)?\s*(?:is\s+)?(?:set\s+to\s+)?"
+                      r"([^\s,;]+?(?:\s(?:ms|s|seconds?|dpi|points?|pt|bp|cm|mm|in|inches|px|pixels|%|lines?))?)(?=[\s,;)]|\.\s|\.?$)")
+
+
+def _defaults(text: str, limit: int) -> list[tuple[int, str]]:
+    """(position, value) stated as a default ("Default: #f", "defaults to 75 dpi", "the default is 300 ms")."""
+    out = []
+    for m in _DEFAULT.finditer(text):
+        value = m.group(1).strip("\"'`")
+        if m.start(1) < limit and value and value.lower() not in ("the", "a", "an", "value", "setting", "is", "this"):
+            out.append((m.start(1), value))
+    return out

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from dataclasses import dataclass, field
 
 GENERIC_ATTRIBUTE = frozenset({"name", "value", "amount", "number", "total", "date", "year", "figure"})
@@ -25,7 +26,9 @@ LABEL_SYNONYMS = {  # an asked attribute -> label words that name it on forms an
     "revenue": ("sale", "turnover"), "chaired": ("chair", "chairman", "chairperson"), "chair": ("chaired", "chairman"),
 }
 
-_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'&.\-/]*[A-Za-z0-9]|[A-Za-z0-9]")
+_PLAIN = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2010": "-", "\u2011": "-",
+                        "\u2013": "-", "\u2212": "-", "\u00ad": None})
+_WORD = re.compile(r"[^\W_][\w'&.\-/]*[^\W_]|[^\W_]")
 
 
 def stem(word: str) -> str:
@@ -42,6 +45,12 @@ def stem(word: str) -> str:
 
 def words(text: str) -> list[str]:
     return _WORD.findall(text)
+
+
+def readable(text: str) -> str:
+    """Page text as the reader reads it: ligatures unfolded ("ﬁles" -> "files"), curly quotes and
+    dashes straightened, soft hyphens dropped (NFKC plus a few), so words match the question's."""
+    return unicodedata.normalize("NFKC", text).translate(_PLAIN)
 
 
 def stems_of(text: str) -> tuple[str, ...]:
@@ -77,6 +86,12 @@ class Candidate:
     score: float
     line: int
     why: str = ""
+    local: float = 0.0  # weighted share of the question's terms on or near its line (0..1)
+    on_page: float = 0.0  # weighted share of the question's terms anywhere on its page (0..1)
+    label: float = 0.0  # how well a label, row or column header names the asked attribute (0..1)
+    fit: float = 0.0  # how well the span's kind fits the expected kind (0..1)
+    support: int = 1  # how many shown pages propose the same value
+    pos: int = 0  # where on its line the span starts (ties go to the earlier one)
 
     def key(self) -> str:
         return re.sub(r"[^a-z0-9]+", "", self.value.lower())

@@ -1,0 +1,107 @@
+"""The offline reader's answer types for technical documents (versions, option flags, file names,
+identifiers), ligatured text layers, its calibrated confidence, and abstention: below the threshold
+it refuses, saying what it searched and what the best candidate was."""
+
+from __future__ import annotations
+
+import pytest
+
+import madqa
+from madqa.agent import Agent
+from madqa.corpus import Corpus
+from madqa.index import ingest
+from madqa.settings import load_config
+from madqa.trace import Trace
+from plugins.offline_confidence import absent_share, confidence
+from plugins.offline_question import analyze
+from plugins.offline_reader import find_candidates
+from plugins.offline_spans import Candidate, readable, term_weights
+from tests.conftest import make_pdf
+
+MANUAL = [
+    "Installation\nThe program needs Guile 2.2 or later; builds against Guile 1.8 are no longer supported.\n"
+    "Configuration is read from the file ~/.plotterrc at start-up.",
+    "Command-line options\nUse --output=FILE to choose the output file.\nThe option -q suppresses the banner.\n"
+    "To convert old input files use the convert-in tool shipped with the program.",
+    "Release notes\nThe reread command was deprecated in version 5.4 in favour of explicit iteration.",
+]
+
+
+def best(question: str, text: str) -> str:
+    q = analyze(question)
+    found = find_candidates(readable(text), "m.pdf", 1, q, term_weights(q, {}, 0))
+    assert found, f"no candidate for {question!r}"
+    return max(found, key=lambda c: c.score).value
+
+
+@pytest.mark.parametrize(("question", "kind", "page", "answer"), [
+    ("Which version of Guile does the program need?", "version", 0, "2.2"),
+    ("In which version was the reread command deprecated?", "version", 2, "5.4"),
+    ("Which command-line option suppresses the banner?", "flag", 1, "-q"),
+    ("What is the name of the file configuration is read from at start-up?", "file", 0, "~/.plotterrc"),
+    ("Which tool converts old input files?", "ident", 1, "convert-in"),
+])
+def test_technical_answer_types(question, kind, page, answer):
+    assert analyze(question).kind == kind
+    assert best(question, MANUAL[page]) == answer
+
+
+def test_ligatures_in_a_text_layer_do_not_hide_words():
+    page = "The conﬁguration ﬁle is named plotter.conf and lives in the home folder."
+    assert best("What is the name of the configuration file?", page) == "plotter.conf"
+
+
+@pytest.fixture
+def corpus(tmp_path, settings, registry):
+    root = tmp_path / "docs"
+    make_pdf(root / "manual.pdf", MANUAL)
+    make_pdf(root / "notes.pdf", ["Support\nQuestions go to the mailing list; answers usually arrive within two days."])
+    ingest(root, settings, registry, ocr="never")
+    return Corpus.open(root, settings.corpora_dir)
+
+
+def ask(corpus, registry, settings, question, **options):
+    config = load_config("offline").with_overrides(options={"backend": options} if options else None)
+    agent = Agent(corpus, config, registry, settings)
+    return Trace(question, config, "q").consume(agent.run(question)), agent.backend
+
+
+def test_an_answer_above_the_threshold_carries_its_confidence_and_quote(corpus, registry, settings):
+    trace, backend = ask(corpus, registry, settings, "Which version of Guile does the program need?")
+    row = trace.row()
+    assert row["answer"] == ["2.2"] and row["quote_check"]["verified"] == 1
+    assert backend.last.value >= backend.abstain_threshold
+    note = next(s for s in row["trajectory"] if s["type"] == "model" and "answering" in (s["text"] or ""))
+    assert "confidence" in note["text"]
+
+
+def test_a_question_about_something_absent_is_refused_with_what_was_searched(corpus, registry, settings):
+    question = "Which version of the Fortran compiler does the Windows installer bundle?"
+    trace, backend = ask(corpus, registry, settings, question)
+    row = trace.row()
+    assert row["answer"] == [] and row["citations"] == [] and row["refusal"]
+    last = [s for s in row["trajectory"] if s["type"] == "model"][-1]["text"]
+    assert "not answering" in last and "below the threshold" in last
+    assert "searched" in last and "Fortran" in last and "the best candidate was" in last
+    assert backend.last.features["absent"] > 0.3
+    # the same question with abstention switched off gets the best candidate as its answer
+    trace, _ = ask(corpus, registry, settings, question, abstain_threshold=0.0)
+    assert trace.row()["answer"]
+
+
+def test_the_abstain_threshold_is_checked(corpus, registry, settings):
+    with pytest.raises(madqa.SettingsError, match="between 0 and 1"):
+        ask(corpus, registry, settings, "Which option?", abstain_threshold=1.5)
+    with pytest.raises(madqa.PluginError, match="abstain_threshold expects float"):
+        ask(corpus, registry, settings, "Which option?", abstain_threshold="high")
+
+
+def test_confidence_rises_with_evidence_and_falls_with_absent_terms():
+    strong = Candidate("2.2", "version", "m.pdf", 1, 0.8, 0, local=0.9, on_page=1.0, label=0.5, fit=1.0, support=2)
+    weak = Candidate("1.8", "version", "m.pdf", 1, 0.3, 0, local=0.3, on_page=0.4, fit=1.0)
+    assert confidence(strong, weak, 0.0).value > confidence(weak, None, 0.0).value
+    assert confidence(strong, weak, 0.6).value < confidence(strong, weak, 0.0).value
+    assert confidence(None, None, 0.0).value == 0.0
+    weights = {"guile": 2.0, "fortran": 3.0}
+    assert absent_share(weights, {"guile": 4}, 10) == pytest.approx(0.6)
+    assert absent_share(weights, {}, 0) == 0.0  # unknown statistics: nothing is known to be absent
