@@ -84,7 +84,9 @@ def test_llm_rewrite_runs_with_the_offline_backend_on_a_real_index(tmp_path, set
     ingest(root, settings, registry, ocr="never")
     corpus = Corpus.open(root, settings.corpora_dir)
     config = load_config("offline").with_overrides(
-        query_strategy="llm-rewrite", options={"query_strategy": {"mock_response": "employees", "when": "always"}})
+        query_strategy="llm-rewrite", options={"query_strategy": {"mock_response": "employees", "when": "always"},
+                                               # a one-page corpus lacks "work": the reader would rightly abstain
+                                               "backend": {"abstain_threshold": 0.0}})
     agent = Agent(corpus, config, registry, settings)
     question = "How many staff work at the plant?"
     row = Trace(question, config, "q").consume(agent.run(question)).row()
