@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +32,8 @@ Once you have found the relevant pages, answer with submit_answer:
 
 JSON_PROTOCOL = """
 You cannot call tools directly. To search, reply with only {"search": "<query>"}. To answer, reply with only {"answer": ["..."], "citations": [{"file": "...", "page": 1, "quote": "..."}]}."""
+
+SEEDED_NOTE = "oracle: these are the gold evidence pages, given instead of a search"
 
 SEARCH_TOOL: dict[str, Any] = {
     "type": "function",
@@ -89,6 +91,7 @@ class SearchState:
     hits: list[tuple[Hit, ...]] = field(default_factory=list)
     new_page_counts: list[int] = field(default_factory=list)
     seen: set[PageRef] = field(default_factory=set)
+    seeded: tuple[Hit, ...] | None = None  # shown as the first search's result instead of searching (the oracle)
 
 
 def image_part(data: bytes, mime: str) -> dict[str, Any]:
@@ -114,14 +117,17 @@ class Agent:
             options.setdefault("temperature", config.temperature)
         self.backend = registry.create("backend", config.backend, config.model, options)
 
-    def run(self, question: str) -> Iterator[Step]:
-        """Yield each step as it happens; the last one is always an AnswerStep (maybe a refusal)."""
+    def run(self, question: str, first_hits: Sequence[Hit] | None = None) -> Iterator[Step]:
+        """Yield each step as it happens; the last one is always an AnswerStep (maybe a refusal).
+
+        ``first_hits`` (e.g. the gold evidence pages, for the oracle condition) are what the first
+        search returns, all of them and whatever its query; later searches use the retriever."""
         question = clean_text(question)  # a lone surrogate could be neither sent, shown nor saved
         native_tools = getattr(self.backend, "supports_tools", True)
         system = SYSTEM_PROMPT + ("" if native_tools else JSON_PROTOCOL)
         messages: list[dict[str, Any]] = [{"role": "system", "content": system},
                                           {"role": "user", "content": question}]
-        state = SearchState(question)
+        state = SearchState(question, seeded=tuple(first_hits) if first_hits is not None else None)
         max_steps = self.config.max_steps
         for iteration in range(1, max_steps + 1):
             force = iteration == max_steps
@@ -174,18 +180,21 @@ class Agent:
         executed, strategy_note, retriever_note, error = written, None, None, None
         hits: tuple[Hit, ...] = ()
         spent: Any = None
-        try:
-            # (query, note), or (query, note, spent) when the strategy called a model of its own:
-            # ``spent`` has ``usage`` and ``cost_usd`` (a ModelDecision does), counted in the run's totals
-            executed, strategy_note, *extra = self.strategy.rewrite(written, state)
-            spent = extra[0] if extra else None
-            # a reranker may ask to see more candidates than are shown (its ``candidates`` attribute)
-            depth = max(self.config.top_k, int(getattr(self.reranker, "candidates", 0) or 0))
-            result = self.retriever.search(executed, depth)
-            retriever_note = result.note
-            hits = tuple(self.reranker.rerank(state.question, executed, list(result.hits)))[: self.config.top_k]
-        except Exception as exc:  # a plugin's failure is an observation for the model, not a crash
-            error = _describe(exc)
+        if state.seeded is not None and not state.queries:
+            hits, retriever_note = state.seeded, SEEDED_NOTE
+        else:
+            try:
+                # (query, note), or (query, note, spent) when the strategy called a model of its own:
+                # ``spent`` has ``usage`` and ``cost_usd`` (a ModelDecision does), counted in the run's totals
+                executed, strategy_note, *extra = self.strategy.rewrite(written, state)
+                spent = extra[0] if extra else None
+                # a reranker may ask to see more candidates than are shown (its ``candidates`` attribute)
+                depth = max(self.config.top_k, int(getattr(self.reranker, "candidates", 0) or 0))
+                result = self.retriever.search(executed, depth)
+                retriever_note = result.note
+                hits = tuple(self.reranker.rerank(state.question, executed, list(result.hits)))[: self.config.top_k]
+            except Exception as exc:  # a plugin's failure is an observation for the model, not a crash
+                error = _describe(exc)
         new = tuple(dict.fromkeys(h.ref for h in hits if h.ref not in state.seen))
         parts: list[dict[str, Any]] = []
         shown: list[PageRef] = []

@@ -21,6 +21,7 @@ from madqa.evaluation.questions import read_jsonl
 from madqa.jsonl import dumps
 from madqa.settings import PipelineConfig, Settings
 from madqa.trace import Trace
+from madqa.types import Hit
 
 OnRow = Callable[[dict[str, Any], dict[str, Any]], None]  # (row, question)
 
@@ -40,6 +41,13 @@ def question_problem(item: Any) -> str | None:
     if not isinstance(text, str) or not text.strip():
         return "the question has no 'question' text"
     return None
+
+
+def oracle_hits(question: dict[str, Any]) -> tuple[Hit, ...]:
+    """The gold evidence pages of a question as hits (gold order, duplicates dropped)."""
+    pages = [(ev.get("document"), ev.get("page")) for ev in question.get("evidence") or [] if isinstance(ev, dict)]
+    pages = [p for p in dict.fromkeys(pages) if isinstance(p[0], str) and isinstance(p[1], int)]
+    return tuple(Hit(file, page, 1.0, "gold evidence page") for file, page in pages)
 
 
 def read_done(path: Path) -> tuple[list[dict[str, Any]], int, int]:
@@ -83,15 +91,20 @@ def run_batch(
     on_row: OnRow | None = None,
     backend_options: dict[str, Any] | None = None,
     executor: Any = None,
+    oracle: bool = False,
 ) -> list[dict[str, Any]]:
     """Answer every question (skipping answered ones when resuming); returns all rows of the run.
 
     Rows are appended to ``out_path`` as each question finishes, by this process alone, also when
     an ``executor`` (``madqa.cluster``) answers the questions on its workers. An unexpected
     exception on one question becomes an error row (retried by ``resume``) instead of ending the run.
+    ``oracle``: the first search of each question returns its gold evidence pages (the paper's
+    oracle condition); such rows carry ``"oracle": true``. Not with an ``executor`` yet.
     """
     if workers < 1:
         raise ValueError("workers must be at least 1")
+    if oracle and executor is not None:
+        raise ValueError("the oracle condition does not run on a cluster yet")
     questions = list(questions)[:limit] if limit else list(questions)
     path = Path(out_path) if out_path else None
     done: list[dict[str, Any]] = []
@@ -116,7 +129,7 @@ def run_batch(
         return local.agent
 
     def answer(question: dict[str, Any]) -> dict[str, Any]:
-        return answer_question(question, config, agent)
+        return answer_question(question, config, agent, oracle)
 
     def record(row: dict[str, Any], question: dict[str, Any]) -> None:
         with write_lock:
@@ -143,8 +156,11 @@ def run_batch(
     return rows
 
 
-def answer_question(question: Any, config: PipelineConfig, agent: Callable[[], Agent]) -> dict[str, Any]:
-    """The prediction row of one question; a bad question or a bug becomes an error row, never a raise."""
+def answer_question(question: Any, config: PipelineConfig, agent: Callable[[], Agent],
+                    oracle: bool = False) -> dict[str, Any]:
+    """The prediction row of one question; a bad question or a bug becomes an error row, never a raise.
+
+    ``oracle``: its first search returns its gold evidence pages (``oracle_hits``)."""
     problem = question_problem(question)
     if problem is not None:  # an error row says so; the other questions still run
         known = question if isinstance(question, dict) else {}
@@ -152,9 +168,14 @@ def answer_question(question: Any, config: PipelineConfig, agent: Callable[[], A
         row["error"] = f"input: {problem}"
         return row
     trace = Trace(str(question["question"]), config, question.get("id"))
+    seeded = oracle_hits(question) if oracle else None
+    if oracle and not seeded:
+        row = trace.row()
+        row.update(oracle=True, error="input: the question has no gold evidence pages for the oracle")
+        return row
     try:
-        trace.consume(agent().run(trace.question))
-        return trace.row()
+        trace.consume(agent().run(trace.question, first_hits=seeded))
+        return {**trace.row(), "oracle": True} if oracle else trace.row()
     except Exception as exc:  # a bug on one question must not sink a long run; resume retries it
         row = trace.row()
         row["error"] = f"internal: {type(exc).__name__}: {exc}"
