@@ -337,6 +337,7 @@ TABLE_ROWS: tuple[tuple[str, str], ...] = (
     ("accuracy_strict", "accuracy_strict"), ("anls", "anls"), ("doc_f1", "doc_f1"),
     ("page_f1", "page_f1"), ("kuiper", "kuiper"),
     ("wasted_effort_ratio", "wasted_effort_ratio"), ("query_drift", "query_drift"),
+    ("query_drift_embedding", "query_drift_embedding"),
     ("evidence_recall", "evidence_recall"), ("evidence_recall_micro", "evidence_recall_micro"),
     ("first_query_success", "first_query_success"),
     *((f"errors.{c}", f"errors.shares.{c}") for c in ERROR_CATEGORIES),
