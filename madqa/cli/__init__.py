@@ -1,9 +1,9 @@
 """``python -m madqa ...`` / ``madqa ...``: the command line.
 
 One module per group of commands (``corpus``: index, search, render; ``agent``: ask, run;
-``scoring``: eval; ``info``: plugins, configs). Each module defines its commands with
-``@command(name)`` and their arguments in ``add_parsers(sub)``; a new group is a new module
-added to ``GROUPS``.
+``scoring``: eval; ``info``: plugins, configs; ``research``: diff, export). Each module defines
+its commands with ``@command(name)`` and their arguments in ``add_parsers(sub)``; a new group is
+a new module added to ``GROUPS``.
 
 Core errors become a message on stderr and an exit status: 0 done, 1 done with some failures
 (e.g. files that could not be indexed, questions the backend failed on), 2 nothing done (bad
@@ -21,7 +21,7 @@ from madqa.cli.common import rebuild_corpus
 from madqa.errors import IndexDamagedError, MadqaError
 from madqa.settings import Settings
 
-GROUPS = ("corpus", "agent", "scoring", "info")
+GROUPS = ("corpus", "agent", "scoring", "info", "research")
 REPAIRABLE = ("search", "ask", "render")  # commands that write nothing before they search
 
 

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from madqa.cli import common
+from madqa.cli import common, research
 from madqa.cli.base import command
 from madqa.jsonl import dumps
 from madqa.settings import Settings
@@ -58,22 +58,25 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
 def _run(args: argparse.Namespace, settings: Settings, executor: Any) -> int:
     from tqdm import tqdm
 
-    from madqa.evaluation.questions import load_questions
     from madqa.evaluation.runner import run_batch, score_row
 
     for _, path in _config_outputs(args, settings):  # nothing already stored is overwritten
-        if path.resolve() == Path(args.questions).resolve():
+        if args.questions and path.resolve() == Path(args.questions).resolve():
             print(f"madqa: -o {path} is the questions file; write the predictions elsewhere", file=sys.stderr)
             return 2
         if path.exists() and path.stat().st_size and not args.resume:
             print(f"madqa: {path} already holds predictions; add --resume to continue it, or give another -o",
                   file=sys.stderr)
             return 2
-    questions, problems = load_questions(args.questions, unique_ids=True)
+    inputs = research.run_inputs(args)
+    if isinstance(inputs, str):
+        print(f"madqa: {inputs}", file=sys.stderr)
+        return 2
+    questions, problems, source, args.corpus = inputs
     for problem in problems:
-        print(f"warning: {args.questions}: {problem}", file=sys.stderr)
+        print(f"warning: {source}: {problem}", file=sys.stderr)
     if not questions:
-        print(f"madqa: no usable questions in {args.questions}", file=sys.stderr)
+        print(f"madqa: no usable questions in {source}", file=sys.stderr)
         return 2
     reg = common.registry(settings)
     corpus = common.open_corpus(args, settings, reg, check=True)  # damage found before any row is written
@@ -92,7 +95,7 @@ def _run(args: argparse.Namespace, settings: Settings, executor: Any) -> int:
 
         rows = run_batch(questions, corpus, config, reg, settings, out_path=path, workers=args.workers,
                          resume=args.resume, limit=args.limit, on_row=on_row,
-                         backend_options=common.backend_options(args), executor=executor)
+                         backend_options=common.backend_options(args), executor=executor, oracle=args.oracle)
         bar.update(total - bar.n)
         bar.close()
         errors = sum(1 for r in rows if r.get("error"))
@@ -111,11 +114,12 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="print only the prediction row")
 
     p = sub.add_parser("run", help="run a question set through one or more configs")
-    p.add_argument("--corpus", required=True, metavar="DIR")
-    p.add_argument("--questions", required=True, metavar="FILE", help="MADQA questions, JSONL or Parquet")
+    p.add_argument("--corpus", metavar="DIR", help="the PDFs (or give --dataset)")
+    p.add_argument("--questions", metavar="FILE", help="MADQA questions, JSONL or Parquet (or give --dataset)")
     p.add_argument("-o", "--output", required=True, metavar="PRED.jsonl")
     common.add_config_args(p, several=True)
     p.add_argument("--workers", type=common.positive_int, default=1, help="questions answered at once (API-bound work)")
     p.add_argument("--resume", action="store_true", help="keep answered rows, retry error rows, run the rest")
     p.add_argument("--limit", type=common.positive_int, help="only the first N questions")
     p.add_argument("--cluster", metavar="URL", help="answer on a cluster: local:N or tcp://HOST:8786 (Dask)")
+    research.add_run_arguments(p)

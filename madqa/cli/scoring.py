@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from madqa.cli import research
 from madqa.cli.base import command
 from madqa.jsonl import dumps
 from madqa.settings import Settings
@@ -21,6 +22,7 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
     for problem in problems:
         print(f"warning: {args.gold}: {problem}", file=sys.stderr)
     results: dict[str, Any] = {}
+    rows_by_name: dict[str, list[dict[str, Any]]] = {}
     for pred_path in args.predictions:
         try:
             rows, row_problems = load_predictions(pred_path)
@@ -33,10 +35,16 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
         while name in results:
             name += "'"
         results[name] = evaluate(rows, gold, by=args.by)
+        rows_by_name[name] = rows
+    extras = research.eval_extras(args, gold, rows_by_name, results)
+    if isinstance(extras, str):
+        print(f"madqa: {extras}", file=sys.stderr)
+        return 2
     if args.json:
-        print(dumps(results, indent=1))
+        print(dumps({**results, **extras}, indent=1))
         return 0
     print(format_table(results))
+    research.print_eval_extras(extras, results)
     if len(results) == 1:
         only = next(iter(results.values()))
         groups = {f"{k}": v for k, v in only["by_hop_type"].items()}
@@ -52,3 +60,4 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--gold", required=True, metavar="FILE")
     p.add_argument("--json", action="store_true", help="print pure JSON")
     p.add_argument("--by", choices=("category", "domain"), help="also break down by this field")
+    research.add_eval_arguments(p)
