@@ -1,4 +1,4 @@
-"""``build_app(settings, registry) -> gr.Blocks``: the five tabs, the session state and the queue.
+"""``build_app(settings, registry) -> gr.Blocks``: the six tabs, the session state and the queue.
 
 Building starts indexing the demo corpus in the background (first start only), so the page
 opens at once with a status line that follows the indexing.
@@ -19,6 +19,7 @@ from madqa.ui.compare import build_compare_tab
 from madqa.ui.context import AppContext
 from madqa.ui.corpus import build_corpus_tab
 from madqa.ui.evaluate import build_evaluate_tab
+from madqa.ui.human import build_human_tab
 from madqa.ui.plugins import build_plugins_tab
 from madqa.ui.policy import WebPolicy
 from madqa.ui.sessions import MAX_UPLOAD_MB, SessionStore, new_session
@@ -138,6 +139,8 @@ def build_app(settings: Settings, registry: Any, *, demo_dir: str | Path | None 
                 build_corpus_tab(ctx, corpus_tab)
             with gr.Tab("Evaluate", id="evaluate"):
                 build_evaluate_tab(ctx)
+            with gr.Tab("You search", id="human"):
+                build_human_tab(ctx)
             with gr.Tab("Plugins", id="plugins"):
                 build_plugins_tab(ctx)
         timer = gr.Timer(1.0, active=not sessions.demo.ready)

@@ -3,7 +3,8 @@
 Each config runs in its own thread; their steps are interleaved through a queue as they happen,
 so both traces stream together. When both have answered, a summary table puts answer,
 citations, steps, query drift, tokens, cost and time side by side, and scores both with ANLS*
-when the question came from the demo set (which has gold answers).
+when the question came from the demo set (which has gold answers). Below, the trajectory diff of
+two prediction files (``diff_view.py``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from madqa.trace import Trace
 from madqa.ui.ask import build_page_viewer, check_question_length, next_pending, run_steps, viewer_handlers
 from madqa.ui.config_panel import FIELD_NAMES, build_config_panel, describe, resolve_config
 from madqa.ui.context import AGENT_CONCURRENCY, AGENT_CONCURRENCY_ID, AppContext, api_parameters
+from madqa.ui.diff_view import build_diff_view
 from madqa.ui.messages import (
     md_escape,
     notice_message,
@@ -61,6 +63,7 @@ def build_compare_tab(ctx: AppContext) -> None:
                            elem_id="compare-summary")
     viewer = build_page_viewer("Cited page", "compare-page", height=560,
                                hint="_Click a cited page under either answer to see it here._")
+    build_diff_view(ctx)
 
     @api_parameters(["question", "question_id", *(f"{side.lower()}_{n}" for side in SIDES for n in FIELD_NAMES),
                      "session"])

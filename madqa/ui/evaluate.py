@@ -25,6 +25,7 @@ import gradio as gr
 import pandas as pd
 
 from madqa.errors import MadqaError
+from madqa.evaluation.oracle import oracle_gap
 from madqa.evaluation.questions import QuestionFileError, load_questions
 from madqa.evaluation.report import (
     ERROR_CATEGORIES,
@@ -99,6 +100,22 @@ def question_frame(rows_by_config: Mapping[str, Sequence[Mapping[str, Any]]],
     return pd.DataFrame(table, columns=QUESTION_COLUMNS)
 
 
+GAP_ROWS = (("questions in both runs", "n"), ("accuracy", "accuracy"), ("accuracy with the gold pages", "oracle_accuracy"),
+            ("gap", "gap"), ("lost to retrieval (right with the gold pages only)", "lost_to_retrieval"),
+            ("lost to reading (wrong even with them)", "lost_to_reading"), ("right both ways", "right_both"),
+            ("right only without the oracle", "right_without_oracle_only"),
+            ("share of errors: retrieval", "share_of_errors_retrieval"),
+            ("share of errors: reading", "share_of_errors_reading"))
+
+
+def gap_frame(gaps: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
+    """The oracle gap per config (``madqa.evaluation.oracle.oracle_gap``), one column each."""
+    if not gaps:
+        return pd.DataFrame(columns=["oracle gap"])
+    rows = [[label, *(str(cell(gaps[n]["overall"][key])) for n in gaps)] for label, key in GAP_ROWS]
+    return pd.DataFrame(rows, columns=["oracle gap", *gaps])
+
+
 def scrub(rows: list[dict[str, Any]], secrets: Sequence[str]) -> list[dict[str, Any]]:
     """Rows with any secret that leaked into an error text replaced (rows go to a download)."""
     if not any(s and len(s) >= 6 for s in secrets):
@@ -150,6 +167,9 @@ def build_evaluate_tab(ctx: AppContext) -> None:
                 api_key = gr.Textbox("", label="API key", type="password",
                                      placeholder="uses the server's environment when empty")
                 api_base = gr.Textbox("", label="api_base (OpenAI-compatible server)")
+            oracle = gr.Checkbox(False, label="Also run with the oracle (each question's gold pages as its first "
+                                 "search result): the oracle gap, lost to retrieval vs lost to reading",
+                                 elem_id="eval-oracle")
             run_btn = gr.Button("Run evaluation", variant="primary", elem_id="eval-run")
             status = gr.Markdown(elem_id="eval-status")
             predictions_file = gr.File(label="Predictions (JSONL)", interactive=False, height=90)
@@ -164,11 +184,13 @@ def build_evaluate_tab(ctx: AppContext) -> None:
                                       title="Kuiper cumulative deviation (questions sorted by effort)")
             error_plot = gr.BarPlot(x="category", y="count", color="config", title="Why answers were wrong",
                                     height=260)
+    gap_table = gr.DataFrame(pd.DataFrame(columns=["oracle gap"]), label="Oracle gap (with the oracle checkbox)",
+                             interactive=False, elem_id="eval-gap")
     per_question_table = gr.DataFrame(pd.DataFrame(columns=QUESTION_COLUMNS), label="Per question",
                                       column_widths=["12%", "8%", "38%", "14%", "7%", "6%", "6%", "9%"], interactive=False, wrap=True, max_height=420)
 
     def run(question_file: str | None, configs: list[str] | None, limit: float | None, workers: float,
-            api_key: str, api_base: str, session: Any,
+            api_key: str, api_base: str, oracle: bool, session: Any,
             progress: gr.Progress = gr.Progress()) -> tuple[Any, ...]:  # noqa: B008 - how Gradio injects a progress bar
         if question_file:
             label = shorten_name(Path(question_file).name)
@@ -195,21 +217,25 @@ def build_evaluate_tab(ctx: AppContext) -> None:
         secrets = [(api_key or "").strip()]
         progress(0, desc="waiting for the corpus")
         corpus = ctx.corpus_or_error(session)
-        total, done = len(questions) * len(picked), 0
+        runs = [(config, False) for config in picked] + ([(config, True) for config in picked] if oracle else [])
+        total, done = len(questions) * len(runs), 0
         rows_by_config: dict[str, list[dict[str, Any]]] = {}
+        oracle_rows: dict[str, list[dict[str, Any]]] = {}
         started = time.perf_counter()
-        for config in picked:
+        for config, seeded in runs:
             finished: queue.Queue[Any] = queue.Queue()
             outcome: dict[str, Any] = {}
 
             options = options_by_config[config.name]
 
             def work(config: Any = config, finished: queue.Queue[Any] = finished,
-                     outcome: dict[str, Any] = outcome, options: dict[str, Any] = options) -> None:
+                     outcome: dict[str, Any] = outcome, options: dict[str, Any] = options,
+                     seeded: bool = seeded) -> None:
                 try:
                     outcome["rows"] = run_batch(questions, corpus, config, ctx.registry, ctx.settings,
                                                 workers=max(1, min(int(workers or 1), MAX_WORKERS)),
-                                                on_row=lambda row, q: finished.put(q), backend_options=options)
+                                                on_row=lambda row, q: finished.put(q), backend_options=options,
+                                                oracle=seeded)
                 except Exception as exc:  # MadqaError (a component cannot be built) or a bug: report it
                     outcome["error"] = exc
                 finally:
@@ -219,14 +245,17 @@ def build_evaluate_tab(ctx: AppContext) -> None:
             thread.start()
             while (item := finished.get()) is not None:
                 done += 1
-                progress((done, total), desc=f"{config.name}: {item.get('id')}", unit="questions")
+                progress((done, total), desc=f"{config.name}{' (oracle)' if seeded else ''}: {item.get('id')}",
+                         unit="questions")
             thread.join()
             if "error" in outcome:
                 failure = outcome["error"]
                 what = str(failure) if isinstance(failure, MadqaError) else f"{type(failure).__name__}: {failure}"
                 raise gr.Error(redact(f"{config.name}: {what}", secrets))
             rows = [visitor_row(row, options) for row in outcome["rows"]]
-            rows_by_config[config.name] = scrub(rows, secrets)
+            (oracle_rows if seeded else rows_by_config)[config.name] = scrub(rows, secrets)
+        gaps = {name: oracle_gap(rows_by_config[name], rows, questions) for name, rows in oracle_rows.items()}
+        rows_by_config.update({f"{name} (oracle)": rows for name, rows in oracle_rows.items()})
         results = {name: evaluate(rows, questions) for name, rows in rows_by_config.items()}
         records = {name: per_question(rows, questions) for name, rows in rows_by_config.items()}
         folder = Path(tempfile.mkdtemp(prefix="madqa-eval-"))
@@ -236,7 +265,7 @@ def build_evaluate_tab(ctx: AppContext) -> None:
         report = folder / "report.json"
         report.write_text(json.dumps({
             "question_set": label, "questions": len(questions), "corpus": corpus.name,
-            "configs": {c.name: c.to_dict() for c in picked}, "results": results,
+            "configs": {c.name: c.to_dict() for c in picked}, "results": results, "oracle_gap": gaps,
         }, indent=1, ensure_ascii=False, default=str), encoding="utf-8")
         gold = sum(1 for q in questions if q.get("answer_variants"))
         text = (f"Ran {len(questions)} questions of **{label}** through {len(picked)} config(s) on "
@@ -252,8 +281,8 @@ def build_evaluate_tab(ctx: AppContext) -> None:
         accuracy_update = gr.ScatterPlot(accuracy, x_lim=[0, most + 1])  # no point on the frame's edge
         EVAL_FOLDERS.returned(folder)
         return (text, metrics_frame(results), accuracy_update, kuiper, errors, question_frame(rows_by_config, records),
-                str(predictions), str(report))
+                str(predictions), str(report), gap_frame(gaps))
 
-    run_btn.click(run, [question_file, names, limit, workers, api_key, api_base, ctx.session],
+    run_btn.click(run, [question_file, names, limit, workers, api_key, api_base, oracle, ctx.session],
                   [status, metrics, accuracy_plot, kuiper_plot, error_plot, per_question_table, predictions_file,
-                   report_file], api_name="evaluate", concurrency_limit=2)
+                   report_file, gap_table], api_name="evaluate", concurrency_limit=2)

@@ -1,0 +1,223 @@
+"""The "You search" tab: a person plays the agent's game (the paper's human + BM25 condition).
+
+The visitor gets only the agent's tool: a search box with the same query language and
+retriever, the same top-k pages as images, and an answer box with citations to pages they were
+shown. Each question becomes a prediction row in the agent's format (``model: "human"``, a
+trajectory of the same typed steps), scored with the same report as the agents (accuracy,
+first-query success, steps, drift) beside the default config's agent on the same questions,
+per browser session, and downloadable for ``madqa eval``. Every text shown is escaped.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+import pandas as pd
+
+from madqa.answer import validate_citations
+from madqa.errors import MadqaError
+from madqa.evaluation.report import evaluate, per_question
+from madqa.evaluation.runner import run_batch
+from madqa.settings import PipelineConfig
+from madqa.trace import Trace
+from madqa.types import AnswerStep, PageRef, SearchStep
+from madqa.ui.context import AppContext
+from madqa.ui.messages import md_escape
+from madqa.ui.pages import page_file
+
+HUMAN = "human"
+MAX_QUERY_CHARS = 500
+SCORE_COLUMNS = ["id", "question", "your answer", "right", "ANLS*", "searches", "first query found a gold page",
+                 "query drift (lexical)"]
+SUMMARY_ROWS = (("questions", "n"), ("accuracy", "accuracy"), ("first-query success", "first_query_success"),
+                ("mean searches", "steps.mean"), ("query drift (lexical)", "query_drift"),
+                ("evidence recall", "evidence_recall"), ("page F1", "page_f1"))
+
+
+@dataclass
+class Game:
+    """One question being answered by a person: the trace so far and the pages shown."""
+
+    question: dict[str, Any]
+    trace: Trace
+    seen: list[PageRef] = field(default_factory=list)
+    searches: int = 0
+
+
+def start_game(question: Mapping[str, Any], config: PipelineConfig) -> Game:
+    return Game(dict(question), Trace(str(question["question"]), config, question.get("id")))
+
+
+def human_search(game: Game, corpus: Any, retriever: Any, query: str, top_k: int) -> SearchStep:
+    """Run the agent's search tool for a person and record it as the agent's SearchStep would be."""
+    started = time.perf_counter()
+    game.searches += 1
+    hits, note, error = (), None, None
+    try:
+        result = retriever.search(query, top_k)
+        hits, note = tuple(result.hits)[:top_k], result.note
+    except Exception as exc:  # a bad query is an observation, as for the agent
+        error = str(exc) if isinstance(exc, MadqaError) else f"{type(exc).__name__}: {exc}"
+    new = tuple(dict.fromkeys(h.ref for h in hits if h.ref not in game.seen))
+    game.seen += list(new)
+    step = SearchStep(game.searches, query, query, hits, new, None, note, error, time.perf_counter() - started)
+    game.trace.steps.append(step)
+    return step
+
+
+def human_answer(game: Game, corpus: Any, answer_text: str, cited: Sequence[str]) -> dict[str, Any]:
+    """Finish the question: the answer (one value per line) and cited page labels -> a prediction row."""
+    values = [line.strip() for line in str(answer_text or "").splitlines() if line.strip()]
+    labels = {ref.label(): ref for ref in game.seen}
+    raw = [{"file": labels[c].file, "page": labels[c].page} for c in cited or [] if c in labels]
+    citations, flags = validate_citations(raw, corpus, set(game.seen))
+    game.trace.steps.append(AnswerStep(game.searches + 1, tuple(values), tuple(citations), tuple(raw),
+                                       tuple(flags), not values))
+    game.trace.finished = time.perf_counter()
+    row = game.trace.row()
+    row.update(model=HUMAN, config=HUMAN, backend=HUMAN)
+    return row
+
+
+def score_frame(rows: Sequence[Mapping[str, Any]], gold: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    table = []
+    for r in per_question(list(rows), list(gold)):
+        row = rows[r["index"]]
+        table.append([r["id"], r["question"], " | ".join(row.get("answer") or []) or "(no answer)",
+                      "yes" if r["correct"] else "no", round(r["anls"], 3), r["n_searches"],
+                      {True: "yes", False: "no", None: "–"}[r["first_query_hit"]],
+                      "–" if r["drift"] is None else round(r["drift"], 3)])
+    return pd.DataFrame(table, columns=SCORE_COLUMNS)
+
+
+def _figure(overall: Mapping[str, Any], dotted: str) -> str:
+    value: Any = overall
+    for part in dotted.split("."):
+        value = value.get(part) if isinstance(value, Mapping) else None
+    return "–" if value is None else (f"{value:.3f}" if isinstance(value, float) else str(value))
+
+
+def summary_frame(rows: Sequence[Mapping[str, Any]], agent_rows: Sequence[Mapping[str, Any]],
+                  gold: Sequence[Mapping[str, Any]], agent_name: str) -> pd.DataFrame:
+    """The session's figures beside the agent's on the same questions (the same ``evaluate``)."""
+    asked = [g for g in gold if any(r.get("id") == g.get("id") for r in rows)]
+    you = evaluate(list(rows), asked)["overall"] if asked else {}
+    agent = evaluate(list(agent_rows), asked)["overall"] if asked and agent_rows else {}
+    return pd.DataFrame([[label, _figure(you, key), _figure(agent, key)] for label, key in SUMMARY_ROWS],
+                        columns=["", "you", f"agent ({agent_name})"])
+
+
+def build_human_tab(ctx: AppContext) -> None:
+    config = ctx.configs.get(ctx.default_config) or next(iter(ctx.configs.values()))
+    gr.Markdown("Answer a question **the way the agent does**: you may only search (the same search tool, "
+                f"query language and top {config.top_k} pages as images as the `{md_escape(config.name)}` agent), "
+                "then answer and cite the pages you were shown. Your searches are recorded in the agent's "
+                "prediction format (`model: \"human\"`) and scored beside the agent. This is the MADQA paper's "
+                "human + BM25 condition.")
+    state = gr.State(None)  # {"game": Game | None, "rows": [...], "agent_rows": [...]}
+    with gr.Row():
+        pick = gr.Dropdown(ctx.question_choices, value=ctx.question_choices[0][1] if ctx.question_choices else None,
+                           label="Question (from the demo set, which has gold answers)", scale=5, elem_id="human-pick")
+        start = gr.Button("Start", variant="primary", scale=1, elem_id="human-start")
+    question_md = gr.Markdown(elem_id="human-question")
+    with gr.Row():
+        query = gr.Textbox(label="Search (words are ANDed; \"phrases\", OR, NOT, wildcards * ?)", scale=5,
+                           max_length=MAX_QUERY_CHARS, elem_id="human-query")
+        search_btn = gr.Button("Search", scale=1, elem_id="human-search")
+    search_md = gr.Markdown(elem_id="human-search-status")
+    gallery = gr.Gallery(label="Pages found (click to enlarge)", columns=min(config.top_k, 5), height=520,
+                         object_fit="contain", elem_id="human-pages")
+    with gr.Row():
+        answer = gr.Textbox(label="Your answer (one value per line, the document's words)", lines=2, scale=3,
+                            elem_id="human-answer")
+        cites = gr.CheckboxGroup([], label="Cite the pages the answer comes from", scale=3, elem_id="human-cites")
+    submit = gr.Button("Submit answer", variant="primary", elem_id="human-submit")
+    result_md = gr.Markdown(elem_id="human-result")
+    summary = gr.DataFrame(pd.DataFrame(columns=["", "you", "agent"]), label="This session: you and the agent",
+                           interactive=False, elem_id="human-summary")
+    scores = gr.DataFrame(pd.DataFrame(columns=SCORE_COLUMNS), label="Your questions", interactive=False, wrap=True,
+                          elem_id="human-scores")
+    download = gr.File(label="Your trajectories (prediction JSONL, model \"human\")", interactive=False, height=90,
+                       elem_id="human-download")
+
+    def on_start(qid: str | None, data: Any) -> tuple[Any, ...]:
+        question = ctx.question(qid)
+        if question is None:
+            raise gr.Error("Pick a question first.")
+        data = data if isinstance(data, dict) else {"rows": [], "agent_rows": []}
+        data["game"] = start_game(question, config)
+        text = f"**Question {md_escape(question['id'])}:** {md_escape(question['question'])}"
+        return data, text, "", [], gr.CheckboxGroup(choices=[], value=[]), "", ""
+
+    def on_search(text: str, data: Any, session: Any) -> tuple[Any, ...]:
+        game = data.get("game") if isinstance(data, dict) else None
+        if game is None:
+            raise gr.Error("Press Start to get a question first.")
+        text = (text or "").strip()
+        if not text:
+            raise gr.Error("Type a search query.")
+        corpus = ctx.corpus_or_error(session)
+        try:
+            retriever = ctx.registry.create("retriever", config.retriever, corpus, config.part_options("retriever"))
+        except MadqaError as exc:
+            raise gr.Error(str(exc)) from None
+        step = human_search(game, corpus, retriever, text[:MAX_QUERY_CHARS], config.top_k)
+        images = []
+        for hit in step.hits:
+            try:
+                path = page_file(corpus, hit.ref, ctx.settings, config.image_budget_px)
+            except MadqaError:
+                continue
+            images.append((str(path), hit.ref.label() + ("" if hit.ref in step.new_pages else " (shown before)")))
+        notes = [f"Search {step.iteration}: {len(step.hits)} pages, {len(step.new_pages)} new"]
+        notes += [md_escape(n) for n in (step.retriever_note, step.error) if n]
+        labels = [ref.label() for ref in game.seen]
+        return data, "  \n".join(notes), images, gr.CheckboxGroup(choices=labels)
+
+    def on_submit(text: str, cited: list[str] | None, data: Any, session: Any) -> tuple[Any, ...]:
+        game = data.get("game") if isinstance(data, dict) else None
+        if game is None:
+            raise gr.Error("Press Start to get a question first.")
+        corpus = ctx.corpus_or_error(session)
+        row = human_answer(game, corpus, text, cited or [])
+        data["game"] = None
+        data["rows"] = [r for r in data["rows"] if r.get("id") != row.get("id")] + [row]
+        data["agent_rows"] = agent_rows(ctx, config, corpus, data["agent_rows"], game.question)
+        records = per_question([row], ctx.questions)
+        verdict = ("no gold answer to score against" if not records else
+                   f"**{'right' if records[0]['correct'] else 'wrong'}** (ANLS* {records[0]['anls']:.2f})")
+        gold = game.question.get("answer_variants") or []
+        shown = " or ".join(md_escape(" | ".join(v)) for v in gold[:3])
+        text_out = (f"Your answer: {md_escape(' | '.join(row['answer']) or '(none)')} — {verdict}. "
+                    f"Gold: {shown or '–'}. {len(row['search_history'])} searches."
+                    + "".join(f"  \n⚠ {md_escape(f)}" for f in row["flags"]))
+        path = Path(tempfile.mkdtemp(prefix="madqa-human-")) / "human.jsonl"
+        path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in data["rows"]), encoding="utf-8")
+        return (data, text_out, score_frame(data["rows"], ctx.questions),
+                summary_frame(data["rows"], data["agent_rows"], ctx.questions, config.name), str(path))
+
+    start.click(on_start, [pick, state], [state, question_md, search_md, gallery, cites, answer, result_md],
+                api_visibility="private")
+    gr.on([query.submit, search_btn.click], on_search, [query, state, ctx.session],
+          [state, search_md, gallery, cites], api_visibility="private", concurrency_limit=8)
+    submit.click(on_submit, [answer, cites, state, ctx.session], [state, result_md, scores, summary, download],
+                 api_visibility="private", concurrency_limit=4)
+
+
+def agent_rows(ctx: AppContext, config: PipelineConfig, corpus: Any, rows: list[dict[str, Any]],
+               question: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The agent's rows for the session's questions, running it once on a new one when that costs
+    nothing (the offline backend); a paid model is never run on a visitor's behalf."""
+    if config.backend != "offline" or any(r.get("id") == question.get("id") for r in rows):
+        return rows
+    try:
+        return rows + run_batch([dict(question)], corpus, config, ctx.registry, ctx.settings)
+    except MadqaError:
+        return rows

@@ -1,0 +1,122 @@
+""""You search": a person's searches and answer recorded as an agent's prediction row, scored the same
+way; and in headless Chromium, a whole question played through the tab into a downloadable row that scores."""
+
+from __future__ import annotations
+
+import gc
+import json
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from madqa.evaluation.report import evaluate
+from madqa.plugins import collect, get_plugin_manager
+from madqa.settings import Settings, load_config
+from madqa.ui.human import human_answer, human_search, score_frame, start_game, summary_frame
+from tests.conftest import DEMO_QUESTIONS
+from tests.test_ui_browser import ARGS, CHROMIUM, TIMEOUT_MS, shot, tab
+
+QUESTION = json.loads(DEMO_QUESTIONS.read_text(encoding="utf-8").splitlines()[0])  # demo-001: revenue, p.6
+
+
+def test_a_person_s_trajectory_is_an_agent_row_that_scores(demo_corpus, registry):
+    config = load_config("offline")
+    retriever = registry.create("retriever", config.retriever, demo_corpus, config.part_options("retriever"))
+    game = start_game(QUESTION, config)
+    first = human_search(game, demo_corpus, retriever, "zorblax", config.top_k)
+    second = human_search(game, demo_corpus, retriever, "consolidated income statement revenue", config.top_k)
+    again = human_search(game, demo_corpus, retriever, "consolidated income statement revenue", config.top_k)
+    assert second.new_pages and not again.new_pages and again.hits == second.hits
+    gold = ("finance/annual_report_2024.pdf", 6)
+    assert gold in {(h.file, h.page) for h in second.hits}
+    labels = [ref.label() for ref in game.seen]
+    row = human_answer(game, demo_corpus, "148,612\n", ["File: finance/annual_report_2024.pdf, Page: 6",
+                                                       "File: nowhere.pdf, Page: 1"])
+    assert "File: finance/annual_report_2024.pdf, Page: 6" in labels
+    assert (row["model"], row["config"], row["backend"]) == ("human", "human", "human")
+    assert row["answer"] == ["148,612"] and row["citations"] == [{"file": gold[0], "page": 6}]
+    assert [h["query"] for h in row["search_history"]] == ["zorblax", *["consolidated income statement revenue"] * 2]
+    assert row["iterations"] == 4 and first.query == "zorblax"
+    result = evaluate([row], [QUESTION])["overall"]
+    assert result["accuracy"] == 1.0 and result["first_query_success"] == 0.0 and result["steps"]["mean"] == 3
+    frame = score_frame([row], [QUESTION])
+    assert frame.iloc[0]["right"] == "yes" and frame.iloc[0]["first query found a gold page"] == "no"
+    side = summary_frame([row], [], [QUESTION], "offline")
+    assert side.iloc[1].tolist() == ["accuracy", "1.000", "–"]
+
+
+def test_an_answer_with_no_value_is_a_refusal(demo_corpus):
+    game = start_game(QUESTION, load_config("offline"))
+    row = human_answer(game, demo_corpus, "  \n", [])
+    assert row["refusal"] is True and row["answer"] == [] and row["search_history"] == []
+
+
+@pytest.fixture(scope="module")
+def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    from madqa.ui import build_app, launch_options
+
+    settings = Settings.from_env(env={}, home=tmp_path_factory.mktemp("human-home"))
+    app = build_app(settings, collect(get_plugin_manager(entry_points=False)))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    app.launch(**{**launch_options(settings), "server_name": "127.0.0.1", "server_port": port,
+                  "prevent_thread_lock": True, "quiet": True})
+    gc.collect()
+    try:
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        app.close()
+        gc.collect()
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"needs Chromium at {CHROMIUM} (scripts/install --dev)")
+@pytest.mark.filterwarnings("ignore:unclosed event loop <_UnixSelectorEventLoop:ResourceWarning")
+@pytest.mark.filterwarnings("ignore:unclosed <socket.socket fd=[0-9]+, family=1:ResourceWarning")
+@pytest.mark.filterwarnings(r"ignore:Exception ignored in. (<socket\.socket fd=[0-9]+, family=1|<function "
+                            r"BaseEventLoop\.__del__):pytest.PytestUnraisableExceptionWarning")
+def test_you_search_in_the_browser_records_a_trajectory_that_scores(app_url: str) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    expect.set_options(timeout=TIMEOUT_MS)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+            page.set_default_timeout(TIMEOUT_MS)
+            page.goto(app_url)
+            page.wait_for_selector("#status >> text=Demo corpus ready")
+            tab(page, "You search")
+            page.locator("#human-start").click()
+            expect(page.locator("#human-question")).to_contain_text("total revenue in 2024")
+            page.locator("#human-query textarea").fill("<b>zorblax</b>")
+            page.locator("#human-search").click()
+            expect(page.locator("#human-search-status")).to_contain_text("Search 1:")
+            page.locator("#human-query textarea").fill("consolidated income statement revenue")
+            page.locator("#human-query textarea").press("Enter")
+            expect(page.locator("#human-search-status")).to_contain_text("Search 2:")
+            expect(page.locator("#human-pages img").first).to_be_visible()
+            label = "File: finance/annual_report_2024.pdf, Page: 6"
+            page.locator("#human-cites").get_by_label(label).check()
+            page.locator("#human-answer textarea").fill("148,612")
+            page.locator("#human-submit").click()
+            expect(page.locator("#human-result")).to_contain_text("right")
+            expect(page.locator("#human-scores")).to_contain_text("demo-001")
+            expect(page.locator("#human-summary")).to_contain_text("first-query success")
+            assert page.locator("#human-question b").count() == 0 and page.locator("#human-search-status b").count() == 0
+            shot(page, "tab-you-search")
+            link = page.locator("#human-download a").first
+            expect(link).to_be_visible()
+            text = httpx.get(link.get_attribute("href") if link.get_attribute("href").startswith("http")
+                             else app_url.rstrip("/") + link.get_attribute("href"), timeout=30).text
+        finally:
+            browser.close()
+    rows = [json.loads(line) for line in text.splitlines()]
+    assert len(rows) == 1 and rows[0]["model"] == "human" and rows[0]["id"] == "demo-001"
+    assert [h["query"] for h in rows[0]["search_history"]] == ["<b>zorblax</b>", "consolidated income statement revenue"]
+    overall = evaluate(rows, [QUESTION])["overall"]
+    assert overall["accuracy"] == 1.0 and overall["page_f1"] == 1.0 and overall["first_query_success"] == 0.0
