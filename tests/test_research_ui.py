@@ -23,6 +23,7 @@ def test_evaluate_with_the_oracle_reports_the_gap(server):  # noqa: F811
     result = client(server).predict(question_file=None, configs=["offline"], limit=3, workers=1, oracle=True,
                                     api_name="/evaluate")
     status, metrics, gap = result[0], result[1], result[8]
+    assert "Ran 3 questions" in status
     assert metrics["headers"] == ["metric", "offline", "offline (oracle)"]
     rows = {r[0]: r[1:] for r in gap["data"]}
     assert gap["headers"] == ["oracle gap", "offline"] and rows["questions in both runs"] == ["3"]
