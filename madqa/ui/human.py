@@ -143,7 +143,7 @@ def build_human_tab(ctx: AppContext) -> None:
     summary = gr.DataFrame(pd.DataFrame(columns=["", "you", "agent"]), label="This session: you and the agent",
                            interactive=False, elem_id="human-summary")
     scores = gr.DataFrame(pd.DataFrame(columns=SCORE_COLUMNS), label="Your questions", interactive=False, wrap=True,
-                          elem_id="human-scores")
+                          column_widths=["9%", "37%", "14%", "6%", "7%", "8%", "10%", "9%"], elem_id="human-scores")
     download = gr.File(label="Your trajectories (prediction JSONL, model \"human\")", interactive=False, height=90,
                        elem_id="human-download")
 
