@@ -7,7 +7,7 @@ import json
 
 from gradio_client import handle_file
 
-from tests.test_ui_api import client, pytestmark, server  # noqa: F401 - the fixture and the warning filters
+from tests.test_ui_api import client, provider, pytestmark, server  # noqa: F401 - the fixtures and the warning filters
 
 RUNS = {"a": [{"id": "demo-002", "question": "What was the operating income (EBIT) in 2023, in EUR thousand?",
                "answer": ["15,005"], "citations": [{"file": "finance/annual_report_2024.pdf", "page": 6}],
