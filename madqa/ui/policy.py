@@ -252,8 +252,9 @@ def _known_providers() -> frozenset[str]:
     """litellm's provider names once it is imported; before that the common ones (importing it takes seconds)."""
     import sys
 
-    if "litellm" in sys.modules:
-        return frozenset(str(p.value if hasattr(p, "value") else p) for p in sys.modules["litellm"].provider_list)
+    listed = getattr(sys.modules.get("litellm"), "provider_list", None)  # None while another thread imports it
+    if listed is not None:
+        return frozenset(str(p.value if hasattr(p, "value") else p) for p in listed)
     return frozenset({*VISITOR_BASE_PROVIDERS, "anthropic", "gemini", "mistral", "groq", "deepseek", "xai",
                       "openrouter", "together_ai", "fireworks_ai", "cohere", "cohere_chat", "ollama", "ollama_chat",
                       "azure", "bedrock", "vertex_ai", "huggingface", "lm_studio", "llamafile"})
