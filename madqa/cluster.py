@@ -55,6 +55,11 @@ class DaskExecutor:
         self.cluster = None
         try:
             if url.startswith("local:"):
+                import dask
+
+                # the workers read each PDF in a limited child process (madqa.pdf_reader); Dask starts
+                # local workers as daemonic processes, which may not have children, unless told not to
+                dask.config.set({"distributed.worker.daemon": False})
                 self.cluster = LocalCluster(n_workers=int(url[6:]), threads_per_worker=1, processes=True,
                                             host="127.0.0.1", dashboard_address="127.0.0.1:0",
                                             silence_logs=logging.ERROR)
