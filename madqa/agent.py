@@ -7,7 +7,6 @@ and on the last step the search tool is withdrawn so it must answer. It imports 
 
 from __future__ import annotations
 
-import base64
 import json
 import time
 from collections.abc import Iterator, Sequence
@@ -15,6 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from madqa.answer import check_quotes, parse_answer, validate_citations
+from madqa.context import ContextOptions, ModelTurn, NoteTurn, ShownPage, ToolTurn, Turn, build_messages
+from madqa.context import image_part as image_part  # re-exported: tests and plugins build messages with it
+from madqa.context import query_terms as _query_terms
 from madqa.errors import MadqaError
 from madqa.jsonl import clean_text
 from madqa.render import render_page
@@ -43,8 +45,8 @@ SEARCH_TOOL: dict[str, Any] = {
             "Search the document collection and return images of the best matching pages. Supports terms and "
             "phrases (quotes for an exact phrase), boolean operators (AND, OR, NOT; AND is the default between "
             "words) and wildcards (* for several characters, ? for one). Examples: 'engine specifications', "
-            "'\"annual report\" AND revenue', 'employ*', 'incorporation NOT date'. Pages already shown are not "
-            "shown again."
+            "'\"annual report\" AND revenue', 'employ*', 'incorporation NOT date'. Pages already shown are listed "
+            "with an excerpt, not shown again (run the same query again, or call show_pages, to see them)."
         ),
         "parameters": {
             "type": "object",
@@ -53,6 +55,23 @@ SEARCH_TOOL: dict[str, Any] = {
         },
     },
 }
+
+SHOW_TOOL: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": "show_pages",
+        "description": "Show pages again as images, e.g. pages seen earlier that are now only listed with an "
+                       "excerpt. Give the file and page exactly as in their labels.",
+        "parameters": {
+            "type": "object",
+            "properties": {"pages": {"type": "array", "items": {
+                "type": "object", "properties": {"file": {"type": "string"}, "page": {"type": "integer"}},
+                "required": ["file", "page"]}}},
+            "required": ["pages"],
+        },
+    },
+}
+MAX_SHOWN_AGAIN = 5  # pages one show_pages call may ask for
 
 ANSWER_TOOL: dict[str, Any] = {
     "type": "function",
@@ -92,11 +111,7 @@ class SearchState:
     new_page_counts: list[int] = field(default_factory=list)
     seen: set[PageRef] = field(default_factory=set)
     seeded: tuple[Hit, ...] | None = None  # shown as the first search's result instead of searching (the oracle)
-
-
-def image_part(data: bytes, mime: str) -> dict[str, Any]:
-    return {"type": "image_url",
-            "image_url": {"url": f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"}}
+    terms: dict[PageRef, tuple[str, ...]] = field(default_factory=dict)  # the query words that first found a page
 
 
 class Agent:
@@ -116,6 +131,7 @@ class Agent:
         if config.temperature is not None:
             options.setdefault("temperature", config.temperature)
         self.backend = registry.create("backend", config.backend, config.model, options)
+        self.context = ContextOptions.from_options(config.part_options("context"))
 
     def run(self, question: str, first_hits: Sequence[Hit] | None = None) -> Iterator[Step]:
         """Yield each step as it happens; the last one is always an AnswerStep (maybe a refusal).
@@ -124,14 +140,16 @@ class Agent:
         search returns, all of them and whatever its query; later searches use the retriever."""
         question = clean_text(question)  # a lone surrogate could be neither sent, shown nor saved
         native_tools = getattr(self.backend, "supports_tools", True)
+        vision = getattr(self.backend, "supports_vision", True)
+        cache = self.context.marks_cache(getattr(self.backend, "provider", None))
         system = SYSTEM_PROMPT + ("" if native_tools else JSON_PROTOCOL)
-        messages: list[dict[str, Any]] = [{"role": "system", "content": system},
-                                          {"role": "user", "content": question}]
+        history: list[Turn] = []
         state = SearchState(question, seeded=tuple(first_hits) if first_hits is not None else None)
         max_steps = self.config.max_steps
         for iteration in range(1, max_steps + 1):
             force = iteration == max_steps
-            tools = [ANSWER_TOOL] if force else [SEARCH_TOOL, ANSWER_TOOL]
+            tools = [ANSWER_TOOL] if force else [SEARCH_TOOL, SHOW_TOOL, ANSWER_TOOL]
+            messages = build_messages(system, question, history, self.context, vision=vision, cache=cache)
             started = time.perf_counter()
             try:
                 decision: ModelDecision = self.backend.decide(messages, tools, force)
@@ -146,32 +164,74 @@ class Agent:
             if payload is not None or force:
                 yield self._answer(iteration, payload, decision.text, state.seen, force, calls)
                 return
-            searches = [c for c in calls if c.name == "search_documents"]
             if not calls:
-                messages.append({"role": "assistant", "content": decision.text or ""})
-                messages.append({"role": "user", "content": "Call search_documents to search, or submit_answer "
-                                                            "to answer."})
+                history.append(ModelTurn(iteration, decision.text))
+                history.append(NoteTurn(iteration, "Call search_documents to search, show_pages to see pages "
+                                                   "again, or submit_answer to answer."))
                 continue
             ids = [call.id or f"call_{iteration}_{n}" for n, call in enumerate(calls)]  # tool results answer these
-            messages.append(_assistant_message(decision, calls, ids))
-            parts: list[dict[str, Any]] = []
+            history.append(ModelTurn(iteration, decision.text, tuple(
+                (call_id, c.name, json.dumps(c.arguments)) for c, call_id in zip(calls, ids, strict=True))))
             for call, call_id in zip(calls, ids, strict=True):
-                if call not in searches:
-                    note = f"unknown tool {call.name!r}; use search_documents or submit_answer"
-                    yield ErrorStep(iteration, "tool", note)
-                    messages.append({"role": "tool", "tool_call_id": call_id, "content": note})
-                    continue
-                step, text, images = self._search(iteration, call, state)
-                yield step
-                messages.append({"role": "tool", "tool_call_id": call_id, "content": text})
-                parts.extend(images)
-            if parts:
-                messages.append({"role": "user", "content": parts})
+                if call.name == "search_documents":
+                    step, text, pages = self._search(iteration, call, state, vision)
+                    yield step
+                elif call.name == "show_pages":
+                    text, pages = self._show(call, state, vision)
+                    if not pages:
+                        yield ErrorStep(iteration, "tool", text)
+                else:
+                    text, pages = f"unknown tool {call.name!r}; use search_documents, show_pages or submit_answer", ()
+                    yield ErrorStep(iteration, "tool", text)
+                history.append(ToolTurn(iteration, call_id, text, tuple(pages)))
         raise AssertionError("unreachable: the last step always answers")  # pragma: no cover
+
+    # --- pages: shown once, asked for again --------------------------------------------------
+
+    def _display(self, ref: PageRef, terms: tuple[str, ...], vision: bool) -> ShownPage:
+        """A page as the context policy needs it: its image (when the model sees images) and text."""
+        image = None
+        mime = "image/png"
+        if vision:
+            rendered = render_page(self.corpus, ref.file, ref.page, self.settings,
+                                   budget_px=self.config.image_budget_px, fmt=self.context.image_format)
+            image, mime = rendered.data, rendered.mime
+        try:
+            text = self.corpus.page_text(ref.file, ref.page)
+        except Exception:  # the image is what counts; an excerpt is a courtesy
+            text = ""
+        return ShownPage(ref, image, mime, text or "", terms)
+
+    def _show(self, call: ToolCall, state: SearchState, vision: bool) -> tuple[str, list[ShownPage]]:
+        """``show_pages``: the pages asked for, again in full in the next request."""
+        wanted = call.arguments.get("pages") if isinstance(call.arguments, dict) else None
+        if not isinstance(wanted, list) or not wanted:
+            return "Error: show_pages needs 'pages', a list of {\"file\", \"page\"} from the page labels.", []
+        pages: list[ShownPage] = []
+        problems: list[str] = []
+        for item in wanted[:MAX_SHOWN_AGAIN]:
+            file = item.get("file") if isinstance(item, dict) else None
+            page = item.get("page") if isinstance(item, dict) else None
+            if not isinstance(file, str) or isinstance(page, bool) or not isinstance(page, int) \
+                    or not self.corpus.has_page(file, page):
+                problems.append(f"no such page: {json.dumps(item)[:120]}")
+                continue
+            ref = PageRef(file, page)
+            try:
+                pages.append(self._display(ref, state.terms.get(ref, ()), vision))
+            except Exception as exc:
+                problems.append(f"{ref.label()} could not be shown: {_describe(exc)}")
+        state.seen.update(p.ref for p in pages)
+        lines = [f"Shown again below: {'; '.join(p.ref.label() for p in pages)}" if pages else "No page shown."]
+        if len(wanted) > MAX_SHOWN_AGAIN:
+            lines.append(f"Only the first {MAX_SHOWN_AGAIN} pages asked for are shown.")
+        lines += [f"Error: {p}" for p in problems]
+        return "\n".join(lines), pages
 
     # --- one search ------------------------------------------------------------------------
 
-    def _search(self, iteration: int, call: ToolCall, state: SearchState) -> tuple[SearchStep, str, list[dict]]:
+    def _search(self, iteration: int, call: ToolCall, state: SearchState,
+                vision: bool = True) -> tuple[SearchStep, str, list[ShownPage]]:
         started = time.perf_counter()
         written = call.arguments.get("query") if isinstance(call.arguments, dict) else None
         if not isinstance(written, str) or not written.strip():
@@ -195,18 +255,18 @@ class Agent:
                 hits = tuple(self.reranker.rerank(state.question, executed, list(result.hits)))[: self.config.top_k]
             except Exception as exc:  # a plugin's failure is an observation for the model, not a crash
                 error = _describe(exc)
-        new = tuple(dict.fromkeys(h.ref for h in hits if h.ref not in state.seen))
-        parts: list[dict[str, Any]] = []
-        shown: list[PageRef] = []
+        again = _normal(executed) in {_normal(q) for q in state.queries}  # the same search: show its pages again
+        new = tuple(dict.fromkeys(h.ref for h in hits if again or h.ref not in state.seen))
+        terms = _query_terms(executed)
+        displayed: list[ShownPage] = []
         for ref in new:
             try:
-                image = render_page(self.corpus, ref.file, ref.page, self.settings,
-                                    budget_px=self.config.image_budget_px)
+                displayed.append(self._display(ref, terms, vision))
             except Exception as exc:
                 error = (error + "; " if error else "") + f"{ref.label()} could not be shown: {_describe(exc)}"
-                continue
-            parts += [{"type": "text", "text": ref.label()}, image_part(image.data, image.mime)]
-            shown.append(ref)
+        shown = [p.ref for p in displayed if p.ref not in state.seen]
+        for page in displayed:
+            state.terms.setdefault(page.ref, terms)
         state.seen.update(shown)
         state.written.append(written)
         state.queries.append(executed)
@@ -215,7 +275,7 @@ class Agent:
         step = SearchStep(iteration, written, executed, hits, tuple(shown), strategy_note, retriever_note, error,
                           time.perf_counter() - started, usage=getattr(spent, "usage", None) or Usage(),
                           cost_usd=getattr(spent, "cost_usd", None))
-        return step, _tool_text(step), parts
+        return step, _tool_text(step, [p.ref for p in displayed]), displayed
 
     # --- the answer ------------------------------------------------------------------------
 
@@ -255,21 +315,12 @@ def _answer_payload(decision: ModelDecision) -> Any:
     return None
 
 
-def _assistant_message(decision: ModelDecision, calls: tuple[ToolCall, ...] | list[ToolCall],
-                       ids: list[str]) -> dict[str, Any]:
-    return {
-        "role": "assistant",
-        "content": decision.text or None,
-        "tool_calls": [
-            {"id": call_id, "type": "function",
-             "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
-            for c, call_id in zip(calls, ids, strict=True)
-        ],
-    }
+def _normal(query: str) -> str:
+    return " ".join(query.lower().split())
 
 
-def _tool_text(step: SearchStep) -> str:
-    """The text-only tool result; the images follow in a user message."""
+def _tool_text(step: SearchStep, displayed: list[PageRef]) -> str:
+    """The text-only tool result; the pages follow in a user message."""
     lines = []
     if step.error:
         lines.append(f"Error: {step.error}")
@@ -277,14 +328,17 @@ def _tool_text(step: SearchStep) -> str:
         lines.append(f"The query was run as: {step.executed_query}")
     if step.retriever_note:
         lines.append(f"Note: {step.retriever_note}")
-    already = [h.ref.label() for h in step.hits if h.ref not in step.new_pages]
-    if step.new_pages:
-        lines.append(f"Found {len(step.hits)} pages; {len(step.new_pages)} new, shown below:")
+    already = [h.ref.label() for h in step.hits if h.ref not in displayed]
+    again = [ref for ref in displayed if ref not in step.new_pages]
+    if displayed:
+        lines.append(f"Found {len(step.hits)} pages; {len(step.new_pages)} new"
+                     + (f", {len(again)} shown again" if again else "") + ", shown below:")
     else:
         lines.append(f"Found {len(step.hits)} pages; none new.")
-    lines += [f"- {ref.label()}" for ref in step.new_pages]
+    lines += [f"- {ref.label()}" for ref in displayed]
     if already:
-        lines.append("Already shown earlier (not repeated): " + "; ".join(already))
+        lines.append("Already shown earlier (not repeated; see their excerpts, or call show_pages): "
+                     + "; ".join(already))
     return "\n".join(lines)
 
 

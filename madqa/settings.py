@@ -169,8 +169,9 @@ class PipelineConfig:
     image_budget_px: int = 1_200_000
     temperature: float | None = None
     # Per-part options, handed to the part's factory: {"retriever": {...}, "reranker": {...},
-    # "query_strategy": {...}, "backend": {...}}. In TOML: an ``[options.retriever]`` table; on the
-    # command line: ``--set retriever.analyzer=stemming``, ``--set backend.timeout=30``.
+    # "query_strategy": {...}, "backend": {...}, "context": {...} (the context policy, madqa/context.py)}.
+    # In TOML: an ``[options.retriever]`` table; on the command line: ``--set retriever.analyzer=stemming``,
+    # ``--set backend.timeout=30``, ``--set context.images_kept=1``.
     options: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def validate(self) -> PipelineConfig:
@@ -223,7 +224,7 @@ class PipelineConfig:
         return d
 
 
-OPTION_PARTS = ("retriever", "reranker", "query_strategy", "backend")
+OPTION_PARTS = ("retriever", "reranker", "query_strategy", "backend", "context")
 SECRET_KEYS = frozenset({"api_key", "key", "password", "token"})  # never an option: they would be stored
 
 

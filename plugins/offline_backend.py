@@ -41,7 +41,7 @@ MAX_DF_PAGES = 20_000  # corpora larger than this use uniform term weights (read
 MAX_QUERY_TERMS = 8
 SEARCH_BUDGET = 8  # searches for the whole question, shared by its parts
 NOTE = "offline extractive baseline (no language model)"
-_LABEL = re.compile(r"^File: (.+), Page: (\d+)$")
+_LABEL = re.compile(r"^File: (.+?), Page: (\d+)(?::|$)")  # a label, or an earlier page's "label: excerpt" line
 @dataclass(frozen=True)
 class CorpusStats:
     """Document frequencies of word stems, the page count, and words the corpus writes in lower case."""
@@ -268,7 +268,8 @@ def _fruitless(messages: list[dict[str, Any]]) -> int:
 
 
 def _shown_pages(messages: list[dict[str, Any]]) -> list[tuple[str, int, int]]:
-    """(file, page, rank within its search) of every page shown, in order, from the text labels."""
+    """(file, page, rank within its search) of every page shown, in order, from the text labels
+    (a page shown earlier comes back as a "label: excerpt" line; its text is read from the corpus)."""
     out: list[tuple[str, int, int]] = []
     seen: set[tuple[str, int]] = set()
     for m in messages:
@@ -276,8 +277,10 @@ def _shown_pages(messages: list[dict[str, Any]]) -> list[tuple[str, int, int]]:
             continue
         rank = 0
         for part in m["content"]:
-            if isinstance(part, dict) and part.get("type") == "text":
-                match = _LABEL.match(str(part.get("text", "")).strip())
+            if not (isinstance(part, dict) and part.get("type") == "text"):
+                continue
+            for line in str(part.get("text", "")).strip().splitlines():
+                match = _LABEL.match(line.strip())
                 if match and (match.group(1), int(match.group(2))) not in seen:
                     seen.add((match.group(1), int(match.group(2))))
                     out.append((match.group(1), int(match.group(2)), rank))

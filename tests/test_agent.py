@@ -60,7 +60,8 @@ def test_running_out_of_steps_forces_an_answer(corpus, registry, settings):
     trace, backend = run(corpus, registry, settings, [{"search": "revenue"}] * 10, max_steps=3)
     assert [c["force_answer"] for c in backend.calls] == [False, False, True]
     assert [t["function"]["name"] for t in backend.calls[-1]["tools"]] == ["submit_answer"]
-    assert {t["function"]["name"] for t in backend.calls[0]["tools"]} == {"search_documents", "submit_answer"}
+    assert {t["function"]["name"] for t in backend.calls[0]["tools"]} == {"search_documents", "show_pages",
+                                                                          "submit_answer"}
     answer = trace.steps[-1]
     assert isinstance(answer, AnswerStep) and answer.iteration == 3
     # the script's 3rd item is a search, not an answer: with nothing parseable, a refusal
@@ -76,9 +77,13 @@ def test_seen_pages_are_not_sent_again(corpus, registry, settings):
     assert [r.page for r in first.new_pages] == [1]
     assert [r.page for r in second.new_pages] == [2] and len(second.hits) == 2
     tool_text = backend.calls[2]["messages"][-2]["content"]
-    assert "Already shown earlier (not repeated): File: fin/report.pdf, Page: 1" in tool_text
-    images = [p for p in backend.calls[2]["messages"][-1]["content"] if p["type"] == "image_url"]
-    assert len(images) == 1
+    assert "Already shown earlier (not repeated; see their excerpts, or call show_pages): " \
+           "File: fin/report.pdf, Page: 1" in tool_text
+    images = [p for m in backend.calls[2]["messages"] if isinstance(m["content"], list)
+              for p in m["content"] if p["type"] == "image_url"]
+    assert len(images) == 1  # only the newest page goes as an image; page 1 is now an excerpt
+    excerpts = backend.calls[2]["messages"][-4]["content"][-1]["text"]
+    assert excerpts.startswith("Pages shown earlier") and 'File: fin/report.pdf, Page: 1: "Revenue in 2024' in excerpts
 
 
 @pytest.mark.parametrize("reply,expected,refusal", [
