@@ -501,3 +501,19 @@ def test_config_and_set_options_reach_the_backend(tmp_path, settings, registry, 
     bad = config.with_overrides(options={"backend": {"max_attempt": 2}})
     with pytest.raises(madqa.PluginError, match="unknown option max_attempt"):
         Agent(corpus, bad, registry, settings)
+
+
+def test_a_text_only_model_gets_each_pages_text_instead_of_its_image(tmp_path, settings, registry, recorded):
+    root = tmp_path / "docs"
+    make_pdf(root / "report.pdf", ["Revenue in 2024 was 7.5 million euros."])
+    ingest(root, settings, registry, ocr="never")
+    corpus = Corpus.open(root, settings.corpora_dir)
+    config = load_config("offline").with_overrides(backend="litellm", model="ollama_chat/llama3.1", max_steps=2,
+                                                   options={"backend": {"vision": False}})
+    script = [{"tool_calls": [search_call("revenue")]}, '{"answer": ["7.5 million euros"], "citations": []}']
+    agent = Agent(corpus, config, registry, settings, {"mock_responses": script})
+    steps = list(agent.run("What was the revenue?"))
+    assert steps[-1].answer == ("7.5 million euros",)
+    pages = recorded[1]["messages"][-1]["content"]
+    assert pages == [{"type": "text", "text": "File: report.pdf, Page: 1\nRevenue in 2024 was 7.5 million euros."}]
+    assert "image_url" not in json.dumps(recorded[1]["messages"])
