@@ -10,10 +10,11 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from madqa.answer import check_quotes, parse_answer, validate_citations
+from madqa.budget import Budget
 from madqa.context import ContextOptions, ModelTurn, NoteTurn, ShownPage, ToolTurn, Turn, build_messages
 from madqa.context import image_part as image_part  # re-exported: tests and plugins build messages with it
 from madqa.context import query_terms as _query_terms
@@ -72,6 +73,8 @@ SHOW_TOOL: dict[str, Any] = {
     },
 }
 MAX_SHOWN_AGAIN = 5  # pages one show_pages call may ask for
+UNREADABLE_ANSWER = "the submit_answer arguments could not be read, even after a repair turn"
+NO_ANSWER_FLAGS = ("the model failed", "no answer could be parsed", UNREADABLE_ANSWER)  # the CLI exits 1 on these
 
 ANSWER_TOOL: dict[str, Any] = {
     "type": "function",
@@ -132,22 +135,31 @@ class Agent:
             options.setdefault("temperature", config.temperature)
         self.backend = registry.create("backend", config.backend, config.model, options)
         self.context = ContextOptions.from_options(config.part_options("context"))
+        Budget.from_options(config.part_options("budget"))  # bad budget options fail here, not mid-run
 
-    def run(self, question: str, first_hits: Sequence[Hit] | None = None) -> Iterator[Step]:
+    def run(self, question: str, first_hits: Sequence[Hit] | None = None,
+            budget: Budget | None = None) -> Iterator[Step]:
         """Yield each step as it happens; the last one is always an AnswerStep (maybe a refusal).
 
         ``first_hits`` (e.g. the gold evidence pages, for the oracle condition) are what the first
-        search returns, all of them and whatever its query; later searches use the retriever."""
+        search returns, all of them and whatever its query; later searches use the retriever.
+        ``budget`` (e.g. a web session's) is charged beside the question's own from the config."""
         question = clean_text(question)  # a lone surrogate could be neither sent, shown nor saved
         native_tools = getattr(self.backend, "supports_tools", True)
         vision = getattr(self.backend, "supports_vision", True)
         cache = self.context.marks_cache(getattr(self.backend, "provider", None))
         system = SYSTEM_PROMPT + ("" if native_tools else JSON_PROTOCOL)
+        budgets = [Budget.from_options(self.config.part_options("budget")), *([budget] if budget else [])]
         history: list[Turn] = []
         state = SearchState(question, seeded=tuple(first_hits) if first_hits is not None else None)
-        max_steps = self.config.max_steps
-        for iteration in range(1, max_steps + 1):
-            force = iteration == max_steps
+        last, repaired, iteration = self.config.max_steps, False, 0
+        while True:
+            iteration += 1
+            spent = next((b.exhausted for b in budgets if b.exhausted), None)
+            if spent and iteration == 1:  # nothing left before the first call: make none
+                yield AnswerStep(0, (), (), flags=(f"stopped: {spent}; no model call made",), refusal=True)
+                return
+            force = iteration >= last or spent is not None
             tools = [ANSWER_TOOL] if force else [SEARCH_TOOL, SHOW_TOOL, ANSWER_TOOL]
             messages = build_messages(system, question, history, self.context, vision=vision, cache=cache)
             started = time.perf_counter()
@@ -157,13 +169,30 @@ class Agent:
                 yield ErrorStep(iteration, "backend", _describe(exc))
                 yield AnswerStep(iteration, (), (), flags=("the model failed; no answer",), refusal=True)
                 return
+            for b in budgets:
+                b.charge(decision.usage, decision.cost_usd)
             calls = decision.tool_calls or ()
+            notes = tuple(str(n) for n in (decision.raw or {}).get("notes") or ())
             yield ModelStep(iteration, decision.text, tuple(calls), decision.usage, decision.cost_usd,
-                            time.perf_counter() - started, force)
-            payload = _answer_payload(decision)
-            if payload is not None or force:
-                yield self._answer(iteration, payload, decision.text, state.seen, force, calls)
+                            time.perf_counter() - started, force, notes)
+            broken = [c for c in calls if c.error]
+            if broken and not repaired:  # one repair turn: quote the parse error back to the model
+                repaired = True
+                last = max(last, iteration + 1) if force else last
+                for c in broken:
+                    yield ErrorStep(iteration, "tool", f"{c.name}: {c.error}; asked the model to send it again")
+            elif any(c.name == "submit_answer" for c in broken):  # the repair turn did not help: give up
+                error = next(c.error for c in broken if c.name == "submit_answer")
+                yield AnswerStep(iteration, (), (), flags=(f"{UNREADABLE_ANSWER}: {error}",), refusal=True)
                 return
+            else:
+                payload = _answer_payload(decision)
+                if payload is not None or force:
+                    answer = self._answer(iteration, payload, decision.text, state.seen, force, calls)
+                    if spent:
+                        answer = replace(answer, flags=(*answer.flags, f"stopped early: {spent}"))
+                    yield answer
+                    return
             if not calls:
                 history.append(ModelTurn(iteration, decision.text))
                 history.append(NoteTurn(iteration, "Call search_documents to search, show_pages to see pages "
@@ -173,7 +202,10 @@ class Agent:
             history.append(ModelTurn(iteration, decision.text, tuple(
                 (call_id, c.name, json.dumps(c.arguments)) for c, call_id in zip(calls, ids, strict=True))))
             for call, call_id in zip(calls, ids, strict=True):
-                if call.name == "search_documents":
+                if call.error:
+                    text, pages = (f"Error: the arguments of {call.name} could not be read: {call.error}. Call "
+                                   f"{call.name} again with its arguments as one valid JSON object."), ()
+                elif call.name == "search_documents":
                     step, text, pages = self._search(iteration, call, state, vision)
                     yield step
                 elif call.name == "show_pages":
@@ -184,7 +216,6 @@ class Agent:
                     text, pages = f"unknown tool {call.name!r}; use search_documents, show_pages or submit_answer", ()
                     yield ErrorStep(iteration, "tool", text)
                 history.append(ToolTurn(iteration, call_id, text, tuple(pages)))
-        raise AssertionError("unreachable: the last step always answers")  # pragma: no cover
 
     # --- pages: shown once, asked for again --------------------------------------------------
 

@@ -224,7 +224,7 @@ class PipelineConfig:
         return d
 
 
-OPTION_PARTS = ("retriever", "reranker", "query_strategy", "backend", "context")
+OPTION_PARTS = ("retriever", "reranker", "query_strategy", "backend", "context", "budget")
 SECRET_KEYS = frozenset({"api_key", "key", "password", "token"})  # never an option: they would be stored
 
 

@@ -78,6 +78,7 @@ class ToolCall:
     name: str
     arguments: dict[str, Any]
     id: str = ""
+    error: str | None = None  # why the arguments could not be read (not JSON, not an object); None when they could
 
 
 @dataclass(frozen=True)
@@ -139,6 +140,7 @@ class ModelStep:
     cost_usd: float | None
     elapsed_s: float
     forced_answer: bool = False
+    notes: tuple[str, ...] = ()  # what the backend noticed in the reply (arguments repaired, no message, ...)
     type: Literal["model"] = "model"
 
     def to_dict(self) -> dict[str, Any]:

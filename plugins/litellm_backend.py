@@ -32,7 +32,8 @@ box. An unknown key is refused with the list of known ones (``read_backend_optio
   ``retry_max_delay`` (30 s), ``sleep`` (a callable, for tests): retries with capped exponential
   backoff and jitter on rate limits, timeouts, connection and 5xx errors; never on
   authentication errors or bad requests. The last failure raises ``madqa.BackendError``
-  naming the provider and the kind of error.
+  naming the provider, the kind of error and the provider's own message (keys redacted; none
+  for authentication errors, whose text echoes the key).
 - Offline mocks through litellm's own client: ``mock_response`` / ``mock_tool_calls`` are
   forwarded on every call; ``mock_responses`` is a list used one item per call: a string (the
   reply text), an exception (raised by litellm, as a provider error would be), a dict
@@ -52,7 +53,7 @@ from typing import Any
 
 import madqa
 from plugins.litellm_errors import Failure, classify
-from plugins.litellm_messages import as_plain_text, content_text, parse_arguments, search_request, without_images
+from plugins.litellm_messages import as_plain_text, content_text, read_arguments, search_request, without_images
 
 log = logging.getLogger("madqa.litellm")
 
@@ -306,7 +307,8 @@ class LiteLLMBackend:
                 return self._litellm.completion(**kwargs)
             except Exception as exc:  # classified here; the exception itself is not kept (it may echo the key)
                 try:
-                    failure = classify(exc, self.who, self._litellm, trust_exception=not self.api_base)
+                    failure = classify(exc, self.who, self._litellm, trust_exception=not self.api_base,
+                                       secrets=tuple(k for k in (self._api_key.reveal(),) if k))
                 except Exception:  # never let classifying chain the provider's exception into ours
                     failure = Failure(f"call failed ({type(exc).__name__})", False, self.who)
             finally:
@@ -321,6 +323,8 @@ class LiteLLMBackend:
         message = f"{failure.provider} {failure.kind}"
         if failure.retryable and self.max_attempts > 1:
             message += f", after {self.max_attempts} attempts"
+        if failure.detail:
+            message += f": {failure.detail}"
         if failure.kind.startswith("found no API key"):
             message += f": {self._key_hint(self._missing_keys())}"
         raise madqa.BackendError(message)  # raised outside the except: no chained provider exception
@@ -351,10 +355,11 @@ class LiteLLMBackend:
         for n, call in enumerate(getattr(message, "tool_calls", None) or []):
             function = getattr(call, "function", None)
             name = str(getattr(function, "name", "") or "")
-            arguments, note = parse_arguments(getattr(function, "arguments", None))
+            arguments, note, error = read_arguments(getattr(function, "arguments", None))
             if note:
                 notes.append(f"{name or 'tool call'}: {note}")
-            calls.append(madqa.ToolCall(name, arguments, str(getattr(call, "id", "") or f"call_{self._calls}_{n}")))
+            call_id = str(getattr(call, "id", "") or f"call_{self._calls}_{n}")
+            calls.append(madqa.ToolCall(name, {} if error else arguments, call_id, error))
         if not self.supports_tools and not calls and text:
             search = search_request(text)
             if search is not None and force_answer:

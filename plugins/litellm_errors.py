@@ -1,13 +1,27 @@
-"""How a failed litellm call is told: the kind of failure, the provider, and whether to retry.
+"""How a failed litellm call is told: the kind of failure, the provider, whether to retry, and the
+provider's own reason.
 
-Only the exception's type, status code and ``retry-after`` header are used; its text (which may
-echo the API key) is inspected for a few phrases and never shown.
+The kind comes from the exception's type, status code and ``retry-after`` header. The provider's
+message (e.g. "At most 1 image(s) may be provided in one request.") is kept as ``detail`` with
+anything that looks like a key redacted, and never for authentication errors (their text
+echoes the key).
 """
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass
 from typing import Any
+
+DETAIL_CHARS = 300
+_PREFIX = re.compile(r"^(?:litellm\.\w+:\s*)+(?:\w+Exception(?: \w+)?\s*-\s*)?")
+_SECRETS = (
+    re.compile(r"\b(?:sk|rk|pk|sess)-[A-Za-z0-9_\-*]{6,}"),  # OpenAI / Anthropic style keys
+    re.compile(r"\bAIza[0-9A-Za-z_\-]{20,}"),  # Google API keys
+    re.compile(r"""(?i)\b(bearer|api[_-]?key|x-api-key|x-goog-api-key|key|token|authorization)([\s:="']{1,3})"""
+               r"""(?!<redacted>)[^\s"'&,;]{6,}"""),
+)
 
 
 @dataclass(frozen=True)
@@ -18,10 +32,12 @@ class Failure:
     retryable: bool
     provider: str
     retry_after: float | None = None
+    detail: str | None = None  # the provider's own message, keys redacted
 
 
 
-def classify(exc: Exception, default_provider: str, litellm: Any, trust_exception: bool = True) -> Failure:
+def classify(exc: Exception, default_provider: str, litellm: Any, trust_exception: bool = True,
+             secrets: tuple[str, ...] = ()) -> Failure:
     """The kind of failure and whether to retry, from the exception type and status code.
 
     The provider named is the exception's own (litellm's ``llm_provider``) when ``trust_exception``,
@@ -34,15 +50,15 @@ def classify(exc: Exception, default_provider: str, litellm: Any, trust_exceptio
     text = str(getattr(exc, "message", None) or exc).lower()  # only inspected, never shown
 
     def failure(kind: str, retryable: bool, retry_after: float | None = None) -> Failure:
-        return Failure(kind, retryable, provider, retry_after)
+        return Failure(kind, retryable, provider, retry_after, provider_message(exc, secrets))
 
     if "missing credentials" in text or (("api key" in text or "api_key" in text)
                                          and any(w in text for w in ("missing", "not set", "no key", "not found"))):
-        return failure("found no API key (missing credentials)", False)
+        return Failure("found no API key (missing credentials)", False, provider)
     if isinstance(exc, litellm.Timeout):
         return failure("did not answer in time (timeout)", True)
-    if isinstance(exc, litellm.AuthenticationError) or status == 401:
-        return failure("rejected the API key (authentication error)", False)
+    if isinstance(exc, litellm.AuthenticationError) or status == 401:  # no detail: it echoes the key
+        return Failure("rejected the API key (authentication error)", False, provider)
     if isinstance(exc, litellm.PermissionDeniedError) or status == 403:
         return failure("refused access to the model (permission denied)", False)
     if isinstance(exc, litellm.NotFoundError) or status == 404:
@@ -67,8 +83,53 @@ def classify(exc: Exception, default_provider: str, litellm: Any, trust_exceptio
 
 
 def retry_after(exc: Exception) -> float | None:
-    try:
-        value = exc.response.headers.get("retry-after")  # type: ignore[attr-defined]
-        return max(0.0, float(value)) if value is not None else None
-    except Exception:
+    """The provider's Retry-After (seconds), wherever litellm kept the headers for this provider."""
+    for source in (getattr(getattr(exc, "response", None), "headers", None), getattr(exc, "headers", None),
+                   getattr(exc, "litellm_response_headers", None)):
+        try:
+            value = source.get("retry-after") or source.get("Retry-After")  # type: ignore[union-attr]
+        except Exception:
+            continue
+        try:
+            if value is not None:
+                return max(0.0, float(value))
+        except (TypeError, ValueError):
+            continue
+    return None
+
+
+def provider_message(exc: Exception, secrets: tuple[str, ...] = ()) -> str | None:
+    """The provider's own reason from a litellm exception, keys redacted, at most DETAIL_CHARS long."""
+    raw = str(getattr(exc, "message", None) or exc or "").strip()
+    text = _PREFIX.sub("", raw).strip()
+    start = text.find("{")
+    if start >= 0:  # a JSON error body: {"error": {"message": ...}}, {"error": "..."}, {"message": ...}
+        try:
+            body = json.loads(text[start:])
+        except ValueError:
+            body = None
+        found = _message_in(body)
+        if found:
+            text = found
+    text = " ".join(text.split())
+    if not text or text.lower() in ("none", "null"):
         return None
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, "<redacted>")
+    for pattern in _SECRETS:
+        text = pattern.sub(lambda m: (m.group(1) + m.group(2) if m.lastindex else "") + "<redacted>", text)
+    return text if len(text) <= DETAIL_CHARS else text[: DETAIL_CHARS - 1] + "…"
+
+
+def _message_in(body: Any) -> str | None:
+    if isinstance(body, list) and body:
+        return _message_in(body[0])
+    if not isinstance(body, dict):
+        return None
+    error = body.get("error", body)
+    if isinstance(error, str):
+        return error
+    if isinstance(error, dict) and isinstance(error.get("message"), str):
+        return error["message"]
+    return None

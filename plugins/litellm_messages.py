@@ -96,22 +96,33 @@ def content_text(content: Any) -> str | None:
 
 def parse_arguments(raw: Any) -> tuple[dict[str, Any], str | None]:
     """Tool-call arguments as a dict, repaired when possible; ``{"_raw": ...}`` and a note when not."""
+    arguments, note, _ = read_arguments(raw)
+    return arguments, note
+
+
+def read_arguments(raw: Any) -> tuple[dict[str, Any], str | None, str | None]:
+    """(arguments, note for the trajectory, error): ``error`` is set when they cannot be used at all,
+    saying why (the JSON parser's own message), so the loop can ask the model to send them again."""
     if isinstance(raw, dict):
-        return raw, None
+        return raw, None, None
     if raw is None or (isinstance(raw, str) and not raw.strip()):
-        return {}, None
+        return {}, None, None
     if not isinstance(raw, str):
-        return {"_raw": repr(raw)}, f"arguments were a {type(raw).__name__}, not JSON text"
+        return {"_raw": repr(raw)}, f"arguments were a {type(raw).__name__}, not JSON text", \
+            f"the arguments were a {type(raw).__name__}, not JSON text"
     try:
         value = json.loads(raw)
-    except ValueError:
+    except ValueError as exc:
         value = madqa.find_json_object(raw)
         if isinstance(value, dict):
-            return value, "arguments were not valid JSON and were repaired"
-        return {"_raw": raw}, "arguments were not valid JSON; kept as _raw"
+            return value, f"arguments were not valid JSON ({exc}) and were repaired", None
+        shown = raw if len(raw) <= 200 else raw[:199] + "…"
+        return {"_raw": raw}, f"arguments were not valid JSON ({exc}); kept as _raw", \
+            f"not valid JSON ({exc}) in {shown!r}"
     if isinstance(value, dict):
-        return value, None
-    return {"_raw": raw}, "arguments were JSON but not an object; kept as _raw"
+        return value, None, None
+    return {"_raw": raw}, "arguments were JSON but not an object; kept as _raw", \
+        f"the arguments were JSON but not an object: {raw[:200]!r}"
 
 
 def search_request(text: str) -> str | None:

@@ -1,7 +1,8 @@
 """Backend ``scripted``: plays a given list of decisions, for tests and for replaying a trajectory.
 
 Each decision is a dict: ``{"search": "query"}``, ``{"answer": [...], "citations": [...]}``,
-``{"text": "..."}``, ``{"tool_calls": [{"name", "arguments"}]}`` or ``{"raise": "message"}``.
+``{"text": "..."}``, ``{"tool_calls": [{"name", "arguments"}]}``, ``{"raise": "message"}`` or
+``{"broken": ToolCall}`` (a call whose arguments could not be read, as a real backend reports it).
 Give them as ``options["script"]`` (a list, from the caller's own data). A script is never read
 from a path named in the model string: a model string can come from a stranger (the web app never
 offers this backend, see ``madqa.ui.policy``). When the script runs out, it answers with an empty
@@ -29,6 +30,10 @@ class ScriptedBackend:
         usage = madqa.Usage(10, 5)
         if "raise" in item:
             raise madqa.BackendError(str(item["raise"]))
+        if "broken" in item:
+            call = item["broken"]
+            return madqa.ModelDecision(tool_calls=(madqa.ToolCall(call.name, {}, f"b{len(self.calls)}", call.error),),
+                                       usage=usage, cost_usd=0.0, raw={"notes": [f"{call.name}: {call.error}"]})
         if "search" in item:
             call = madqa.ToolCall("search_documents", {"query": item["search"]}, f"s{len(self.calls)}")
             return madqa.ModelDecision(text=item.get("text"), tool_calls=(call,), usage=usage, cost_usd=0.0)

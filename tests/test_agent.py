@@ -159,3 +159,36 @@ def test_steps_carry_timings(corpus, registry, settings):
     trace, _ = run(corpus, registry, settings, [{"search": "revenue"}, {"answer": ["x"], "citations": []}])
     assert all(s.elapsed_s >= 0 for s in trace.steps if isinstance(s, (ModelStep, SearchStep)))
     assert trace.row()["latency_s"] > 0
+
+
+def test_unreadable_tool_arguments_get_one_repair_turn(corpus, registry, settings):
+    broken = madqa.ToolCall("submit_answer", {}, "", "not valid JSON (Unterminated string) in '{\"answer\": [\"7.5'")
+    trace, backend = run(corpus, registry, settings, [
+        {"search": "revenue"},
+        {"tool_calls": [{"name": "submit_answer", "arguments": {}}], "broken": broken},
+        {"answer": ["7.5 million"], "citations": [{"file": "fin/report.pdf", "page": 1}]},
+    ])
+    assert trace.steps[-1].answer == ("7.5 million",)
+    repair = backend.calls[2]["messages"][-1]
+    assert repair["role"] == "tool" and "Unterminated string" in repair["content"]
+    assert any(s.type == "error" and "asked the model to send it again" in s.message for s in trace.steps)
+
+
+def test_unreadable_answer_after_the_repair_turn_is_given_up(corpus, registry, settings):
+    broken = madqa.ToolCall("submit_answer", {}, "", "not valid JSON (Expecting value)")
+    trace, _ = run(corpus, registry, settings, [{"broken": broken}, {"broken": broken}], max_steps=1)
+    answer = trace.steps[-1]
+    assert answer.refusal and answer.flags[0].startswith("the submit_answer arguments could not be read")
+    models = [s for s in trace.steps if s.type == "model"]
+    assert len(models) == 2 and models[0].notes == ("submit_answer: not valid JSON (Expecting value)",)  # +1 call
+
+
+def test_ask_exits_1_when_the_backend_failed(corpus, settings, monkeypatch, capsys):
+    from madqa.cli import main
+
+    monkeypatch.setenv("MADQA_HOME", str(settings.home))
+    refused = ["--backend", "litellm", "--model", "openai/local", "--api-base", "http://127.0.0.1:9/v1",
+               "--set", "backend.max_attempts=1"]  # nothing listens on port 9: connection refused
+    assert main(["ask", "--corpus", str(corpus.root), "What was the revenue in 2024?", *refused]) == 1
+    assert "error in backend: the openai server at api_base could not be reached" in capsys.readouterr().out
+    assert main(["ask", "--corpus", str(corpus.root), "What was the revenue in 2024?"]) == 0  # offline answers

@@ -204,7 +204,7 @@ def test_retries_back_off_exponentially_with_a_cap_then_fail():
                 mock_responses=[provider_error(litellm.RateLimitError)] * 5)
     with pytest.raises(madqa.BackendError) as caught:
         b.decide(history_after_search()[:2], [SEARCH_TOOL, ANSWER_TOOL], False)
-    assert str(caught.value) == "openai rate-limited the request (rate limit error), after 5 attempts"
+    assert str(caught.value) == "openai rate-limited the request (rate limit error), after 5 attempts: try later"
     assert len(sleeps) == 4
     for n, delay in enumerate(sleeps):  # equal jitter: between half and all of min(cap, base * 2^n)
         ceiling = min(3.0, 2.0 ** n)
@@ -250,10 +250,10 @@ def test_key_is_passed_to_litellm_but_not_kept_in_the_decision(recorded, caplog)
 
 
 @pytest.mark.parametrize("kind,message", [
-    (litellm.BadRequestError, "openai rejected the request (bad request)"),
-    (litellm.NotFoundError, "openai does not know the model or endpoint (not found)"),
+    (litellm.BadRequestError, "openai rejected the request (bad request): try later"),
+    (litellm.NotFoundError, "openai does not know the model or endpoint (not found): try later"),
     (litellm.ContextWindowExceededError,
-     "openai rejected the request as too long for the model (context window exceeded)"),
+     "openai rejected the request as too long for the model (context window exceeded): try later"),
 ])
 def test_bad_requests_are_not_retried(kind, message):
     sleeps: list[float] = []
@@ -517,3 +517,20 @@ def test_a_text_only_model_gets_each_pages_text_instead_of_its_image(tmp_path, s
     pages = recorded[1]["messages"][-1]["content"]
     assert pages == [{"type": "text", "text": "File: report.pdf, Page: 1\nRevenue in 2024 was 7.5 million euros."}]
     assert "image_url" not in json.dumps(recorded[1]["messages"])
+
+
+@pytest.mark.parametrize("raw,shown", [
+    ('litellm.BadRequestError: AnthropicException - {"type":"error","error":{"type":"invalid_request_error",'
+     '"message":"At most 1 image(s) may be provided in one request."}}',
+     "At most 1 image(s) may be provided in one request."),
+    ("litellm.BadRequestError: OpenAIException - Invalid image: key sk-live-abcdef123456 leaked",
+     "Invalid image: key <redacted> leaked"),
+    ('litellm.BadRequestError: GeminiException BadRequestError - {"error": {"code": 400, "message": '
+     '"API key AIzaSyA1234567890abcdefghijklmn not valid for ?key=AIzaSyA1234567890abcdefghijklmn"}}',
+     "API key <redacted> not valid for ?key=<redacted>"),
+])
+def test_the_providers_own_message_is_shown_with_keys_redacted(raw, shown):
+    from plugins.litellm_errors import provider_message
+
+    assert provider_message(Exception(raw)) == shown
+    assert provider_message(Exception(f"bad {SECRET} here"), (SECRET,)) == "bad <redacted> here"

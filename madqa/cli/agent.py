@@ -29,9 +29,18 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
     for step in trace.follow(agent.run(args.question)):
         if not args.json:
             print(common.describe_step(step), flush=True)
+    row = trace.row()
     if args.json:
-        print(dumps(trace.row()))
-    return 0
+        print(dumps(row))
+    return 1 if failed(row) else 0
+
+
+def failed(row: dict[str, Any]) -> bool:
+    """Whether a row is a failure rather than an answer or a refusal: the backend failed, or no
+    answer could be read from what the model sent (``ask`` then exits 1, as ``run`` does on errors)."""
+    from madqa.agent import NO_ANSWER_FLAGS
+
+    return bool(row.get("error")) or any(str(f).startswith(NO_ANSWER_FLAGS) for f in row.get("flags") or [])
 
 
 def _config_outputs(args: argparse.Namespace, settings: Settings) -> list[tuple[Any, Path]]:

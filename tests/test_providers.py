@@ -1,0 +1,134 @@
+"""Provider conformance, offline: a full multi-step question through litellm's real client against
+fake OpenAI, Anthropic, Gemini and Ollama servers on 127.0.0.1, each checking its provider's
+documented request rules on every request (tests/fake_providers.py; the rules and their sources:
+docs/models.md), plus the error replies a real provider gives.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import pytest
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from madqa.agent import Agent  # noqa: E402
+from madqa.corpus import Corpus  # noqa: E402
+from madqa.index import ingest  # noqa: E402
+from madqa.settings import load_config  # noqa: E402
+from madqa.trace import Trace  # noqa: E402
+from tests import fake_providers as fp  # noqa: E402
+from tests.conftest import make_pdf  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings("ignore:.*`ReadOnly` qualifier:UserWarning")
+QUESTION = "What was revenue per employee in 2024?"
+FULL_QUESTION = [fp.search("revenue 2024"), fp.search("headcount"), fp.search("budget approval"),
+                 fp.show([{"file": "report.pdf", "page": 1}]),
+                 fp.answer(["62,500"], [{"file": "report.pdf", "page": 1}, {"file": "report.pdf", "page": 2}])]
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    from madqa.plugins import collect, get_plugin_manager
+    from madqa.settings import Settings
+
+    tmp = tmp_path_factory.mktemp("providers")
+    settings = Settings(home=tmp / "home")
+    registry = collect(get_plugin_manager())
+    root = tmp / "docs"
+    make_pdf(root / "report.pdf", ["Revenue in 2024 was 7.5 million euros.", "Headcount was 120 employees."])
+    make_pdf(root / "memo.pdf", ["Memo: the board approved the budget on 3 May 2024."])
+    ingest(root, settings, registry, ocr="never")
+    return Corpus.open(root, settings.corpora_dir), settings, registry
+
+
+def ask(corpus_env, provider: fp.FakeProvider, **backend: object) -> dict:
+    corpus, settings, registry = corpus_env
+    options = {"api_base": provider.url, "retry_base_delay": 0.01, "retry_max_delay": 0.05, **backend}
+    config = load_config("offline").with_overrides(backend="litellm", model=provider.model, max_steps=6,
+                                                   options={"backend": options})
+    agent = Agent(corpus, config, registry, settings, {"api_key": "sk-test-SECRET123"})
+    return Trace(QUESTION, config, "q").consume(agent.run(QUESTION)).row()
+
+
+@pytest.mark.parametrize("kind", fp.KINDS)
+def test_a_full_question_keeps_every_documented_rule(corpus, kind):
+    with fp.FakeProvider(kind, list(FULL_QUESTION)) as provider:
+        row = ask(corpus, provider)
+    assert row["error"] is None and row["answer"] == ["62,500"], row["trajectory"][-3:]
+    assert [c["page"] for c in row["citations"]] == [1, 2]
+    assert len(provider.requests) == 5
+    assert provider.failures() == [], provider.failures()
+    assert {c.rule for c in provider.checks} >= {"roles", "tool results", "images", "tool schema"}
+    assert "SECRET123" not in json.dumps(row)
+
+
+@pytest.mark.parametrize("kind", fp.KINDS)
+def test_a_text_only_model_sends_no_image(corpus, kind):
+    with fp.FakeProvider(kind, list(FULL_QUESTION)) as provider:
+        row = ask(corpus, provider, vision=False)
+    assert row["answer"] == ["62,500"] and provider.failures() == []
+    assert "Revenue in 2024 was 7.5 million euros." in json.dumps(provider.requests[1]["body"])
+    assert all(s not in json.dumps(r["body"]) for r in provider.requests
+               for s in ("image_url", "inlineData", "inline_data", '"images": ["', '"type": "image"'))
+
+
+def test_anthropic_gets_max_tokens_and_cache_marks_on_the_stable_prefix(corpus):
+    with fp.FakeProvider("anthropic", list(FULL_QUESTION)) as provider:
+        ask(corpus, provider)
+    bodies = [r["body"] for r in provider.requests]
+    assert all(isinstance(b["max_tokens"], int) for b in bodies)
+    assert all("cache_control" in b["system"][-1] for b in bodies)
+    marked = [[blk for m in b["messages"] for blk in m["content"] if isinstance(blk, dict) and "cache_control" in blk]
+              for b in bodies[1:]]
+    assert all(len(m) == 1 and m[0]["type"] == "tool_result" for m in marked)
+
+
+# --- error replies -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", fp.KINDS)
+def test_429_with_retry_after_is_retried_after_the_wait(corpus, kind):
+    with fp.FakeProvider(kind, [fp.error(429, "slow down", **{"Retry-After": "0.3"}), *FULL_QUESTION]) as provider:
+        row = ask(corpus, provider, retry_max_delay=1.0)
+    assert row["answer"] == ["62,500"] and row["error"] is None
+    assert provider.times[1] - provider.times[0] >= 0.3
+
+
+@pytest.mark.parametrize("kind", fp.KINDS)
+def test_400_shows_the_providers_reason(corpus, kind):
+    reason = "At most 1 image(s) may be provided in one request."
+    with fp.FakeProvider(kind, [fp.search("revenue"), fp.error(400, reason)]) as provider:
+        row = ask(corpus, provider)
+    assert len(provider.requests) == 2  # a bad request is not retried
+    assert row["error"].startswith("backend: ") and reason in row["error"]
+    assert "SECRET123" not in json.dumps(row)
+
+
+@pytest.mark.parametrize("kind", fp.KINDS)
+def test_500_is_retried_then_reported(corpus, kind):
+    with fp.FakeProvider(kind, [fp.error(500, "internal trouble")] * 3) as provider:
+        row = ask(corpus, provider)
+    assert len(provider.requests) == 3 and "server error" in row["error"] and "after 3 attempts" in row["error"]
+
+
+@pytest.mark.parametrize("kind", fp.KINDS)
+def test_a_hang_ends_at_the_timeout(corpus, kind):
+    with fp.FakeProvider(kind, [fp.hang(8)] * 2) as provider:
+        started = time.monotonic()
+        row = ask(corpus, provider, timeout=1, max_attempts=2)
+        elapsed = time.monotonic() - started
+    assert "did not answer in time" in row["error"] and len(provider.requests) == 2
+    assert elapsed < 7  # two 1 s attempts and a backoff, not litellm's 600 s default
+
+
+def test_invalid_json_in_tool_arguments_gets_one_repair_turn(corpus):
+    with fp.FakeProvider("openai", [fp.raw_call("search_documents", '{"query": "revenue'), *FULL_QUESTION]) as p:
+        row = ask(corpus, p)
+    repair = p.requests[1]["body"]["messages"]
+    assert repair[-1]["role"] == "tool" and "not valid JSON" in repair[-1]["content"]
+    assert row["answer"] == ["62,500"] and p.failures() == []
+    notes = [s for s in row["trajectory"] if s["type"] == "error" and s["where"] == "tool"]
+    assert notes and "search_documents" in notes[0]["message"]
