@@ -235,8 +235,8 @@ class LiteLLMBackend:
         if not vision_used:
             missing.append("vision")
             why = "option vision=false" if vision is not None else "litellm's model map"
-            lines.append(f"model {self.model} does not accept images ({why}): it will only see page "
-                         "labels, not the pages themselves")
+            lines.append(f"model {self.model} does not accept images ({why}): it gets each page's text "
+                         "instead of its image")
         if not tools_used:
             missing.append("tools")
             why = "option native_tools=false" if native_tools is not None else "litellm's model map"
