@@ -108,7 +108,8 @@ def describe_step(step: Any) -> str:
         return f"[{step.iteration}] search {step.query!r}{rewritten}: {len(step.hits)} hits; shown: {pages}{extra}"
     if kind == "model":
         text = (step.text or "").strip().replace("\n", " ")
-        return f"[{step.iteration}] model{' (forced to answer)' if step.forced_answer else ''}: {text[:200]}"
+        notes = "".join(f"\n      note: {n}" for n in getattr(step, "notes", ()))
+        return f"[{step.iteration}] model{' (forced to answer)' if step.forced_answer else ''}: {text[:200]}{notes}"
     if kind == "error":
         return f"[{step.iteration}] error in {step.where}: {step.message}"
     cites = ", ".join(f"{c.file} p.{c.page}" for c in step.citations) or "none"
