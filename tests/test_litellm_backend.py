@@ -108,9 +108,12 @@ def test_bad_json_arguments_are_repaired_or_kept_raw():
     ])
     repaired = b.decide(history_after_search()[:2], [SEARCH_TOOL, ANSWER_TOOL], False)
     assert repaired.tool_calls[0].arguments == {"query": "revenue"}
-    assert repaired.raw["notes"] == ["search_documents: arguments were not valid JSON and were repaired"]
+    assert repaired.raw["notes"] == ["search_documents: arguments were not valid JSON (Expecting property name "
+                                     "enclosed in double quotes: line 1 column 2 (char 1)) and were repaired"]
+    assert repaired.tool_calls[0].error is None
     kept = b.decide(history_after_search()[:2], [SEARCH_TOOL, ANSWER_TOOL], False)
-    assert kept.tool_calls[0].arguments == {"_raw": "query=revenue"}
+    assert kept.tool_calls[0].arguments == {}  # unusable: the loop asks the model to send them again
+    assert kept.tool_calls[0].error == "not valid JSON (Expecting value: line 1 column 1 (char 0)) in 'query=revenue'"
     assert "kept as _raw" in kept.raw["notes"][0]
 
 
