@@ -277,7 +277,8 @@ def _nothing_changed(previous: Corpus, plan: list[tuple[str, Path, str, bool]], 
     if not all(reuse for *_, reuse in plan) or {file for file, *_ in plan} != set(previous.documents):
         return False
     for name in registry.names("retriever"):
-        if getattr(registry.get("retriever", name).factory, "update_index", None) is not None \
+        factory = registry.get("retriever", name).factory
+        if getattr(factory, "update_index", None) is not None and not getattr(factory, "index_on_first_use", False) \
                 and not previous.retriever_dir(name).is_dir():
             return False
     return True

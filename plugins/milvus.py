@@ -246,6 +246,7 @@ class MilvusRetriever:
     """BM25 (and dense) search in Milvus, one hybrid request; the query's operators become filters."""
 
     update_index = staticmethod(update_index)
+    index_on_first_use = True  # a generation without its index is normal: ingest need not make one
 
     def __init__(self, corpus: Any, options: dict[str, Any] | None = None) -> None:
         opts = madqa.read_options(options, {"uri": "", "token": "", "dense": "auto", "ranker": "rrf",
