@@ -70,8 +70,9 @@ class DaskProcesses:
         for proc in [*self.workers, self.scheduler]:
             try:
                 proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
+            except subprocess.TimeoutExpired:  # a loaded machine: kill, and reap it so no zombie is left
                 proc.kill()
+                proc.wait(timeout=30)
 
 
 @pytest.fixture(scope="module")

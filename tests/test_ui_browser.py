@@ -94,7 +94,9 @@ def tab(page: Any, name: str) -> None:
 WATCH = """() => {
   const chat = document.querySelector('#ask-chat');
   const count = (needle) => chat.innerText.split(needle).length - 1;
-  const marks = {Starting: 'Starting', first_step: 'Model · step 1', first_search: 'Search 1:', answer: 'Answer:'};
+  // an abstention ends the run too: it reads "No answer." (which contains no "Answer:")
+  const marks = {Starting: 'Starting', first_step: 'Model · step 1', first_search: 'Search 1:', answer: 'Answer:',
+                 abstained: 'No answer.'};
   const before = Object.fromEntries(Object.entries(marks).map(([k, v]) => [k, count(v)]));
   const t = window.__madqa_t = {};
   document.querySelector('#ask-question textarea').addEventListener(
@@ -111,7 +113,7 @@ def ask(page: Any, question: str) -> dict[str, float]:
     box = page.locator("#ask-question textarea")
     box.fill(question)
     box.press("Enter")
-    page.wait_for_function("() => 'answer' in (window.__madqa_t || {})")
+    page.wait_for_function("() => ['answer', 'abstained'].some((k) => k in (window.__madqa_t || {}))")
     marks = page.evaluate("() => window.__madqa_t")
     return {k: round(v - marks["enter"]) for k, v in marks.items() if k != "enter"}
 
