@@ -24,7 +24,7 @@ def main() -> int:
     except MadqaError as exc:
         print(f"madqa: {exc}", file=sys.stderr)
         return 2
-    app.launch(**launch_options(settings))
+    app.launch(**launch_options(settings, app))
     return 0
 
 

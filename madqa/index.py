@@ -226,6 +226,7 @@ def ingest(
             feed.finish()
         except BaseException:
             feed.abort()
+            shutil.rmtree(tmp_dir, ignore_errors=True)  # e.g. a full disk: no half-written generation left
             raise
         finally:
             reader.close()
@@ -235,7 +236,11 @@ def ingest(
                     "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
                     "documents": [documents[f].to_dict() for f in sorted(documents)],
                     "failures": [{"file": f, "reason": r} for f, r in report.failures]}
-        (tmp_dir / MANIFEST).write_text(json.dumps(manifest, indent=1, ensure_ascii=False), encoding="utf-8")
+        try:
+            (tmp_dir / MANIFEST).write_text(json.dumps(manifest, indent=1, ensure_ascii=False), encoding="utf-8")
+        except BaseException:
+            shutil.rmtree(tmp_dir, ignore_errors=True)
+            raise
         os.rename(tmp_dir, state / generation)
         write_current(state, generation)
         if previous:

@@ -74,6 +74,32 @@ class Settings:
                 "server's key)"})
     web_provider_timeout_s: float = field(default=30.0, metadata={"env": "MADQA_WEB_PROVIDER_TIMEOUT",
         "help": "seconds a model call from the web app may take (2 attempts)"})
+    web_question_timeout_s: float = field(default=300.0, metadata={"env": "MADQA_WEB_QUESTION_TIMEOUT",
+        "help": "seconds one question from the web app may run before it is stopped"})
+    web_jobs_per_session: int = field(default=2, metadata={"env": "MADQA_WEB_JOBS_PER_SESSION",
+        "help": "questions and evaluations one browser session may run at once"})
+    web_jobs_per_client: int = field(default=4, metadata={"env": "MADQA_WEB_JOBS_PER_CLIENT",
+        "help": "questions and evaluations one client address may run at once"})
+    web_requests_per_minute: int = field(default=60, metadata={"env": "MADQA_WEB_REQUESTS_PER_MINUTE",
+        "help": "queued requests (and uploads) one client address may start per minute"})
+    web_calls_budget: int = field(default=100, metadata={"env": "MADQA_WEB_CALLS_BUDGET",
+        "help": "model calls on the server's keys per session and per client address in a day"})
+    web_tokens_budget: int = field(default=1_000_000, metadata={"env": "MADQA_WEB_TOKENS_BUDGET",
+        "help": "tokens on the server's keys per session and per client address in a day"})
+    web_cost_budget_usd: float = field(default=1.0, metadata={"env": "MADQA_WEB_COST_BUDGET",
+        "help": "US dollars on the server's keys per session and per client address in a day"})
+    upload_quota_mb: int = field(default=4096, metadata={"env": "MADQA_UPLOAD_QUOTA_MB",
+        "help": "all visitors' uploads together (Gradio's upload folder and MADQA_HOME/uploads)"})
+    min_free_mb: int = field(default=1024, metadata={"env": "MADQA_MIN_FREE_MB",
+        "help": "uploads are refused when the disk has less free space than this"})
+    upload_mb_per_hour: int = field(default=400, metadata={"env": "MADQA_UPLOAD_MB_PER_HOUR",
+        "help": "megabytes one client address may upload in an hour"})
+    session_ttl_s: int = field(default=6 * 3600, metadata={"env": "MADQA_SESSION_TTL",
+        "help": "seconds a browser session (and its uploads) lives after its last upload or corpus switch"})
+    sweep_interval_s: int = field(default=600, metadata={"env": "MADQA_SWEEP_INTERVAL",
+        "help": "seconds between sweeps of expired sessions' upload folders"})
+    proxy_hops: int = field(default=0, metadata={"env": "MADQA_PROXY_HOPS",
+        "help": "reverse proxies in front of the app (a client's address is taken from X-Forwarded-For)"})
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None, **overrides: Any) -> Settings:
@@ -122,8 +148,10 @@ class Settings:
         return Path(self.home) / "corpora"
 
 
-POSITIVE_SETTINGS = ("web_provider_timeout_s",)
-NON_NEGATIVE_SETTINGS: tuple[str, ...] = ()
+POSITIVE_SETTINGS = ("web_provider_timeout_s", "web_question_timeout_s", "web_jobs_per_session", "web_jobs_per_client",
+                     "web_requests_per_minute", "upload_quota_mb", "session_ttl_s", "sweep_interval_s")
+NON_NEGATIVE_SETTINGS = ("web_calls_budget", "web_tokens_budget", "web_cost_budget_usd", "min_free_mb",
+                         "upload_mb_per_hour", "proxy_hops")
 
 
 def _convert(name: str, type_name: Any, raw: str) -> Any:

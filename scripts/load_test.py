@@ -172,7 +172,10 @@ def main(argv: list[str] | None = None) -> int:
     env = {**os.environ, "MADQA_HOME": str(work / "home"), "GRADIO_TEMP_DIR": str(work / "gradio"),
            "TMPDIR": str(work / "tmp"), "MADQA_HOST": "127.0.0.1", "MADQA_PORT": str(port),
            "MADQA_CONFIG": "offline", "GRADIO_ANALYTICS_ENABLED": "False", "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-           "PYTHONUNBUFFERED": "1"}
+           "PYTHONUNBUFFERED": "1",
+           # every simulated visitor connects from 127.0.0.1: the per-address limits would count them as one
+           "MADQA_WEB_JOBS_PER_CLIENT": "1000", "MADQA_WEB_REQUESTS_PER_MINUTE": "100000",
+           "MADQA_UPLOAD_MB_PER_HOUR": "100000"}
     log = open(work / "app.log", "wb")  # noqa: SIM115 - closed in finally
     launched = time.monotonic()
     proc = subprocess.Popen([sys.executable, "app.py"], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,

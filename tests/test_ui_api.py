@@ -24,6 +24,7 @@ from gradio_client import Client, handle_file
 from madqa.plugins import collect, get_plugin_manager
 from madqa.settings import Settings
 from madqa.ui import build_app, launch_options
+from madqa.ui.messages import inert
 from madqa.ui.sessions import SessionStore, new_session
 from tests.conftest import DEMO_QUESTIONS, make_pdf
 from tests.fake_provider import Provider, completion
@@ -65,7 +66,7 @@ def server(tmp_path_factory: pytest.TempPathFactory, provider: Provider) -> Iter
     settings = Settings.from_env(env={}, home=home, allowed_api_bases=provider.url)
     registry = collect(get_plugin_manager(entry_points=False))
     app = build_app(settings, registry)
-    options = {**launch_options(settings), "server_name": "127.0.0.1", "server_port": free_port(),
+    options = {**launch_options(settings, app), "server_name": "127.0.0.1", "server_port": free_port(),
                "prevent_thread_lock": True, "quiet": True}
     app.launch(**options)
     gc.collect()  # the event loops Gradio dropped while building: reported now, inside this module
@@ -211,7 +212,8 @@ def test_compare_runs_both_configs_at_once_and_scores_them(server: SimpleNamespa
     assert len(updates) >= 3
     for side in (0, 1):
         final = updates[-1][side]
-        assert final[0]["content"] == [{"text": EBIT_QUESTION, "type": "text"}] or text(final[0]) == EBIT_QUESTION
+        shown = inert(EBIT_QUESTION)  # as text, never as HTML or Markdown
+        assert final[0]["content"] == [{"text": shown, "type": "text"}] or text(final[0]) == shown
         assert titles(final)[-1] is None and ("Answer" in text(final[-1]) or "No answer" in text(final[-1]))
     assert table["headers"] == ["", "A: offline", "B: offline[top_k=3]"]
     rows = {r[0]: r[1:] for r in table["data"]}

@@ -50,7 +50,7 @@ def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    app.launch(**{**launch_options(settings), "server_name": "127.0.0.1", "server_port": port,
+    app.launch(**{**launch_options(settings, app), "server_name": "127.0.0.1", "server_port": port,
                   "prevent_thread_lock": True, "quiet": True})
     gc.collect()
     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 
 import pytest
@@ -120,6 +121,19 @@ def test_malformed_citation_values_are_refused(value: object) -> None:
 def test_citation_values_round_trip_odd_file_names() -> None:
     ref = PageRef('dir/a "quoted", | name.pdf', 12)
     assert parse_citation_value(citation_value("demo", ref)) == ("demo", ref)
+
+
+def test_questions_and_titles_are_inert_in_markdown_and_html() -> None:
+    from madqa.ui.messages import inert, pending_message, user_message
+
+    payload = '<img src=x onerror=alert(1)> [a](javascript:x) ![i](http://evil.example/p.png) https://evil.example'
+    for shown in (user_message(payload)["content"], inert(payload),
+                  search_message(search(query=payload))["metadata"]["title"],
+                  pending_message(payload)["metadata"]["title"]):
+        assert not any(ch in shown for ch in "<>[]()!") and "://" not in shown
+        assert html.unescape(shown).startswith(("<img src=x", "Search 1: <img src=x"))  # reads as typed
+    assert html.unescape(inert(payload)) == payload
+    assert user_message("two\nlines")["content"] == "two  \nlines"
 
 
 def test_markdown_helpers() -> None:

@@ -23,7 +23,7 @@ from madqa.settings import PipelineConfig
 from madqa.trace import Trace
 from madqa.types import AnswerStep, ErrorStep, ModelStep, PageRef, SearchStep, Step
 from madqa.ui.config_panel import FIELD_NAMES, ConfigPanel, build_config_panel, describe, resolve_config
-from madqa.ui.context import AGENT_CONCURRENCY, AGENT_CONCURRENCY_ID, AppContext, api_parameters
+from madqa.ui.context import AGENT_CONCURRENCY, AGENT_CONCURRENCY_ID, AppContext, api_parameters, shown_error
 from madqa.ui.messages import (
     backend_badge,
     citation_marks,
@@ -44,6 +44,7 @@ from madqa.ui.messages import (
 from madqa.ui.model_access import key_problem
 from madqa.ui.pages import LARGE_BUDGET_PX, SOURCE_WORDS, THUMB_BUDGET_PX, highlighted_page_file, page_file
 from madqa.ui.policy import visitor_steps
+from madqa.ui.sessions import disk_reason
 
 VIEWER_HINT = "_Click a cited page (or any thumbnail) to see it here._"
 
@@ -77,7 +78,9 @@ def show_page(ctx: AppContext, session: Any, corpus_key: str, ref: PageRef,
             path = page_file(corpus, ref, ctx.settings, LARGE_BUDGET_PX)
         pages = corpus.document(ref.file).pages
     except MadqaError as exc:
-        raise gr.Error(f"Cannot show {page_label(ref)}: {exc}") from None
+        raise shown_error(f"Cannot show {page_label(ref)}: {exc}") from None
+    except OSError as exc:  # the page image could not be written (a full disk)
+        raise shown_error(f"Cannot show {page_label(ref)}: {disk_reason(exc)}") from None
     source = SOURCE_WORDS.get(corpus.page_source(ref.file, ref.page) or "", "unknown")
     caption = f"**{md_escape(ref.file)}**, page {ref.page} of {pages} · searchable text from: {source}{note}"
     return str(path), caption
@@ -105,13 +108,13 @@ def viewer_handlers(ctx: AppContext) -> tuple[Any, Any]:
     def on_option(session: Any, evt: gr.SelectData) -> tuple[str, str]:
         parsed = parse_citation_value(evt.value)
         if parsed is None:
-            raise gr.Error("That is not a page citation.")
+            raise shown_error("That is not a page citation.")
         return show_page(ctx, session, *parsed, marks=citation_marks(evt.value))
 
     def on_thumbnail(refs: list[list[Any]], session: Any, evt: gr.SelectData) -> tuple[str, str]:
         index = evt.index if isinstance(evt.index, int) else -1
         if not 0 <= index < len(refs or []):
-            raise gr.Error("That page is no longer listed; ask again.")
+            raise shown_error("That page is no longer listed; ask again.")
         key, file, page, *marks = refs[index]  # a cited page also holds (quotes, answer words)
         return show_page(ctx, session, key, PageRef(file, int(page)), tuple(marks[0]) if marks else None)
 
@@ -119,17 +122,20 @@ def viewer_handlers(ctx: AppContext) -> tuple[Any, Any]:
 
 
 def run_steps(ctx: AppContext, session: Any, corpus_key: str, config: PipelineConfig,
-              options: dict[str, str], question: str, trace: Trace) -> Iterator[Step | str]:
+              options: dict[str, Any], question: str, trace: Trace,
+              keys: list[str] | None = None) -> Iterator[Step | str]:
     """The agent's steps for ``question``; plain strings are status lines while the corpus loads.
 
-    Raises MadqaError when the corpus or a component cannot be used.
+    With ``keys`` (the visitor's, from ``AppContext.job_slot``) the run counts against their budgets.
+    Raises MadqaError when the corpus or a component cannot be used, or a budget or time runs out.
     """
     if corpus_key != "mine":
         while not ctx.sessions.demo.wait(0.5):
             yield ctx.sessions.demo.status()
     corpus = ctx.sessions.corpus(session, corpus_key)
     agent = Agent(corpus, config, ctx.registry, ctx.settings, options)
-    yield from trace.follow(visitor_steps(agent.run(question), options))
+    steps = trace.follow(visitor_steps(agent.run(question), options))
+    yield from (ctx.metered(steps, keys, config, options) if keys is not None else steps)
 
 
 def next_pending(step: Step) -> dict[str, Any] | None:
@@ -153,8 +159,8 @@ def thumbnails(ctx: AppContext, session: Any, corpus_key: str, step: SearchStep)
     for ref in step.new_pages:
         try:
             out.append((str(page_file(corpus, ref, ctx.settings, THUMB_BUDGET_PX)), thumbnail_caption(ref, step), ref))
-        except MadqaError:
-            continue  # the model saw it; the browser just gets no thumbnail
+        except (MadqaError, OSError):
+            continue  # the model saw it; the browser just gets no thumbnail (a full disk, say)
     return out
 
 
@@ -228,14 +234,19 @@ def build_ask_tab(ctx: AppContext) -> None:
     seen_refs = gr.State([])
     cited_refs = gr.State([])
 
-    @api_parameters(["question", "history", *FIELD_NAMES, "session"])
+    @api_parameters(["question", "history", *FIELD_NAMES, "session", "request"])
     def ask(question_text: str, history: list[dict[str, Any]] | None, *args: Any) -> Iterator[tuple[Any, ...]]:
-        *values, session = args
+        *values, session, request = args
         text = (question_text or "").strip()
         if not text:
-            raise gr.Error("Type a question first.")
+            raise shown_error("Type a question first.")
         check_question_length(text)
         config, options = resolve_config(ctx.configs, values, ctx.policy)
+        with ctx.job_slot(session, request) as keys:
+            yield from answer(text, history, config, options, session, keys)
+
+    def answer(text: str, history: list[dict[str, Any]] | None, config: PipelineConfig, options: dict[str, Any],
+               session: Any, keys: list[str]) -> Iterator[tuple[Any, ...]]:
         secrets = [options.get("api_key", "")]
         corpus_key = session.get("corpus", "demo") if isinstance(session, dict) else "demo"
         history = list(history or [])
@@ -274,7 +285,7 @@ def build_ask_tab(ctx: AppContext) -> None:
         yield ("", *out(pending_message("Starting", md_escape(describe(config))))[1:])
         trace = Trace(text, config)
         try:
-            for item in run_steps(ctx, session, corpus_key, config, options, text, trace):
+            for item in run_steps(ctx, session, corpus_key, config, options, text, trace, keys):
                 if isinstance(item, str):
                     yield out(pending_message("Waiting for the demo corpus", item))
                     continue
@@ -299,7 +310,7 @@ def build_ask_tab(ctx: AppContext) -> None:
                         try:
                             path = page_file(ctx.sessions.corpus(session, corpus_key), ref, ctx.settings,
                                              THUMB_BUDGET_PX)
-                        except MadqaError:
+                        except (MadqaError, OSError):
                             continue
                         cited_items.append((str(path), thumbnail_caption(ref)))
                         quote = item.quote_of(n)

@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import gradio as gr
+from gradio.utils import get_upload_folder
+from starlette.middleware import Middleware
 
 from madqa.errors import SettingsError
 from madqa.evaluation.questions import QuestionFileError, load_questions
@@ -20,6 +22,7 @@ from madqa.ui.context import AppContext
 from madqa.ui.corpus import build_corpus_tab
 from madqa.ui.evaluate import build_evaluate_tab
 from madqa.ui.human import build_human_tab
+from madqa.ui.limits import Limits, RequestGuard
 from madqa.ui.plugins import build_plugins_tab
 from madqa.ui.policy import WebPolicy
 from madqa.ui.sessions import MAX_UPLOAD_MB, SessionStore, new_session
@@ -86,10 +89,15 @@ def theme() -> gr.themes.Base:
     return gr.themes.Default(font=system, font_mono=mono)
 
 
-def launch_options(settings: Settings) -> dict[str, Any]:
+def launch_options(settings: Settings, app: gr.Blocks | None = None) -> dict[str, Any]:
     """``launch()`` arguments: bind address and port from settings; no share link, no run history
-    (it would keep inputs, API keys included, in the browser), no SSR (needs Node), upload limit."""
-    return {"server_name": settings.host, "server_port": settings.port, "share": False, "show_error": True,
+    (it would keep inputs, API keys included, in the browser), no SSR (needs Node), upload limit, and
+    no raw exception text for visitors (``show_error=False``: only gr.Error messages are shown).
+
+    With the ``app`` of ``build_app``, its per-client request and upload limits guard the server."""
+    limits = getattr(app, "madqa_limits", None)
+    guard = {"app_kwargs": {"middleware": [Middleware(RequestGuard, limits=limits)]}} if limits is not None else {}
+    return {**guard, "server_name": settings.host, "server_port": settings.port, "share": False, "show_error": False,
             "run_history": False, "ssr_mode": False, "mcp_server": False, "enable_monitoring": False,
             "max_file_size": f"{MAX_UPLOAD_MB}mb", "theme": theme(), "css": CSS, "js": A11Y_JS,
             "footer_links": ["api", "settings"]}
@@ -117,13 +125,18 @@ def build_app(settings: Settings, registry: Any, *, demo_dir: str | Path | None 
         raise SettingsError(f"MADQA_CONFIG names a config {settings.config!r} the web app does not offer "
                             f"(offered: {', '.join(configs)}; MADQA_WEB_BACKENDS picks the backends)")
     sessions = SessionStore(settings, registry, Path(demo_dir) if demo_dir else DEMO_DOCS)
-    sessions.sweep()
+    sessions.sweep(max_age_s=settings.session_ttl_s)
+    sessions.start_sweeping(settings.sweep_interval_s, settings.session_ttl_s)
     sessions.demo.start()
+    limits = Limits(settings, [Path(get_upload_folder()), sessions.uploads_root])
     ctx = AppContext(settings, registry, sessions, configs, settings.config,
-                     demo_questions(Path(questions_path) if questions_path else DEMO_QUESTIONS), policy=policy)
+                     demo_questions(Path(questions_path) if questions_path else DEMO_QUESTIONS), policy=policy,
+                     limits=limits)
     with gr.Blocks(title="madqa — questions over your PDFs", analytics_enabled=False,
                    delete_cache=(3600, 6 * 3600)) as app:
-        ctx.session = gr.State(None, delete_callback=sessions.forget)
+        # a session (and its uploads) lives session_ttl_s after its state last changed, even when its
+        # client never says goodbye (raw HTTP clients never do); the sweeper catches what Gradio drops
+        ctx.session = gr.State(None, time_to_live=settings.session_ttl_s, delete_callback=sessions.forget)
         with gr.Row(elem_id="header"):
             with gr.Column(min_width=0):
                 gr.Markdown("# madqa", elem_id="app-title")
@@ -155,4 +168,5 @@ def build_app(settings: Settings, registry: Any, *, demo_dir: str | Path | None 
         timer.tick(status, [ctx.session], [ctx.header, timer], api_visibility="private", queue=False)
         app.load(start, [ctx.session], [ctx.session, ctx.header, timer], api_visibility="private", queue=False)
     app.queue(max_size=QUEUE_SIZE, default_concurrency_limit=DEFAULT_CONCURRENCY)
+    app.madqa_limits = limits  # read by launch_options
     return app

@@ -21,7 +21,14 @@ from madqa.errors import MadqaError
 from madqa.trace import Trace
 from madqa.ui.ask import build_page_viewer, check_question_length, next_pending, run_steps, viewer_handlers
 from madqa.ui.config_panel import FIELD_NAMES, build_config_panel, describe, resolve_config
-from madqa.ui.context import AGENT_CONCURRENCY, AGENT_CONCURRENCY_ID, AppContext, api_parameters
+from madqa.ui.context import (
+    AGENT_CONCURRENCY,
+    AGENT_CONCURRENCY_ID,
+    AppContext,
+    api_parameters,
+    internal_error,
+    shown_error,
+)
 from madqa.ui.diff_view import build_diff_view
 from madqa.ui.messages import (
     md_escape,
@@ -66,15 +73,20 @@ def build_compare_tab(ctx: AppContext) -> None:
     build_diff_view(ctx)
 
     @api_parameters(["question", "question_id", *(f"{side.lower()}_{n}" for side in SIDES for n in FIELD_NAMES),
-                     "session"])
+                     "session", "request"])
     def compare(question_text: str, question_id: str | None, *args: Any) -> Iterator[tuple[Any, ...]]:
-        *values, session = args
+        *values, session, request = args
         text = (question_text or "").strip()
         if not text:
-            raise gr.Error("Type a question, or pick a demo question.")
+            raise shown_error("Type a question, or pick a demo question.")
         check_question_length(text)
         configs = {side: resolve_config(ctx.configs, values[i * PANEL_SIZE:(i + 1) * PANEL_SIZE], ctx.policy)
                    for i, side in enumerate(SIDES)}
+        with ctx.job_slot(session, request) as keys:
+            yield from both(text, question_id, configs, session, keys)
+
+    def both(text: str, question_id: str | None, configs: dict[str, Any], session: Any,
+             keys: list[str]) -> Iterator[tuple[Any, ...]]:
         gold = ctx.question(question_id)
         if gold is not None and gold["question"].strip() != text:
             gold = None  # the question was edited after picking it: no gold answer applies
@@ -89,7 +101,7 @@ def build_compare_tab(ctx: AppContext) -> None:
         def work(side: str) -> None:
             config, options = configs[side]
             try:
-                for item in run_steps(ctx, session, corpus_key, config, options, text, traces[side]):
+                for item in run_steps(ctx, session, corpus_key, config, options, text, traces[side], keys):
                     if stop.is_set():
                         return
                     inbox.put((side, item))
@@ -110,7 +122,7 @@ def build_compare_tab(ctx: AppContext) -> None:
                 pending[side] = None
                 running.discard(side)
             elif isinstance(item, BaseException):
-                what = str(item) if isinstance(item, MadqaError) else f"internal error: {type(item).__name__}: {item}"
+                what = str(item) if isinstance(item, MadqaError) else internal_error(item, "compare")
                 chats[side].append(notice_message(f"⚠ {md_escape(shorten(redact(what, secrets), 500))}"))
             elif isinstance(item, str):
                 pending[side] = pending_message("Waiting for the demo corpus", item)

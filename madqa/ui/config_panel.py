@@ -15,6 +15,7 @@ import gradio as gr
 
 from madqa.errors import MadqaError
 from madqa.settings import PipelineConfig, parse_options
+from madqa.ui.context import shown_error
 from madqa.ui.policy import WebPolicy
 
 FIELD_NAMES = ("config", "backend", "model", "retriever", "reranker", "query_strategy", "top_k", "max_steps",
@@ -131,7 +132,7 @@ def resolve_config(configs: dict[str, PipelineConfig], values: list[Any] | tuple
         = values
     base = configs.get(name)
     if base is None:
-        raise gr.Error(f"Unknown config {name!r}; pick one of {', '.join(configs)}.")
+        raise shown_error(f"Unknown config {name!r}; pick one of {', '.join(configs)}.")
     try:
         parts = {"backend": backend, "model": (model or "").strip() or None, "retriever": retriever,
                  "reranker": reranker, "query_strategy": strategy,
@@ -142,7 +143,7 @@ def resolve_config(configs: dict[str, PipelineConfig], values: list[Any] | tuple
         policy.check_config(config, base)
         options = policy.backend_options(config, api_key, api_base)
     except (MadqaError, TypeError, ValueError) as exc:
-        raise gr.Error(f"Settings: {exc}") from None
+        raise shown_error(f"Settings: {exc}") from None
     return config, options
 
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import html
 import inspect
-from collections.abc import Callable, Sequence
+import logging
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -11,20 +14,44 @@ import gradio as gr
 
 from madqa.errors import MadqaError
 from madqa.settings import PipelineConfig, Settings
+from madqa.ui.limits import Limits, request_address
 from madqa.ui.messages import plural
-from madqa.ui.policy import WebPolicy
+from madqa.ui.policy import Refused, WebPolicy
 from madqa.ui.sessions import SessionStore
 
 AGENT_CONCURRENCY = 8  # questions answered at once across Ask and Compare (model calls are API-bound)
 AGENT_CONCURRENCY_ID = "agent"
 F = TypeVar("F", bound=Callable[..., Any])
+log = logging.getLogger("madqa.ui")
+
+
+def shown_error(message: str) -> gr.Error:
+    """A gr.Error whose message shows as text: Gradio renders notification messages as HTML."""
+    return gr.Error(html.escape(str(message), quote=False))
+
+
+def shown_info(message: str) -> None:
+    """A gr.Info notification whose message shows as text."""
+    gr.Info(html.escape(str(message), quote=False))
+
+
+def internal_error(exc: BaseException, where: str) -> str:
+    """What a visitor reads about a bug: its kind only. The exception and its traceback go to the log."""
+    log.error("internal error in %s", where, exc_info=exc)
+    return f"internal error ({type(exc).__name__}); the server log has the details"
 
 
 def api_parameters(names: Sequence[str]) -> Callable[[F], F]:
-    """Give a ``*args`` event function named parameters, so its API endpoint documents them by name."""
+    """Give a ``*args`` event function named parameters, so its API endpoint documents them by name.
+
+    A last parameter named ``request`` gets Gradio's request (who is asking), not an input."""
     def wrap(fn: F) -> F:
         kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
-        fn.__signature__ = inspect.Signature([inspect.Parameter(n, kind) for n in names])  # type: ignore[attr-defined]
+        params = [inspect.Parameter(n, kind, annotation=gr.Request if n == "request" else inspect.Parameter.empty)
+                  for n in names]
+        fn.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+        if "request" in names:
+            fn.__annotations__ = {**fn.__annotations__, "request": gr.Request}
         return fn
     return wrap
 
@@ -38,8 +65,36 @@ class AppContext:
     default_config: str
     questions: list[dict[str, Any]] = field(default_factory=list)  # the demo question set
     policy: WebPolicy = field(default_factory=WebPolicy)  # what a visitor may do
+    limits: Limits | None = None  # how much a visitor may take (None: no limits, e.g. in unit tests)
     session: gr.State | None = None  # {"token", "corpus"} of this browser session
     header: gr.Markdown | None = None  # status line above the tabs
+
+    @contextmanager
+    def job_slot(self, session: Any, request: Any) -> Iterator[list[str]]:
+        """A job slot of this visitor (session and client address) while the block runs; gr.Error when the
+        visitor runs too many jobs already. Gives the visitor's budget keys."""
+        token = session.get("token") if isinstance(session, dict) else None
+        client = request_address(request, self.settings.proxy_hops)
+        keys = [f"client:{client}"] + ([f"session:{token}"] if token else [])
+        if self.limits is None:
+            yield keys
+            return
+        try:
+            slot = self.limits.job(token, client)
+            slot.__enter__()
+        except Refused as exc:
+            raise shown_error(str(exc)) from None
+        try:
+            yield keys
+        finally:
+            slot.__exit__(None, None, None)
+
+    def metered(self, steps: Any, keys: list[str], config: Any, options: dict[str, Any]) -> Any:
+        """``steps`` under the visitor's budgets on the server's keys (see ``Limits.metered``)."""
+        if self.limits is None:
+            return steps
+        server_key = config.backend == "litellm" and not options.get("api_key")
+        return self.limits.metered(steps, keys, server_key)
 
     @property
     def backends(self) -> list[str]:
@@ -63,7 +118,7 @@ class AppContext:
         try:
             return self.sessions.corpus(session, key)
         except MadqaError as exc:
-            raise gr.Error(str(exc)) from None
+            raise shown_error(str(exc)) from None
 
     def header_text(self, session: Any) -> str:
         """The status line: the demo corpus's state and which corpus this session searches."""

@@ -16,8 +16,8 @@ import pandas as pd
 
 from madqa.corpus import Corpus
 from madqa.errors import MadqaError
-from madqa.ui.context import AppContext
-from madqa.ui.messages import plural
+from madqa.ui.context import AppContext, shown_error, shown_info
+from madqa.ui.messages import md_escape, plural
 from madqa.ui.sessions import MAX_SESSION_MB, MAX_UPLOAD_FILES, MAX_UPLOAD_MB, new_session, valid_token
 
 DOC_COLUMNS = ["file", "pages", "text", "OCR", "none", "text source by page", "notes"]
@@ -64,7 +64,7 @@ def documents_table(corpus: Corpus | None) -> tuple[pd.DataFrame, str]:
                "PDF's text layer (text), Tesseract OCR of the page image (OCR), or neither (none).")
     if silent:
         summary += ("  \n⚠ **No searchable text** (no text layer, and OCR found nothing — is Tesseract "
-                    "installed?): " + ", ".join(silent) + ". The agent cannot find these by search.")
+                    "installed?): " + ", ".join(md_escape(f) for f in silent) + ". The agent cannot find these by search.")
     return pd.DataFrame(rows, columns=DOC_COLUMNS), summary
 
 
@@ -104,7 +104,7 @@ def build_corpus_tab(ctx: AppContext, tab: gr.Tab) -> None:
         try:
             corpus = ctx.sessions.corpus(session)
         except MadqaError as exc:
-            return pd.DataFrame(columns=DOC_COLUMNS), str(exc) if key == "demo" else "No uploads yet."
+            return pd.DataFrame(columns=DOC_COLUMNS), md_escape(str(exc)) if key == "demo" else "No uploads yet."
         return documents_table(corpus)
 
     def refresh(session: Any) -> tuple[Any, ...]:
@@ -114,13 +114,14 @@ def build_corpus_tab(ctx: AppContext, tab: gr.Tab) -> None:
 
     def select(key: str, session: Any) -> tuple[Any, ...]:
         session = {**_ensure(session), "corpus": "mine" if key == "mine" else "demo"}
+        ctx.sessions.touch(session["token"])
         table, text = listing(session)
         return session, table, text, pd.DataFrame(columns=HIT_COLUMNS), ctx.header_text(session)
 
     def add(paths: list[str] | None, session: Any,
             progress: gr.Progress = gr.Progress()) -> tuple[Any, ...]:  # noqa: B008 - how Gradio injects a progress bar
         if not paths:
-            raise gr.Error("Choose one or more PDF files first.")
+            raise shown_error("Choose one or more PDF files first.")
         session = {**_ensure(session), "corpus": "mine"}
         uploads = [(Path(p).name, Path(p)) for p in paths]
 
@@ -130,7 +131,7 @@ def build_corpus_tab(ctx: AppContext, tab: gr.Tab) -> None:
         try:
             outcome = ctx.sessions.add_files(session["token"], uploads, report)
         except MadqaError as exc:
-            raise gr.Error(str(exc)) from None
+            raise shown_error(str(exc)) from None
         rows = [[r.saved_as or r.name, r.status, r.pages or "", r.detail] for r in outcome.files]
         if not any(r.status == "indexed" for r in outcome.files) and ctx.sessions.own_corpus(session["token"]) is None:
             session["corpus"] = "demo"
@@ -149,17 +150,17 @@ def build_corpus_tab(ctx: AppContext, tab: gr.Tab) -> None:
     def search(text: str, session: Any) -> pd.DataFrame:
         text = (text or "").strip()
         if not text:
-            raise gr.Error("Type something to search for.")
+            raise shown_error("Type something to search for.")
         corpus = ctx.corpus_or_error(session)
         try:
             retriever = ctx.registry.create("retriever", ctx.configs[ctx.default_config].retriever
                                             if ctx.default_config in ctx.configs else "whoosh", corpus, {})
             result = retriever.search(text, 10)
         except MadqaError as exc:
-            raise gr.Error(str(exc)) from None
+            raise shown_error(str(exc)) from None
         rows = [[h.file, h.page, round(h.score, 2), h.snippet] for h in result.hits]
         if result.note:
-            gr.Info(result.note)
+            shown_info(result.note)
         return pd.DataFrame(rows, columns=HIT_COLUMNS)
 
     header = [ctx.header] if ctx.header is not None else []

@@ -37,8 +37,8 @@ from madqa.evaluation.report import (
 )
 from madqa.evaluation.runner import run_batch
 from madqa.jsonl import dumps
-from madqa.ui.context import AppContext
-from madqa.ui.messages import redact
+from madqa.ui.context import AppContext, internal_error, shown_error
+from madqa.ui.messages import md_escape, redact, shorten
 from madqa.ui.policy import visitor_row
 from madqa.ui.sessions import shorten_name
 
@@ -190,21 +190,26 @@ def build_evaluate_tab(ctx: AppContext) -> None:
                                       column_widths=["12%", "8%", "38%", "14%", "7%", "6%", "6%", "9%"], interactive=False, wrap=True, max_height=420)
 
     def run(question_file: str | None, configs: list[str] | None, limit: float | None, workers: float,
-            api_key: str, api_base: str, oracle: bool, session: Any,
+            api_key: str, api_base: str, oracle: bool, session: Any, request: gr.Request,
             progress: gr.Progress = gr.Progress()) -> tuple[Any, ...]:  # noqa: B008 - how Gradio injects a progress bar
+        with ctx.job_slot(session, request) as keys:
+            return evaluate_for(question_file, configs, limit, workers, api_key, api_base, session, keys, progress)
+
+    def evaluate_for(question_file: str | None, configs: list[str] | None, limit: float | None, workers: float,
+                     api_key: str, api_base: str, session: Any, keys: list[str], progress: Any) -> tuple[Any, ...]:
         if question_file:
             label = shorten_name(Path(question_file).name)
             try:
                 questions, problems = load_questions(question_file, unique_ids=True)
             except QuestionFileError as exc:
-                raise gr.Error(f"{label}: {exc}") from None
+                raise shown_error(f"{label}: {exc}") from None
         else:
             label, questions, problems = "demo questions", list(ctx.questions), []
         if not questions:
-            raise gr.Error(f"{label}: no usable questions" + (f" ({problems[0]})" if problems else ""))
+            raise shown_error(f"{label}: no usable questions" + (f" ({problems[0]})" if problems else ""))
         picked = [ctx.configs[n] for n in configs or [] if n in ctx.configs]
         if not picked:
-            raise gr.Error("Pick at least one config.")
+            raise shown_error("Pick at least one config.")
         n = min(int(limit or 0) or len(questions), len(questions), MAX_EVAL_QUESTIONS)
         questions = questions[:n]
         try:
@@ -212,8 +217,11 @@ def build_evaluate_tab(ctx: AppContext) -> None:
             for config in picked:
                 ctx.policy.check_config(config, config)
                 options_by_config[config.name] = ctx.policy.backend_options(config, api_key, api_base)
+            on_server_key = [c for c in picked if c.backend == "litellm" and not options_by_config[c.name].get("api_key")]
+            if ctx.limits is not None and on_server_key:  # room for every question's every step, before starting
+                ctx.limits.check_budget(keys, calls=len(questions) * sum(c.max_steps for c in on_server_key))
         except MadqaError as exc:
-            raise gr.Error(f"Settings: {exc}") from None
+            raise shown_error(f"Settings: {exc}") from None
         secrets = [(api_key or "").strip()]
         progress(0, desc="waiting for the corpus")
         corpus = ctx.corpus_or_error(session)
@@ -250,9 +258,13 @@ def build_evaluate_tab(ctx: AppContext) -> None:
             thread.join()
             if "error" in outcome:
                 failure = outcome["error"]
-                what = str(failure) if isinstance(failure, MadqaError) else f"{type(failure).__name__}: {failure}"
-                raise gr.Error(redact(f"{config.name}: {what}", secrets))
+                what = str(failure) if isinstance(failure, MadqaError) else internal_error(failure, "evaluate")
+                raise shown_error(redact(f"{config.name}: {what}", secrets))
             rows = [visitor_row(row, options) for row in outcome["rows"]]
+            if ctx.limits is not None and config in on_server_key:
+                ctx.limits.spend(keys, sum(int(r.get("iterations") or 0) for r in rows),
+                                 sum(int((r.get("usage") or {}).get("total_tokens") or 0) for r in rows),
+                                 sum(float(r.get("cost_usd") or 0.0) for r in rows))
             (oracle_rows if seeded else rows_by_config)[config.name] = scrub(rows, secrets)
         gaps = {name: oracle_gap(rows_by_config[name], rows, questions) for name, rows in oracle_rows.items()}
         rows_by_config.update({f"{name} (oracle)": rows for name, rows in oracle_rows.items()})
@@ -268,15 +280,15 @@ def build_evaluate_tab(ctx: AppContext) -> None:
             "configs": {c.name: c.to_dict() for c in picked}, "results": results, "oracle_gap": gaps,
         }, indent=1, ensure_ascii=False, default=str), encoding="utf-8")
         gold = sum(1 for q in questions if q.get("answer_variants"))
-        text = (f"Ran {len(questions)} questions of **{label}** through {len(picked)} config(s) on "
-                f"**{corpus.name}** in {time.perf_counter() - started:.1f}s.")
+        text = (f"Ran {len(questions)} questions of **{md_escape(label)}** through {len(picked)} config(s) on "
+                f"**{md_escape(corpus.name)}** in {time.perf_counter() - started:.1f}s.")
         if gold < len(questions):
             text += f"  \n⚠ Only {gold} of {len(questions)} questions have gold answers; the others score 0."
         if problems:
-            text += f"  \n{len(problems)} rows of the file were left out, e.g. {problems[0]}"
+            text += f"  \n{len(problems)} rows of the file were left out, e.g. {md_escape(shorten(problems[0], 300))}"
         accuracy, kuiper, errors, notes = plots(records)
         if notes:
-            text += "  \n" + "; ".join(notes) + "."
+            text += "  \n" + "; ".join(md_escape(n) for n in notes) + "."
         most = int(accuracy["steps"].max()) if len(accuracy) else 1
         accuracy_update = gr.ScatterPlot(accuracy, x_lim=[0, most + 1])  # no point on the frame's edge
         EVAL_FOLDERS.returned(folder)

@@ -20,6 +20,7 @@ Message = dict[str, Any]
 TITLE_CHARS = 90
 SNIPPET_CHARS = 160
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$])")
+_INERT_SPECIAL = re.compile(r"[\\`*_{}\[\]()#+\-.!|<>~$&\"']|:(?=/)")
 
 
 # --- text helpers ------------------------------------------------------------------------
@@ -28,6 +29,16 @@ _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$])")
 def md_escape(text: str) -> str:
     """``text`` with Markdown and HTML specials backslash-escaped, on one line."""
     return _MD_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+
+
+def inert(text: str, keep_lines: bool = False) -> str:
+    """``text`` with every Markdown and HTML special as a numeric character reference (``<`` -> ``&#60;``).
+
+    It shows as itself whether the browser renders it as Markdown or as HTML (chat titles and user
+    messages are rendered as HTML too): no tag, link, image or autolink can come out of it."""
+    lines = str(text).splitlines() if keep_lines else [str(text)]
+    escaped = [_INERT_SPECIAL.sub(lambda m: f"&#{ord(m.group())};", " ".join(line.split())) for line in lines]
+    return "  \n".join(line for line in escaped if line)
 
 
 def md_escape_lines(text: str) -> str:
@@ -123,12 +134,13 @@ def parse_citation_value(value: Any) -> tuple[str, PageRef] | None:
 
 
 def user_message(question: str) -> Message:
-    return {"role": "user", "content": question}
+    """The visitor's question as typed, shown as text (never as HTML or Markdown)."""
+    return {"role": "user", "content": inert(question, keep_lines=True)}
 
 
 def pending_message(title: str = "Working…", detail: str = "") -> Message:
-    """A thought with a spinner, shown while the next step is on its way."""
-    return {"role": "assistant", "content": detail, "metadata": {"title": title, "status": "pending"}}
+    """A thought with a spinner, shown while the next step is on its way (``detail``: Markdown, escaped by the caller)."""
+    return {"role": "assistant", "content": detail, "metadata": {"title": inert(title), "status": "pending"}}
 
 
 def notice_message(text: str) -> Message:
@@ -161,7 +173,7 @@ def search_message(step: SearchStep, secrets: Sequence[str] = ()) -> Message:
     return {
         "role": "assistant",
         "content": "  \n".join(lines),
-        "metadata": {"title": shorten(f"Search {step.iteration}: {query}", TITLE_CHARS), "log": log,
+        "metadata": {"title": inert(shorten(f"Search {step.iteration}: {query}", TITLE_CHARS)), "log": log,
                      "duration": round(step.elapsed_s, 3), "status": "done"},
     }
 
@@ -175,7 +187,7 @@ def model_message(step: ModelStep, secrets: Sequence[str] = ()) -> Message:
             parts.append("→ submit_answer")
         else:
             parts.append(f"→ {md_escape(call.name)}")
-    title = f"Model · step {step.iteration}" + (" · must answer now" if step.forced_answer else "")
+    title = inert(f"Model · step {step.iteration}" + (" · must answer now" if step.forced_answer else ""))
     log = []
     if step.usage.total_tokens:
         log.append(f"{step.usage.total_tokens:,} tokens")
@@ -191,7 +203,7 @@ def error_message(step: ErrorStep, secrets: Sequence[str] = ()) -> Message:
     return {
         "role": "assistant",
         "content": md_escape(redact(step.message, secrets)),
-        "metadata": {"title": f"⚠ Problem in {step.where} · step {step.iteration}", "status": "done"},
+        "metadata": {"title": inert(f"⚠ Problem in {step.where} · step {step.iteration}"), "status": "done"},
     }
 
 

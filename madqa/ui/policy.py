@@ -11,6 +11,7 @@ public addresses. Budgets and concurrency limits live in ``madqa.ui.limits``.
 from __future__ import annotations
 
 import ipaddress
+import logging
 import socket
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
@@ -30,6 +31,7 @@ WEB_RETRY_MAX_DELAY_S = 5.0
 ENDPOINT_FAILURE = ("the server at api_base gave no usable answer (it may be unreachable, refuse the "
                     "connection, time out, reject the key or fail; the web app does not say which)")
 Resolver = Callable[[str, int], Iterable[str]]
+log = logging.getLogger("madqa.ui")
 
 
 class Refused(MadqaError):
@@ -264,6 +266,7 @@ def visitor_steps(steps: Iterable[Step], options: Mapping[str, Any]) -> Iterator
     """``steps`` with a backend failure at a typed api_base told as ``ENDPOINT_FAILURE`` (also in the trace)."""
     for step in steps:
         if isinstance(step, ErrorStep) and step.where == "backend" and options.get("api_base"):
+            log.warning("model call at a typed api_base failed: %s", step.message)  # for the operator only
             step = replace(step, message=ENDPOINT_FAILURE)
         yield step
 

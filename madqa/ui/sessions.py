@@ -9,9 +9,12 @@ before they touch the disk.
 
 from __future__ import annotations
 
+import errno
+import os
 import re
 import secrets
 import shutil
+import sqlite3
 import threading
 import time
 import unicodedata
@@ -24,6 +27,7 @@ from madqa.corpus import Corpus, state_dir_for
 from madqa.errors import CorpusError, MadqaError
 from madqa.index import IngestReport, ingest, open_or_build
 from madqa.settings import Settings
+from madqa.ui.messages import md_escape
 
 MAX_UPLOAD_FILES = 20  # documents one session may hold
 MAX_UPLOAD_MB = 50  # size of one uploaded PDF
@@ -126,10 +130,10 @@ class DemoCorpus:
         if not self.ready:
             if self.progress:
                 file, done, total = self.progress
-                return f"Indexing the demo corpus (first start): file {done} of {total}, {file}…"
+                return f"Indexing the demo corpus (first start): file {done} of {total}, {md_escape(file)}…"
             return "Indexing the demo corpus (first start)…"
         if self.corpus is None:
-            return f"⚠ The demo corpus is unavailable: {self.error}"
+            return f"⚠ The demo corpus is unavailable: {md_escape(str(self.error))}"
         return f"Demo corpus ready: {len(self.corpus.documents)} documents, {self.corpus.page_count} pages."
 
 
@@ -161,6 +165,7 @@ class SessionStore:
         self._corpora: dict[str, Corpus] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
+        self._stop = threading.Event()
 
     # --- paths and corpora -------------------------------------------------------------------
 
@@ -217,6 +222,8 @@ class SessionStore:
         outcome = UploadOutcome()
         with self._lock(token):
             folder.mkdir(parents=True, exist_ok=True)
+            for leftover in (p for p in folder.iterdir() if p.is_file() and p.stat().st_size == 0):
+                leftover.unlink(missing_ok=True)  # an empty file is no PDF: never counted toward the limits
             existing = sorted(p.name for p in folder.iterdir() if p.is_file())
             used_bytes = sum(p.stat().st_size for p in folder.iterdir() if p.is_file())
             saved: dict[str, FileResult] = {}
@@ -237,7 +244,14 @@ class SessionStore:
                 if progress:
                     progress(done - 1, total, f"indexing {file}")
 
-            report = ingest(folder, self.settings, self.registry, progress=on_file)
+            try:
+                report = ingest(folder, self.settings, self.registry, progress=on_file)
+            except (OSError, sqlite3.Error) as exc:  # e.g. the disk filled up while indexing
+                for name, result in saved.items():
+                    (folder / name).unlink(missing_ok=True)  # the upload is undone; what was there stays
+                    result.saved_as, result.status = None, "failed"
+                    result.detail = f"could not be indexed ({disk_reason(exc)}); nothing of this upload was kept"
+                return outcome
             outcome.report = report
             failures = dict(report.failures)
             corpus = Corpus.open(folder, self.settings.corpora_dir)
@@ -273,7 +287,8 @@ class SessionStore:
         try:
             shutil.copyfile(path, folder / name)
         except OSError as exc:
-            return FileResult(shown, None, "failed", f"could not be saved ({exc.strerror or exc})")
+            (folder / name).unlink(missing_ok=True)  # no partial (or empty) file is left to count
+            return FileResult(shown, None, "failed", f"could not be saved ({disk_reason(exc)})")
         detail = "" if name == shown else f"saved as {name}"
         return FileResult(shown, name, "saved", detail)
 
@@ -299,8 +314,33 @@ class SessionStore:
                 with self._guard:
                     self._locks.pop(token, None)
 
+    def touch(self, token: str) -> None:
+        """Mark a session's uploads as in use (a corpus switch), so the sweeper keeps them."""
+        if valid_token(token):
+            try:
+                os.utime(self.uploads_root / token)
+            except OSError:
+                pass  # no uploads yet
+
+    def start_sweeping(self, interval_s: float, max_age_s: float) -> threading.Thread:
+        """Sweep every ``interval_s`` in a background thread: sessions that never end (raw HTTP clients,
+        states Gradio dropped) lose their uploads ``max_age_s`` after they were last used."""
+        def loop() -> None:
+            while not self._stop.wait(interval_s):
+                try:
+                    self.sweep(max_age_s)
+                except Exception:  # a sweep that fails is tried again next time; it must not stop the loop
+                    continue
+
+        thread = threading.Thread(target=loop, name="madqa-upload-sweeper", daemon=True)
+        thread.start()
+        return thread
+
+    def stop_sweeping(self) -> None:
+        self._stop.set()
+
     def sweep(self, max_age_s: float = UPLOAD_MAX_AGE_S) -> int:
-        """Remove upload folders untouched for ``max_age_s`` (left by sessions of an earlier run)."""
+        """Remove upload folders untouched for ``max_age_s`` (ended sessions, or left by an earlier run)."""
         removed = 0
         if not self.uploads_root.is_dir():
             return 0
@@ -309,13 +349,23 @@ class SessionStore:
             if not (entry.is_dir() and valid_token(entry.name)):
                 continue
             try:
-                newest = max((p.stat().st_mtime for p in entry.rglob("*")), default=entry.stat().st_mtime)
+                newest = max((p.stat().st_mtime for p in entry.rglob("*")), default=0.0)
+                newest = max(newest, entry.stat().st_mtime)
             except OSError:
                 continue
             if now - newest > max_age_s:
                 self.remove_all(entry.name)
                 removed += 1
         return removed
+
+
+def disk_reason(exc: BaseException) -> str:
+    """Why a write failed, for a visitor: the kind of failure, never a path."""
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        return "the server's disk is full"
+    if isinstance(exc, sqlite3.Error) and "full" in str(exc).lower():
+        return "the server's disk is full"
+    return exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
 
 
 def shorten_name(name: str, limit: int = 120) -> str:

@@ -1,0 +1,260 @@
+"""How much one visitor of the public web app may take: jobs at once, requests a minute, model calls,
+tokens and dollars on the server's keys, upload bytes an hour, and the uploads' share of the disk.
+
+A visitor is counted twice, by browser session and by client address (``X-Forwarded-For`` behind
+``MADQA_PROXY_HOPS`` trusted proxies), since a raw HTTP client can make a new session per request.
+``RequestGuard`` applies the request and upload limits before Gradio reads a body; the handlers ask
+``Limits`` for a job slot and for budget. All numbers come from ``madqa.settings`` (see the README).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+import time
+from collections import deque
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from madqa.settings import Settings
+from madqa.types import ModelStep, SearchStep, Step
+from madqa.ui.policy import Refused
+
+DAY_S = 86_400.0
+USAGE_CACHE_S = 5.0  # how long a measured size of the upload folders is trusted
+
+
+def client_address(host: str | None, forwarded_for: str | None, proxy_hops: int) -> str:
+    """The client's address: the socket's peer, or with ``proxy_hops`` trusted proxies in front, the
+    address the outermost of them saw (entries further left can be forged by the client)."""
+    if proxy_hops > 0 and forwarded_for:
+        hops = [h.strip() for h in forwarded_for.split(",") if h.strip()]
+        if hops:
+            return hops[-min(proxy_hops, len(hops))]
+    return host or "unknown"
+
+
+def request_address(request: Any, proxy_hops: int) -> str:
+    """``client_address`` of a gr.Request (None: a call made inside the server)."""
+    if request is None:
+        return "local"
+    client = getattr(request, "client", None)
+    headers = getattr(request, "headers", None) or {}
+    return client_address(getattr(client, "host", None), headers.get("x-forwarded-for"), proxy_hops)
+
+
+@dataclass
+class Spent:
+    """Model use on the server's keys by one visitor since ``since``."""
+
+    since: float = field(default_factory=time.monotonic)
+    calls: int = 0
+    tokens: int = 0
+    cost_usd: float = 0.0
+
+
+class Limits:
+    """The per-visitor limits of one running web app (thread-safe)."""
+
+    def __init__(self, settings: Settings, upload_dirs: Iterable[Path]) -> None:
+        self.settings = settings
+        self.upload_dirs = [Path(d) for d in upload_dirs]
+        self._lock = threading.Lock()
+        self._jobs: dict[str, int] = {}
+        self._requests: dict[str, deque[float]] = {}
+        self._uploaded: dict[str, deque[tuple[float, int]]] = {}
+        self._spent: dict[str, Spent] = {}
+        self._usage: tuple[float, int] = (0.0, 0)
+
+    # --- jobs at once ------------------------------------------------------------------------------
+
+    @contextmanager
+    def job(self, session: str | None, client: str) -> Iterator[None]:
+        """Hold a job slot of ``session`` and ``client`` while the block runs; Refused when either has
+        its most jobs running already."""
+        keys = [(f"client:{client}", self.settings.web_jobs_per_client)]
+        if session:
+            keys.append((f"session:{session}", self.settings.web_jobs_per_session))
+        with self._lock:
+            for key, most in keys:
+                if self._jobs.get(key, 0) >= most:
+                    who = "this browser session" if key.startswith("session:") else "your address"
+                    raise Refused(f"{who} already has {most} questions or evaluations running; wait for one "
+                                  "to finish (or stop it) and try again")
+            for key, _ in keys:
+                self._jobs[key] = self._jobs.get(key, 0) + 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                for key, _ in keys:
+                    self._jobs[key] -= 1
+                    if not self._jobs[key]:
+                        del self._jobs[key]
+
+    # --- requests a minute -------------------------------------------------------------------------
+
+    def allow_request(self, client: str, now: float | None = None) -> bool:
+        """Count one queued request of ``client``; False when it made its most this minute."""
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            times = self._requests.setdefault(client, deque())
+            while times and now - times[0] > 60.0:
+                times.popleft()
+            if len(times) >= self.settings.web_requests_per_minute:
+                return False
+            times.append(now)
+            if len(self._requests) > 10_000:  # forget idle clients
+                for key in [k for k, v in self._requests.items() if not v or now - v[-1] > 60.0]:
+                    del self._requests[key]
+            return True
+
+    # --- model budgets on the server's keys ----------------------------------------------------------
+
+    def _ledger(self, key: str, now: float) -> Spent:
+        spent = self._spent.get(key)
+        if spent is None or now - spent.since > DAY_S:
+            spent = self._spent[key] = Spent(since=now)
+        return spent
+
+    def check_budget(self, keys: Iterable[str], calls: int = 1) -> None:
+        """Refused when a visitor (any of ``keys``) has no room for ``calls`` more model calls today."""
+        s, now = self.settings, time.monotonic()
+        with self._lock:
+            for key in keys:
+                spent = self._ledger(key, now)
+                if (spent.calls + calls > s.web_calls_budget or spent.tokens >= s.web_tokens_budget
+                        or spent.cost_usd >= s.web_cost_budget_usd):
+                    raise Refused(f"the day's budget on the server's keys is used up for you ({s.web_calls_budget} "
+                                  f"model calls, {s.web_tokens_budget:,} tokens, ${s.web_cost_budget_usd:.2f}); "
+                                  "give your own API key to go on")
+
+    def spend(self, keys: Iterable[str], calls: int, tokens: int, cost_usd: float | None) -> None:
+        now = time.monotonic()
+        with self._lock:
+            for key in keys:
+                spent = self._ledger(key, now)
+                spent.calls += calls
+                spent.tokens += tokens
+                spent.cost_usd += cost_usd or 0.0
+
+    def metered(self, steps: Iterable[Step], keys: list[str], server_key: bool, started: float | None = None
+                ) -> Iterator[Step]:
+        """``steps`` counted against the visitors' budgets, stopped with Refused when a budget or the
+        question's time runs out. Model steps count when they ran on the server's keys
+        (``server_key``); a query strategy's own model calls (``llm-rewrite``) always do."""
+        started = time.monotonic() if started is None else started
+        if server_key:
+            self.check_budget(keys)
+        for step in steps:
+            yield step
+            if isinstance(step, ModelStep) and server_key:
+                self.spend(keys, 1, step.usage.total_tokens, step.cost_usd)
+                self.check_budget(keys)
+            elif isinstance(step, SearchStep) and (step.usage.total_tokens or step.cost_usd):
+                self.spend(keys, 1, step.usage.total_tokens, step.cost_usd)
+                self.check_budget(keys)
+            if time.monotonic() - started > self.settings.web_question_timeout_s:
+                raise Refused(f"the question was stopped after {self.settings.web_question_timeout_s:.0f} s, the "
+                              "most one question may run here")
+
+    # --- uploads -----------------------------------------------------------------------------------
+
+    def upload_refusal(self, client: str, size: int | None, now: float | None = None) -> tuple[int, str] | None:
+        """(HTTP status, reason) when an upload of ``size`` bytes from ``client`` must be refused, else None
+        (and the bytes are counted against the client's hourly allowance)."""
+        s = self.settings
+        if size is None:
+            return 411, "an upload needs a Content-Length"
+        now = time.monotonic() if now is None else now
+        hourly = s.upload_mb_per_hour * 2**20
+        with self._lock:
+            sent = self._uploaded.setdefault(client, deque())
+            while sent and now - sent[0][0] > 3600.0:
+                sent.popleft()
+            if sum(n for _, n in sent) + size > hourly:
+                return 429, f"you uploaded {s.upload_mb_per_hour} MB in the last hour, the most allowed; try later"
+        used = self.upload_bytes()
+        if used + size > s.upload_quota_mb * 2**20:
+            return 507, "the server's upload space is full; try again later"
+        if self.free_bytes() - size < s.min_free_mb * 2**20:
+            return 507, "the server's disk is nearly full; try again later"
+        with self._lock:
+            self._uploaded.setdefault(client, deque()).append((now, size))
+            stamp, bytes_ = self._usage
+            self._usage = (stamp, bytes_ + size)
+        return None
+
+    def upload_bytes(self) -> int:
+        """Bytes under the upload folders (Gradio's and the sessions'), measured at most every few seconds."""
+        with self._lock:
+            stamp, used = self._usage
+            if time.monotonic() - stamp < USAGE_CACHE_S:
+                return used
+        used = sum(folder_bytes(d) for d in self.upload_dirs)
+        with self._lock:
+            self._usage = (time.monotonic(), used)
+        return used
+
+    def free_bytes(self) -> int:
+        for folder in self.upload_dirs:
+            probe = folder if folder.exists() else folder.parent
+            try:
+                return shutil.disk_usage(probe).free
+            except OSError:
+                continue
+        return shutil.disk_usage(Path.cwd()).free
+
+
+def folder_bytes(root: Path) -> int:
+    """Bytes of the files under ``root`` (0 when it does not exist); files vanishing meanwhile are skipped."""
+    total = 0
+    for dirpath, _, names in os.walk(root):
+        for name in names:
+            try:
+                total += os.lstat(os.path.join(dirpath, name)).st_size
+            except OSError:
+                continue
+    return total
+
+
+class RequestGuard:
+    """ASGI middleware: refuses a queued request or an upload over its client's limits before Gradio
+    reads it, with a plain-text reason (429, 507, 411), so one client cannot fill the queue or the disk."""
+
+    def __init__(self, app: Any, limits: Limits) -> None:
+        self.app = app
+        self.limits = limits
+
+    async def __call__(self, scope: Mapping[str, Any], receive: Any, send: Any) -> None:
+        if scope.get("type") == "http" and scope.get("method") == "POST":
+            path = str(scope.get("path", ""))
+            if path.endswith("/queue/join") or path.endswith("/upload"):
+                headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers") or []}
+                peer = scope.get("client")
+                client = client_address(peer[0] if peer else None, headers.get("x-forwarded-for"),
+                                        self.limits.settings.proxy_hops)
+                refusal: tuple[int, str] | None = None
+                if path.endswith("/queue/join"):
+                    if not self.limits.allow_request(client):
+                        refusal = (429, f"too many requests from your address (at most "
+                                        f"{self.limits.settings.web_requests_per_minute} a minute); try again shortly")
+                else:
+                    length = headers.get("content-length")
+                    refusal = self.limits.upload_refusal(client, int(length) if length and length.isdigit() else None)
+                if refusal is not None:
+                    await _plain(send, *refusal)
+                    return
+        await self.app(scope, receive, send)
+
+
+async def _plain(send: Any, status: int, text: str) -> None:
+    body = text.encode("utf-8")
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode()),
+                            (b"retry-after", b"60")]})
+    await send({"type": "http.response.body", "body": body})

@@ -1,0 +1,196 @@
+"""The web app's per-visitor limits against a running server (issue 12, items 6 and 8).
+
+One in-process app with small limits; visitors are told apart by ``X-Forwarded-For`` (one trusted
+proxy, ``MADQA_PROXY_HOPS=1``) since every test client connects from 127.0.0.1. A fake provider that
+never answers stands in for the red team's never-answering ``api_base``. Everything is bounded in
+count and time; the figures are printed, never asserted as times.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import socket
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import httpx
+import pytest
+from gradio_client import Client, handle_file
+
+from madqa.plugins import collect, get_plugin_manager
+from madqa.settings import Settings
+from madqa.ui import build_app, launch_options
+from madqa.ui.sessions import SessionStore, new_session
+from tests.conftest import make_pdf
+from tests.fake_provider import Provider, completion
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.filterwarnings("ignore:unclosed event loop <_UnixSelectorEventLoop:ResourceWarning"),
+    pytest.mark.filterwarnings("ignore:unclosed <socket.socket fd=[0-9]+, family=1:ResourceWarning"),
+    pytest.mark.filterwarnings(r"ignore:Exception ignored in. (<socket\.socket fd=[0-9]+, family=1|<function "
+                               r"BaseEventLoop\.__del__):pytest.PytestUnraisableExceptionWarning"),
+]
+os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", str(10**9))
+LIMITS = {"web_jobs_per_client": 2, "web_jobs_per_session": 2, "web_requests_per_minute": 30,
+          "web_provider_timeout_s": 3.0, "web_calls_budget": 3, "upload_quota_mb": 3, "upload_mb_per_hour": 2,
+          "proxy_hops": 1, "session_ttl_s": 3}
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimpleNamespace]:
+    hanging, answering = Provider(), Provider()
+    hanging.hang.set()
+    home = tmp_path_factory.mktemp("limits-home")
+    gradio_tmp = tmp_path_factory.mktemp("limits-gradio")
+    saved = os.environ.get("GRADIO_TEMP_DIR")
+    os.environ["GRADIO_TEMP_DIR"] = str(gradio_tmp)  # the upload quota counts this folder
+    settings = Settings.from_env(env={}, home=home, allowed_api_bases=f"{hanging.url},{answering.url}", **LIMITS)
+    blocks = build_app(settings, collect(get_plugin_manager(entry_points=False)))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    blocks.launch(**{**launch_options(settings, blocks), "server_name": "127.0.0.1", "server_port": port,
+                     "prevent_thread_lock": True, "quiet": True})
+    gc.collect()
+    try:
+        yield SimpleNamespace(url=f"http://127.0.0.1:{port}/", home=home, hanging=hanging, answering=answering,
+                              files=tmp_path_factory.mktemp("limits-files"))
+    finally:
+        blocks.close()
+        hanging.close()
+        answering.close()
+        if saved is None:
+            os.environ.pop("GRADIO_TEMP_DIR", None)
+        else:
+            os.environ["GRADIO_TEMP_DIR"] = saved
+        gc.collect()
+
+
+def visitor(app: SimpleNamespace, address: str) -> Client:
+    return Client(app.url, verbose=False, download_files=False, analytics_enabled=False,
+                  headers={"X-Forwarded-For": address})
+
+
+def chat_text(chat: Any) -> str:
+    return json.dumps(chat, ensure_ascii=False)
+
+
+def test_one_client_cannot_hold_every_agent_slot(app: SimpleNamespace) -> None:
+    """Issue 12 item 8: eight questions to a never-answering api_base held every agent slot."""
+    flood = 8
+    hanging = {"backend": "litellm", "model": "openai/local-model", "api_key": "sk-visitor",
+               "api_base": app.hanging.url}
+    started = time.monotonic()
+    jobs = [visitor(app, "203.0.113.5").submit(question=f"Flood {n}?", history=[], api_name="/ask", **hanging)
+            for n in range(flood)]
+    time.sleep(2)
+    other_started = time.monotonic()
+    answer = visitor(app, "198.51.100.7").predict(question="What was the operating income (EBIT) in 2023?",
+                                                  history=[], api_name="/ask")[1]
+    other_s = time.monotonic() - other_started
+    assert "Answer" in chat_text(answer[-1])  # another visitor is served while the flood waits
+    refused = answered = 0
+    for job in jobs:
+        try:
+            chat = job.result(timeout=180)[1]
+            answered += 1
+            assert "no usable answer" in chat_text(chat)  # the hanging provider timed out (3 s, 2 attempts)
+        except Exception as exc:  # the jobs over the client's limit
+            assert "already has 2 questions" in str(exc), exc
+            refused += 1
+    flood_s = time.monotonic() - started
+    print(f"\nflood of {flood} from one client: {answered} ran (provider saw {app.hanging.requests()} requests), "
+          f"{refused} refused; another visitor answered in {other_s:.1f} s; flood over after {flood_s:.1f} s")
+    assert refused >= flood - 2 * 2 and answered >= 2  # at most 2 at once; each slot freed within ~6 s
+    assert app.hanging.requests() <= 2 * answered
+
+
+def test_a_burst_of_requests_is_turned_away_per_client(app: SimpleNamespace) -> None:
+    config = httpx.get(app.url + "config", timeout=30).json()
+    fn_index = next(i for i, d in enumerate(config["dependencies"]) if d.get("api_name") == "search_corpus")
+    statuses = []
+    for _ in range(45):
+        joined = httpx.post(app.url + "gradio_api/queue/join", timeout=30, headers={"X-Forwarded-For": "192.0.2.66"},
+                            json={"data": ["revenue", None], "fn_index": fn_index,
+                                  "session_hash": uuid.uuid4().hex[:10]})
+        statuses.append(joined.status_code)
+        if joined.status_code == 429:
+            assert "too many requests" in joined.text and "/" not in joined.text.split("(")[0]
+    print(f"\nburst of 45 joins from one client: {statuses.count(200)} queued, {statuses.count(429)} refused")
+    assert statuses.count(200) <= 30 and statuses.count(429) >= 15
+    found = visitor(app, "192.0.2.67").predict(text="revenue", api_name="/search_corpus")  # another client: served
+    assert found["data"]
+
+
+def test_server_keys_have_a_call_budget(app: SimpleNamespace) -> None:
+    """Issue 12 item 8: 30 calls were allowed from one Ask on the server's keys."""
+    search = completion("search_documents", {"query": "revenue"})
+    app.answering.answer(*[search] * 10)
+    operator = {"backend": "litellm", "model": "openai/local-model", "api_base": app.answering.url}  # no own key
+    chat = visitor(app, "203.0.113.80").predict(question="What was the revenue?", history=[], api_name="/ask",
+                                                 **operator)[1]
+    assert "budget on the server" in chat_text(chat) and app.answering.requests() == 3
+    again = visitor(app, "203.0.113.80").predict(question="Again?", history=[], api_name="/ask", **operator)[1]
+    assert "budget on the server" in chat_text(again) and app.answering.requests() == 3  # refused before a call
+    app.answering.answer(completion("submit_answer", {"answer": ["x"], "citations": []}))
+    own = visitor(app, "203.0.113.80").predict(question="Mine?", history=[], api_name="/ask",
+                                                **{**operator, "api_key": "sk-visitor"})[1]
+    assert "**Answer:** x" in chat_text(own)  # the visitor's own key is not the server's budget
+
+
+def upload(app: SimpleNamespace, address: str, name: str, data: bytes) -> httpx.Response:
+    return httpx.post(app.url + "gradio_api/upload", timeout=60, headers={"X-Forwarded-For": address},
+                      files=[("files", (name, data, "application/pdf"))])
+
+
+def test_uploads_have_a_disk_quota_and_a_rate_per_client(app: SimpleNamespace) -> None:
+    """Issue 12 item 6: /gradio_api/upload took 50 MB of anything with no session."""
+    mb = 2**20
+    assert upload(app, "203.0.113.20", "a.pdf", b"%PDF-" + b"x" * mb).status_code == 200
+    rated = upload(app, "203.0.113.20", "b.pdf", b"%PDF-" + b"x" * (mb + mb // 2))
+    assert rated.status_code == 429 and "in the last hour" in rated.text
+    assert upload(app, "203.0.113.21", "c.pdf", b"%PDF-" + b"x" * (mb + mb // 2)).status_code == 200
+    full = upload(app, "203.0.113.22", "d.pdf", b"%PDF-" + b"x" * mb)  # 2.5 MB stored + 1 MB > 3 MB
+    assert full.status_code == 507 and "upload space is full" in full.text and str(app.home) not in full.text
+    print(f"\nuploads: 1 MB and 1.5 MB taken; 1.5 MB more from the same client -> {rated.status_code}; "
+          f"past the 3 MB quota -> {full.status_code}")
+
+
+def test_a_raw_http_session_loses_its_uploads_after_its_lifetime(app: SimpleNamespace) -> None:
+    """Issue 12 item 6: sessions of raw HTTP clients never close, so their uploads stayed forever."""
+    pdf = make_pdf(app.files / "ttl.pdf", ["The okapi census counted 412 animals."])
+    before = set((app.home / "uploads").iterdir()) if (app.home / "uploads").is_dir() else set()
+    added = visitor(app, "203.0.113.40").predict(paths=[handle_file(str(pdf))], api_name="/add_documents")
+    assert added[0]["data"][0][1] == "indexed"
+    [folder] = set((app.home / "uploads").iterdir()) - before
+    deadline = time.monotonic() + 60
+    while folder.exists() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not folder.exists()  # the state's lifetime (3 s here) ran out and took the uploads with it
+
+
+def test_the_sweeper_removes_folders_of_sessions_gradio_forgot(tmp_path: Path) -> None:
+    settings = Settings.from_env(env={}, home=tmp_path / "home")
+    store = SessionStore(settings, collect(get_plugin_manager(entry_points=False)), tmp_path / "no-demo")
+    pdf = make_pdf(tmp_path / "a.pdf", ["alpha beta gamma"])
+    token = new_session()["token"]
+    store.add_files(token, [("a.pdf", pdf)])
+    folder = settings.home / "uploads" / token
+    old = time.time() - 10
+    for path in [folder, *folder.rglob("*")]:
+        os.utime(path, (old, old))
+    kept = new_session()["token"]
+    store.add_files(kept, [("a.pdf", pdf)])
+    store.start_sweeping(0.2, max_age_s=5)
+    deadline = time.monotonic() + 30
+    while folder.exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    store.stop_sweeping()
+    assert not folder.exists() and (settings.home / "uploads" / kept).exists()
