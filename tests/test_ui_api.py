@@ -63,7 +63,9 @@ def provider() -> Iterator[Provider]:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory, provider: Provider) -> Iterator[SimpleNamespace]:
     home = tmp_path_factory.mktemp("ui-home")
-    settings = Settings.from_env(env={}, home=home, allowed_api_bases=provider.url)
+    # one client address (127.0.0.1) makes every request here: the per-address limits are tested in test_ui_limits.py
+    settings = Settings.from_env(env={}, home=home, allowed_api_bases=provider.url, web_requests_per_minute=100_000,
+                                 web_jobs_per_client=100)
     registry = collect(get_plugin_manager(entry_points=False))
     app = build_app(settings, registry)
     options = {**launch_options(settings, app), "server_name": "127.0.0.1", "server_port": free_port(),
@@ -258,7 +260,7 @@ def test_evaluate_an_uploaded_question_set(server: SimpleNamespace) -> None:
                     + "{broken\n", encoding="utf-8")
     status = client(server).predict(question_file=handle_file(str(path)), configs=["offline"],
                                     api_name="/evaluate")[0]
-    assert "Ran 1 questions of **mine.jsonl**" in status and "left out" in status
+    assert "Ran 1 questions of **mine\\.jsonl**" in status and "left out" in status
 
 
 def test_uploads_belong_to_their_session_alone(server: SimpleNamespace) -> None:
@@ -321,4 +323,4 @@ def test_a_document_without_searchable_text_is_flagged(tmp_path: Path) -> None:
     assert outcome.files[0].status == "indexed" and "no searchable text" in outcome.files[0].detail
     table, summary = documents_table(store.own_corpus(token))
     assert table.values.tolist()[0][:6] == ["blank.pdf", 1, 0, 0, 1, "none: 1"]
-    assert "No searchable text" in summary and "blank.pdf" in summary
+    assert "No searchable text" in summary and "blank\\.pdf" in summary  # Markdown-escaped
