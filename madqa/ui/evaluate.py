@@ -193,10 +193,12 @@ def build_evaluate_tab(ctx: AppContext) -> None:
             api_key: str, api_base: str, oracle: bool, session: Any, request: gr.Request,
             progress: gr.Progress = gr.Progress()) -> tuple[Any, ...]:  # noqa: B008 - how Gradio injects a progress bar
         with ctx.job_slot(session, request) as keys:
-            return evaluate_for(question_file, configs, limit, workers, api_key, api_base, session, keys, progress)
+            return evaluate_for(question_file, configs, limit, workers, api_key, api_base, bool(oracle), session, keys,
+                                progress)
 
     def evaluate_for(question_file: str | None, configs: list[str] | None, limit: float | None, workers: float,
-                     api_key: str, api_base: str, session: Any, keys: list[str], progress: Any) -> tuple[Any, ...]:
+                     api_key: str, api_base: str, oracle: bool, session: Any, keys: list[str],
+                     progress: Any) -> tuple[Any, ...]:
         if question_file:
             label = shorten_name(Path(question_file).name)
             try:
