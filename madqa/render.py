@@ -13,7 +13,7 @@ from pathlib import Path
 import diskcache
 import pymupdf
 
-from madqa.corpus import Corpus
+from madqa.corpus import Corpus, DocumentRecord
 from madqa.errors import CorpusError, RenderError
 from madqa.highlight import Box, Highlight, displayed, locate, page_words
 from madqa.settings import Settings
@@ -95,6 +95,17 @@ def render_uncached(path: Path, page: int, budget_px: int, fmt: str) -> PageImag
         return PageImage(encode(pix, fmt), fmt, pix.width, pix.height)
 
 
+def _document_page(corpus: Corpus, file: str, page: int) -> DocumentRecord:
+    """The corpus's record of ``file``, once ``page`` is known to be one of its pages (RenderError if not)."""
+    try:
+        doc = corpus.document(file)
+    except CorpusError as exc:
+        raise RenderError(str(exc)) from None
+    if not isinstance(page, int) or not 1 <= page <= doc.pages:
+        raise RenderError(f"{file} has {doc.pages} pages; page {page} does not exist")
+    return doc
+
+
 def render_page(corpus: Corpus, file: str, page: int, settings: Settings,
                 budget_px: int | None = None, fmt: str | None = None) -> PageImage:
     """The image of a corpus page, from the cache when rendered before with the same parameters."""
@@ -102,12 +113,7 @@ def render_page(corpus: Corpus, file: str, page: int, settings: Settings,
     fmt = fmt or settings.image_format
     if fmt not in MIME:
         raise RenderError(f"unknown image format {fmt!r} (png, jpeg or webp)")
-    try:
-        doc = corpus.document(file)
-    except CorpusError as exc:
-        raise RenderError(str(exc)) from None
-    if not isinstance(page, int) or not 1 <= page <= doc.pages:
-        raise RenderError(f"{file} has {doc.pages} pages; page {page} does not exist")
+    doc = _document_page(corpus, file, page)
     key = f"v{_RENDER_VERSION}:{doc.sha256}:{page}:{budget_px}:{fmt}"
     try:
         cache = page_cache(settings)
@@ -143,12 +149,7 @@ def page_highlight(corpus: Corpus, file: str, page: int, settings: Settings, quo
                    answers: Sequence[str] = ()) -> Highlight:
     """The boxes of ``quotes`` and ``answers`` on a corpus page, from its text layer or (for a page whose
     text was OCR'd) Tesseract's word boxes, which are cached like page images."""
-    try:
-        doc = corpus.document(file)
-    except CorpusError as exc:
-        raise RenderError(str(exc)) from None
-    if not isinstance(page, int) or not 1 <= page <= doc.pages:
-        raise RenderError(f"{file} has {doc.pages} pages; page {page} does not exist")
+    doc = _document_page(corpus, file, page)
     try:
         pdf = pymupdf.open(corpus.pdf_path(file), filetype="pdf")
     except Exception as exc:

@@ -14,18 +14,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from madqa.evaluation import metrics as m
+from madqa.evaluation.questions import integral
 
 LEADERBOARD_FIELDS = ("id", "question", "answer", "citations", "search_history", "iterations")
-
-
-def _integer(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return None
 
 
 def _citation_problems(citations: Any, where: str, corpus: Any | None) -> list[str]:
@@ -36,7 +27,7 @@ def _citation_problems(citations: Any, where: str, corpus: Any | None) -> list[s
         if not isinstance(c, Mapping):
             problems.append(f"{where}: citations[{i}] must be an object with 'file' and 'page'")
             continue
-        file, page = m.citation_document(c), _integer(c.get("page"))
+        file, page = m.citation_document(c), integral(c.get("page"))
         if not isinstance(file, str) or not file:
             problems.append(f"{where}: citations[{i}] has no 'file' (or 'document')")
             continue
@@ -104,7 +95,7 @@ def check_rows(located: Sequence[tuple[int, Any]], gold: Sequence[Mapping[str, A
         elif not isinstance(history, list):
             problems.append(f"{where}: 'search_history' must be a list, got {type(history).__name__}")
         iterations = row.get("iterations")
-        if iterations is not None and (_integer(iterations) is None or _integer(iterations) < 0):
+        if iterations is not None and (integral(iterations) is None or integral(iterations) < 0):
             problems.append(f"{where}: 'iterations' must be a whole number >= 0, got {iterations!r}")
     return problems
 
@@ -114,12 +105,12 @@ def leaderboard_row(row: Mapping[str, Any]) -> dict[str, Any]:
     answer = row.get("answer")
     history = [{"iteration": h.get("iteration"), "query": h.get("query"), "num_results": h.get("num_results")}
                if isinstance(h, Mapping) else h for h in row.get("search_history") or []]
-    iterations = _integer(row.get("iterations"))
+    iterations = integral(row.get("iterations"))
     return {
         "id": row.get("id"),
         "question": row.get("question"),
         "answer": [answer] if isinstance(answer, str) else list(answer or []),
-        "citations": [{"file": m.citation_document(c), "page": _integer(c.get("page"))}
+        "citations": [{"file": m.citation_document(c), "page": integral(c.get("page"))}
                       for c in row.get("citations") or []],
         "search_history": history,
         "iterations": iterations if iterations is not None else len(history),

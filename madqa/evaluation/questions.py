@@ -86,7 +86,9 @@ def to_plain(value: Any) -> Any:
     return value
 
 
-def _integral(value: Any) -> int | None:
+def integral(value: Any) -> int | None:
+    """``value`` as an int when it is one (a whole float such as JSON's ``3.0`` counts), else None;
+    a bool is not a number here."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
@@ -124,7 +126,7 @@ def _evidence(value: Any, where: str, problems: list[str]) -> list[dict[str, Any
         if not isinstance(item, dict):
             problems.append(f"{where}: evidence[{i}] must be an object")
             return None
-        doc, page = item.get("document"), _integral(item.get("page"))
+        doc, page = item.get("document"), integral(item.get("page"))
         if not isinstance(doc, str) or not doc:
             problems.append(f"{where}: evidence[{i}].document must be a non-empty string")
             return None
@@ -141,8 +143,8 @@ def normalise_question(raw: Mapping[str, Any], where: str) -> tuple[dict[str, An
     the record has a problem.  ``where`` (e.g. ``"line 3"``) prefixes problems."""
     record = to_plain(dict(raw))
     problems: list[str] = []
-    if _integral(record.get("id")) is not None and not isinstance(record.get("id"), str):
-        record["id"] = str(_integral(record["id"]))  # 1 and "1" are one id, as the harness matches them
+    if integral(record.get("id")) is not None and not isinstance(record.get("id"), str):
+        record["id"] = str(integral(record["id"]))  # 1 and "1" are one id, as the harness matches them
     for field in ("id", "question"):
         value = record.get(field)
         if value is None:
