@@ -25,43 +25,15 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from tests import fake_providers as fp  # noqa: E402
 
-QUESTION = "What was revenue per employee in 2024?"
-
-
-def full_question() -> list[fp.Reply]:
-    return [fp.search("revenue 2024"), fp.search("headcount"), fp.search("budget approval"),
-            fp.show([{"file": "report.pdf", "page": 1}]),
-            fp.answer(["62,500"], [{"file": "report.pdf", "page": 1}, {"file": "report.pdf", "page": 2}])]
+full_question = fp.full_question
 
 
 def corpus_env() -> tuple[Any, Any, Any]:
-    from madqa.corpus import Corpus
-    from madqa.index import ingest
-    from madqa.plugins import collect, get_plugin_manager
-    from madqa.settings import Settings
-    from tests.conftest import make_pdf
-
-    tmp = Path(tempfile.mkdtemp(prefix="madqa-conformance-"))
-    settings = Settings(home=tmp / "home")
-    registry = collect(get_plugin_manager())
-    root = tmp / "docs"
-    make_pdf(root / "report.pdf", ["Revenue in 2024 was 7.5 million euros.", "Headcount was 120 employees."])
-    make_pdf(root / "memo.pdf", ["Memo: the board approved the budget on 3 May 2024."])
-    ingest(root, settings, registry, ocr="never")
-    return Corpus.open(root, settings.corpora_dir), settings, registry
+    return fp.corpus_env(tempfile.mkdtemp(prefix="madqa-conformance-"))
 
 
 def ask(env: tuple[Any, Any, Any], provider: fp.FakeProvider, **backend: Any) -> dict[str, Any]:
-    from madqa.agent import Agent
-    from madqa.settings import load_config
-    from madqa.trace import Trace
-
-    corpus, settings, registry = env
-    options = {"api_base": provider.url, "retry_base_delay": 0.01, "retry_max_delay": 1.0, **backend}
-    config = load_config("offline").with_overrides(backend="litellm", model=provider.model, max_steps=6,
-                                                   options={"backend": options})
-    agent = Agent(corpus, config, registry, settings, {"api_key": "sk-conformance-key"})
-    return Trace(QUESTION, config, "q").consume(agent.run(QUESTION)).row()
+    return fp.ask(env, provider, api_key="sk-conformance-key", **{"retry_max_delay": 1.0, **backend})
 
 
 def rule_cells(checks: list[fp.Check]) -> dict[str, str]:

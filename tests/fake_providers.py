@@ -513,3 +513,50 @@ def _check_ollama(path: str, body: dict[str, Any], size: int) -> list[tuple[str,
             schema.append(f"tool {fn.get('name')!r}: not type function with an object schema")
     return [_result("roles", roles), _result("tool results", results), _result("images", images),
             _result("tool schema", schema)]
+
+
+# --- the scenario both tests/test_providers.py and bench/conformance.py play -----------------------
+
+QUESTION = "What was revenue per employee in 2024?"
+
+
+def full_question() -> list[Reply]:
+    """Three searches, a show_pages and a cited answer: every request shape of a multi-step question."""
+    return [search("revenue 2024"), search("headcount"), search("budget approval"),
+            show([{"file": "report.pdf", "page": 1}]),
+            answer(["62,500"], [{"file": "report.pdf", "page": 1}, {"file": "report.pdf", "page": 2}])]
+
+
+def corpus_env(tmp: Any) -> tuple[Any, Any, Any]:
+    """(corpus, settings, registry) of the two small PDFs the scenario's answer cites, under ``tmp``."""
+    from pathlib import Path
+
+    from madqa.corpus import Corpus
+    from madqa.index import ingest
+    from madqa.plugins import collect, get_plugin_manager
+    from madqa.settings import Settings
+    from tests.conftest import make_pdf
+
+    tmp = Path(tmp)
+    settings = Settings(home=tmp / "home")
+    registry = collect(get_plugin_manager())
+    root = tmp / "docs"
+    make_pdf(root / "report.pdf", ["Revenue in 2024 was 7.5 million euros.", "Headcount was 120 employees."])
+    make_pdf(root / "memo.pdf", ["Memo: the board approved the budget on 3 May 2024."])
+    ingest(root, settings, registry, ocr="never")
+    return Corpus.open(root, settings.corpora_dir), settings, registry
+
+
+def ask(env: tuple[Any, Any, Any], provider: FakeProvider, api_key: str = "sk-test-SECRET123",
+        **backend: Any) -> dict[str, Any]:
+    """The prediction row of ``QUESTION`` asked through litellm's real client against ``provider``."""
+    from madqa.agent import Agent
+    from madqa.settings import load_config
+    from madqa.trace import Trace
+
+    corpus, settings, registry = env
+    options = {"api_base": provider.url, "retry_base_delay": 0.01, "retry_max_delay": 0.05, **backend}
+    config = load_config("offline").with_overrides(backend="litellm", model=provider.model, max_steps=6,
+                                                   options={"backend": options})
+    agent = Agent(corpus, config, registry, settings, {"api_key": api_key})
+    return Trace(QUESTION, config, "q").consume(agent.run(QUESTION)).row()

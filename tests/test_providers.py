@@ -14,43 +14,18 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from madqa.agent import Agent  # noqa: E402
-from madqa.corpus import Corpus  # noqa: E402
-from madqa.index import ingest  # noqa: E402
-from madqa.settings import load_config  # noqa: E402
-from madqa.trace import Trace  # noqa: E402
 from tests import fake_providers as fp  # noqa: E402
-from tests.conftest import make_pdf  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*`ReadOnly` qualifier:UserWarning")
-QUESTION = "What was revenue per employee in 2024?"
-FULL_QUESTION = [fp.search("revenue 2024"), fp.search("headcount"), fp.search("budget approval"),
-                 fp.show([{"file": "report.pdf", "page": 1}]),
-                 fp.answer(["62,500"], [{"file": "report.pdf", "page": 1}, {"file": "report.pdf", "page": 2}])]
+FULL_QUESTION = fp.full_question()
 
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
-    from madqa.plugins import collect, get_plugin_manager
-    from madqa.settings import Settings
-
-    tmp = tmp_path_factory.mktemp("providers")
-    settings = Settings(home=tmp / "home")
-    registry = collect(get_plugin_manager())
-    root = tmp / "docs"
-    make_pdf(root / "report.pdf", ["Revenue in 2024 was 7.5 million euros.", "Headcount was 120 employees."])
-    make_pdf(root / "memo.pdf", ["Memo: the board approved the budget on 3 May 2024."])
-    ingest(root, settings, registry, ocr="never")
-    return Corpus.open(root, settings.corpora_dir), settings, registry
+    return fp.corpus_env(tmp_path_factory.mktemp("providers"))
 
 
-def ask(corpus_env, provider: fp.FakeProvider, **backend: object) -> dict:
-    corpus, settings, registry = corpus_env
-    options = {"api_base": provider.url, "retry_base_delay": 0.01, "retry_max_delay": 0.05, **backend}
-    config = load_config("offline").with_overrides(backend="litellm", model=provider.model, max_steps=6,
-                                                   options={"backend": options})
-    agent = Agent(corpus, config, registry, settings, {"api_key": "sk-test-SECRET123"})
-    return Trace(QUESTION, config, "q").consume(agent.run(QUESTION)).row()
+ask = fp.ask
 
 
 @pytest.mark.parametrize("kind", fp.KINDS)
