@@ -114,3 +114,18 @@ def test_run_and_eval_with_the_oracle_end_to_end(tmp_path, monkeypatch, capsys):
     assert gap["n"] == 4
     assert gap["lost_to_retrieval"] + gap["lost_to_reading"] + gap["right_both"] + gap["right_without_oracle_only"] == 4
     assert main(["eval", str(plain), "--oracle", str(tmp_path / "none.jsonl"), "--gold", str(questions)]) == 2
+
+
+def test_oracle_on_a_cluster_is_a_clear_error_not_a_crash(tmp_path, corpus, registry, settings, monkeypatch, capsys):
+    from madqa.errors import ClusterError
+
+    monkeypatch.setenv("MADQA_HOME", str(settings.home))
+    questions = tmp_path / "q.jsonl"
+    questions.write_text("".join(json.dumps(q) + "\n" for q in QUESTIONS), encoding="utf-8")
+    out = tmp_path / "pred.jsonl"
+    code = main(["run", "--corpus", str(corpus.root), "--questions", str(questions), "-o", str(out),
+                 "--oracle", "--cluster", "local:2"])
+    assert code == 2 and not out.exists()
+    assert "--oracle does not run on a cluster yet" in capsys.readouterr().err
+    with pytest.raises(ClusterError, match="without --cluster"):  # the core's own error, for callers of run_batch
+        scripted_run(corpus, registry, settings, oracle=True, executor=object())

@@ -60,6 +60,10 @@ def _config_outputs(args: argparse.Namespace, settings: Settings) -> list[tuple[
 def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     from madqa.cluster import cluster_for
 
+    if args.oracle and args.cluster:  # said before a cluster is started for nothing
+        print("madqa: --oracle does not run on a cluster yet: run the oracle condition without --cluster",
+              file=sys.stderr)
+        return 2
     with cluster_for(args.cluster) as executor:  # started first: a bad URL fails before any work
         return _run(args, settings, executor)
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from madqa.agent import Agent
+from madqa.errors import ClusterError
 from madqa.evaluation.metrics import anls_star, is_correct
 from madqa.evaluation.questions import read_jsonl
 from madqa.jsonl import dumps
@@ -104,7 +105,7 @@ def run_batch(
     if workers < 1:
         raise ValueError("workers must be at least 1")
     if oracle and executor is not None:
-        raise ValueError("the oracle condition does not run on a cluster yet")
+        raise ClusterError("the oracle condition (--oracle) does not run on a cluster yet: run it without --cluster")
     questions = list(questions)[:limit] if limit else list(questions)
     path = Path(out_path) if out_path else None
     done: list[dict[str, Any]] = []
