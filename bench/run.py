@@ -51,7 +51,7 @@ def run(pages: int, docs: int, queries: int, render_pages: int, legibility_pages
     from madqa.settings import Settings
 
     t = time.perf_counter()
-    root = cached_corpus(cache, pages, docs)
+    root = cached_corpus(cache, pages, docs, workers=min(2, os.cpu_count() or 1))
     print(f"corpus {root.name} ready in {time.perf_counter() - t:.1f}s", file=sys.stderr)
     results: dict = {"date": time.strftime("%Y-%m-%d %H:%M %Z"), "machine": machine(), "pages": pages, "docs": docs}
     with tempfile.TemporaryDirectory() as tmp:

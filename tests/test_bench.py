@@ -68,3 +68,24 @@ def test_targets_report_met_missed_and_unmeasured():
     assert met["ingest peak memory (MB)"] is False
     assert met["repeated page vs reference (x faster)"] is True
     assert met["loop overhead (ms/step)"] is None
+
+
+def test_a_corpus_is_the_same_made_in_one_process_or_two(tmp_path):
+    make_corpus(tmp_path / "one", pages=20, docs=4)
+    make_corpus(tmp_path / "two", pages=20, docs=4, workers=2)
+    one, two = sorted((tmp_path / "one").rglob("*.pdf")), sorted((tmp_path / "two").rglob("*.pdf"))
+    assert [p.name for p in one] == [p.name for p in two] and len(one) == 4
+    for a, b in zip(one, two, strict=True):
+        assert [pg.get_text() for pg in pymupdf.open(a)] == [pg.get_text() for pg in pymupdf.open(b)]
+
+
+def test_plain_corpus_pages_read_back_as_text_with_the_generators_words(tmp_path):
+    from bench.plain_pdf import make_plain_corpus, pdf_bytes
+
+    make_plain_corpus(tmp_path, pages=30, docs=3)
+    pdfs = sorted(tmp_path.rglob("*.pdf"))
+    assert len(pdfs) == 3 and sum(pymupdf.open(p).page_count for p in pdfs) == 30
+    words = [len(page.get_text().split()) for p in pdfs for page in pymupdf.open(p)]
+    assert min(words) > 20 and sum(words) / len(words) > 150  # full pages of text, like bench/corpus.py's
+    doc = pymupdf.open(stream=pdf_bytes([(300, 200, [(20, 30, 10, "a (tricky) back\\slash")])]), filetype="pdf")
+    assert doc[0].get_text().strip() == "a (tricky) back\\slash" and doc[0].rect.width == 300
