@@ -1,17 +1,21 @@
 """The cost curve: ingest time and peak memory (one process, and ``--cluster local:2``), index size and
-search latency (whoosh, tantivy, milvus) on generated corpora of growing size, with a fitted growth.
+search latency (whoosh, tantivy, milvus; dense at small sizes) on generated corpora, with a fitted growth.
 
-    python -m bench.scale                                  # 10k, 30k and 100k pages
+    nice -n 10 python -m bench.scale                       # 10k, 30k and 100k pages
     python -m bench.scale --sizes 10000,30000 --json bench/.cache/scale.json --plot docs/scale.png
+    python -m bench.scale --sizes 1000 --dense-up-to 1000  # the dense retriever's build, where it fits
     python -m bench.scale --refit bench/.cache/scale.json --plot docs/scale.png   # fit + plot only
     python -m bench.scale --runs 46                        # madqa run: one process vs --cluster local:2
 
-Every ingest is the real command (``python -m madqa index DIR --ocr never --json``) in a child
+Corpora are plain generated PDFs (``bench/plain_pdf.py``: ``bench/corpus.py``'s text, written without
+a layout engine, so 100k pages take minutes, not hours), ~23 pages per PDF. Every ingest is the real
+command (``python -m madqa index DIR --ocr never --json``, which writes whoosh and tantivy) in a child
 process; peak memory is the largest sum of RSS over that process and all its descendants (the
-cluster's scheduler and workers included), sampled every 0.2 s. Search runs in a child process too:
-the time to open each retriever (for milvus: building its Milvus Lite index on first use, BM25 only,
-``dense=off``, since embedding 10k+ pages takes hours on 2 cores), then p50/p95 over 100 queries.
-A size whose corpus or ingest would overrun ``--budget-s`` is skipped and said so. Prints JSON.
+cluster's scheduler and workers included), sampled every 0.2 s. Each retriever is then opened and
+queried in a child process of its own (its peak memory): the open time (for milvus and dense:
+building their index on first use; milvus BM25 only, ``dense=off``), then p50/p95 of up to 100
+queries in the agents' shapes, stopped after ``--query-budget-s``. A job over ``--budget-s`` is
+killed and said so. Prints JSON; nothing is asserted.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 CACHE = REPO / "bench" / ".cache"
 ENV = {"GRADIO_ANALYTICS_ENABLED": "False", "LITELLM_LOCAL_MODEL_COST_MAP": "True", "OMP_THREAD_LIMIT": "1"}
-RETRIEVERS = (("whoosh", {}), ("tantivy", {}), ("milvus", {"dense": "off"}))
+RETRIEVERS = (("whoosh", {}), ("tantivy", {}), ("milvus", {"dense": "off"}), ("dense", {}))
 
 
 def _tree_sample(pid: int, cpu: dict[int, float]) -> float:
@@ -66,9 +70,11 @@ def timed(cmd: list[str], env: dict[str, str], timeout: float) -> dict[str, Any]
         while proc.poll() is None:
             peak = max(peak, _tree_sample(proc.pid, cpu))
             if time.perf_counter() - started > timeout:
+                _kill_descendants(proc.pid)  # the cluster's workers and the indexing child too
                 proc.kill()
                 proc.wait()
-                return {"skipped": f"over the budget of {timeout:.0f} s"}
+                return {"skipped": f"over the budget of {timeout:.0f} s", "cpu_so_far_s": round(sum(cpu.values()), 1),
+                        "peak_rss_mb": round(peak), "load_avg_1m": os.getloadavg()[0]}
             time.sleep(0.2)
         out.seek(0)
         text = out.read()
@@ -77,7 +83,22 @@ def timed(cmd: list[str], env: dict[str, str], timeout: float) -> dict[str, Any]
         return {"failed": f"exit code {proc.returncode}"}
     driver = cpu.pop(proc.pid, 0.0)
     return {"seconds": round(seconds, 1), "peak_rss_mb": round(peak), "cpu_driver_s": round(driver, 1),
-            "cpu_children_s": round(sum(cpu.values()), 1), "output": _json_or_text(text)}
+            "cpu_children_s": round(sum(cpu.values()), 1), "load_avg_1m": os.getloadavg()[0],
+            "output": _json_or_text(text)}
+
+
+def _kill_descendants(pid: int) -> None:
+    import psutil
+
+    try:
+        children = psutil.Process(pid).children(recursive=True)
+    except psutil.Error:
+        return
+    for child in children:
+        try:
+            child.kill()
+        except psutil.Error:
+            pass
 
 
 def _json_or_text(text: str) -> Any:
@@ -91,62 +112,90 @@ def _du(path: Path) -> int:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) if path.exists() else 0
 
 
-def search_job(root: str, home: str) -> dict[str, Any]:
-    """In a child process: open time, first query and p50/p95 of 100 queries per retriever."""
+def search_job(root: str, home: str, name: str, budget: float) -> dict[str, Any]:
+    """In a child process: open (for milvus and dense: build on first use) one retriever, then time
+    up to 100 queries, stopping when ``budget`` seconds of querying are spent (how many ran is said)."""
     from bench.corpus import make_queries
     from bench.measure import percentile
-    from madqa.corpus import PAGES_DB, Corpus
+    from madqa.corpus import Corpus
     from madqa.plugins import collect, get_plugin_manager
     from madqa.settings import Settings
 
     settings = Settings.from_env(env={}, home=home)
     corpus = Corpus.open(root, settings.corpora_dir)
     registry = collect(get_plugin_manager(entry_points=False))
+    if name not in registry.names("retriever"):
+        return {"skipped": "not installed"}
     texts = [p.text for _, p in zip(range(3000), corpus.iter_pages(), strict=False)]
     queries = make_queries(texts, 100)
-    out: dict[str, Any] = {}
-    for name, options in RETRIEVERS:
-        if name not in registry.names("retriever"):
-            out[name] = {"skipped": "not installed"}
-            continue
+    started = time.perf_counter()
+    retriever = registry.create("retriever", name, corpus, dict(RETRIEVERS)[name])
+    opened = time.perf_counter() - started
+    ms: list[float] = []
+    phrase_ms: list[float] = []
+    spent = time.perf_counter()
+    for q in queries:
         started = time.perf_counter()
-        retriever = registry.create("retriever", name, corpus, options)
-        opened = time.perf_counter() - started
-        started = time.perf_counter()
-        retriever.search(queries[0], 5)
-        first = time.perf_counter() - started
-        ms = []
-        for q in queries:
-            started = time.perf_counter()
-            retriever.search(q, 5)
-            ms.append((time.perf_counter() - started) * 1000)
-        out[name] = {"open_s": round(opened, 2), "first_query_s": round(first, 2),
-                     "p50_ms": round(percentile(ms, 50), 1), "p95_ms": round(percentile(ms, 95), 1),
-                     "size_mb": round(_du(corpus.retriever_dir(name)) / 2**20, 1)}
-    out["page_store_mb"] = round((corpus.gen_dir / PAGES_DB).stat().st_size / 2**20, 1)
+        retriever.search(q, 5)
+        ms.append((time.perf_counter() - started) * 1000)
+        if q.startswith('"'):
+            phrase_ms.append(ms[-1])
+        if time.perf_counter() - spent > budget:
+            break
+    out = {"open_s": round(opened, 2), "first_query_ms": round(ms[0], 1), "queries": len(ms),
+           "p50_ms": round(percentile(ms[1:] or ms, 50), 1), "p95_ms": round(percentile(ms[1:] or ms, 95), 1),
+           "phrase_p50_ms": round(percentile(phrase_ms, 50), 1) if phrase_ms else None,
+           "size_mb": round(_du(corpus.retriever_dir(name)) / 2**20, 1)}
+    meta = corpus.retriever_dir(name) / "meta.json"
+    if name == "dense" and meta.is_file():
+        windows = json.loads(meta.read_text(encoding="utf-8")).get("embedded_windows", 0)
+        out.update(windows=windows, windows_per_s=round(windows / opened, 1) if opened else None)
     return out
 
 
-def measure_size(pages: int, budget: float) -> dict[str, Any]:
-    from bench.corpus import cached_corpus
+def measure_size(pages: int, budget: float, cluster_up_to: int, dense_up_to: int,
+                 query_budget: float) -> dict[str, Any]:
+    """One corpus size: generate (cached), ingest in one process (and on ``--cluster local:2`` up to
+    ``cluster_up_to`` pages), then each retriever in a child process of its own (its peak memory)."""
+    from bench.plain_pdf import cached_plain_corpus
 
     started = time.perf_counter()
-    root = cached_corpus(CACHE, pages, max(1, pages // 23))
-    row: dict[str, Any] = {"pages": pages, "generate_s": round(time.perf_counter() - started, 1)}
-    for label, extra in (("single", []), ("cluster_local2", ["--cluster", "local:2"])):
+    root = cached_plain_corpus(CACHE, pages, max(1, pages // 23), workers=min(2, os.cpu_count() or 1))
+    row: dict[str, Any] = {"pages": pages, "pdfs": max(1, pages // 23), "generate_s": round(time.perf_counter() - started, 1),
+                           "pdf_mb": round(_du(root) / 2**20, 1)}
+    labels = [("single", [])] + ([("cluster_local2", ["--cluster", "local:2"])] if pages <= cluster_up_to else [])
+    for label, extra in labels:
         home = Path(tempfile.mkdtemp(prefix=f"scale-{label}-", dir=CACHE))
         cmd = [sys.executable, "-m", "madqa", "index", str(root), "--ocr", "never", "--json", *extra]
         result = timed(cmd, {"MADQA_HOME": str(home)}, budget)
         if "output" in result:
+            cpu_s = result["cpu_driver_s"] + result["cpu_children_s"]
             result["pages_per_s"] = round(result["output"]["pages"] / result["seconds"], 1)
+            result["pages_per_cpu_s"] = round(result["output"]["pages"] / cpu_s, 1) if cpu_s else None
             result["home"] = str(home)
             del result["output"]
         row[label] = result
         print(json.dumps({label: result, "pages": pages}), file=sys.stderr, flush=True)
     home = row["single"].get("home")
-    if home:
-        result = timed([sys.executable, "-m", "bench.scale", "--search-job", str(root), home], {}, budget)
-        row["search"] = result.get("output", result)
+    if not home:
+        return row
+    row["search"] = {}
+    for name, _ in RETRIEVERS:
+        if name == "dense" and pages > dense_up_to:
+            row["search"][name] = {"skipped": f"embedding {pages:,} pages is over --dense-up-to {dense_up_to:,}"}
+            continue
+        result = timed([sys.executable, "-m", "bench.scale", "--search-job", str(root), home, name,
+                        str(query_budget)], {}, budget)
+        out = result.pop("output", None)
+        row["search"][name] = {**out, "peak_rss_mb": result["peak_rss_mb"]} if isinstance(out, dict) else result
+        print(json.dumps({name: row["search"][name], "pages": pages}), file=sys.stderr, flush=True)
+    from madqa.corpus import PAGES_DB, Corpus
+    from madqa.settings import Settings
+
+    corpus = Corpus.open(root, Settings.from_env(env={}, home=home).corpora_dir)
+    row["page_store_mb"] = round((corpus.gen_dir / PAGES_DB).stat().st_size / 2**20, 1)
+    row["home_mb"] = round(_du(Path(home)) / 2**20, 1)
+    corpus.close()
     return row
 
 
@@ -247,16 +296,22 @@ def plot(rows: list[dict[str, Any]], fits: dict[str, Any], path: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default="10000,30000,100000")
-    parser.add_argument("--budget-s", type=float, default=3600, help="most seconds per ingest or search job")
+    parser.add_argument("--budget-s", type=float, default=1500, help="most seconds per ingest or search job")
+    parser.add_argument("--query-budget-s", type=float, default=120, help="most seconds of queries per retriever")
+    parser.add_argument("--cluster-up-to", type=int, default=10_000, help="ingest on --cluster local:2 too, up "
+                        "to this many pages")
+    parser.add_argument("--dense-up-to", type=int, default=2_000, help="measure the dense retriever (embedding "
+                        "every page on first use) up to this many pages")
     parser.add_argument("--json", type=Path, help="write the results here (rows are added as sizes finish)")
     parser.add_argument("--plot", type=Path, help="write the PNG plot here")
     parser.add_argument("--refit", type=Path, help="only fit and plot the rows of this JSON file")
     parser.add_argument("--runs", type=int, metavar="N", help="instead: time `madqa run` of N demo questions, "
                         "one process vs --cluster local:2")
-    parser.add_argument("--search-job", nargs=2, metavar=("ROOT", "HOME"), help=argparse.SUPPRESS)
+    parser.add_argument("--search-job", nargs=4, metavar=("ROOT", "HOME", "NAME", "BUDGET"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.search_job:
-        print(json.dumps(search_job(*args.search_job)))
+        root, home, name, budget = args.search_job
+        print(json.dumps(search_job(root, home, name, float(budget))))
         return
     CACHE.mkdir(parents=True, exist_ok=True)
     if args.runs:
@@ -267,7 +322,8 @@ def main() -> None:
     else:
         rows = []
         for size in (int(s) for s in args.sizes.split(",")):
-            rows.append(measure_size(size, args.budget_s))
+            rows.append(measure_size(size, args.budget_s, args.cluster_up_to, args.dense_up_to,
+                                     args.query_budget_s))
             if args.json:
                 args.json.write_text(json.dumps({"rows": rows}, indent=1), encoding="utf-8")
     fits = curves(rows)
