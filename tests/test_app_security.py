@@ -165,7 +165,7 @@ def test_uploads_are_invisible_to_other_sessions_through_every_endpoint(app: Sim
     questions.write_text(json.dumps({"id": "x", "question": f"What was the {UNIQUE} wingspan?"}) + "\n")
     evaluated = stranger.predict(question_file=handle_file(str(questions)), configs=["offline"],
                                  api_name="/evaluate")
-    predictions = httpx.get(evaluated[6]["url"], timeout=30).text
+    predictions = httpx.get(evaluated[7]["url"], timeout=30).text
     received += [json.dumps(evaluated), predictions]
     assert "field notes" not in predictions and "10.5" not in predictions
 
@@ -266,7 +266,7 @@ def test_a_key_given_in_the_web_app_is_used_then_forgotten(app: SimpleNamespace,
     outputs.append(json.dumps(evaluated))
     downloads = app.files / "downloads"
     downloads.mkdir()
-    for n, info in enumerate(evaluated[6:8]):
+    for n, info in enumerate(evaluated[7:9]):
         (downloads / f"download-{n}").write_bytes(httpx.get(info["url"], timeout=30).content)
     rows = [json.loads(line) for line in (downloads / "download-0").read_text().splitlines()]
     assert [r["error"] for r in rows][:2] == [None, None] and "gave no usable answer" in rows[2]["error"]

@@ -219,10 +219,10 @@ def test_compare_runs_both_configs_at_once_and_scores_them(server: SimpleNamespa
         assert titles(final)[-1] is None and ("Answer" in text(final[-1]) or "No answer" in text(final[-1]))
     assert table["headers"] == ["", "A: offline", "B: offline[top_k=3]"]
     rows = {r[0]: r[1:] for r in table["data"]}
-    assert {"answer", "citations", "steps", "query drift", "tokens", "cost (USD)", "time (s)", "ANLS*",
-            "right?", "gold answer"} <= set(rows)
+    assert {"answer", "citations", "steps", "query drift", "time (s)", "ANLS*", "right?"} <= set(rows)
+    assert not {"tokens", "cost (USD)"} & set(rows)  # the offline baseline used no model: hidden, not "0"
     assert all(0.0 <= float(v) <= 1.0 for v in rows["ANLS*"])
-    assert rows["gold answer"] == ["15,005", "15,005"]
+    assert rows["gold answer: 15,005"] == ["", ""]  # shown once, not per column
 
 
 def test_compare_without_a_gold_question_has_no_score(server: SimpleNamespace) -> None:
@@ -234,12 +234,16 @@ def test_compare_without_a_gold_question_has_no_score(server: SimpleNamespace) -
 def test_evaluate_reports_metrics_plots_and_downloads(server: SimpleNamespace) -> None:
     result = client(server).predict(question_file=None, configs=["offline"], limit=3, workers=2,
                                     api_key=SECRET, api_name="/evaluate")
-    status, metrics, accuracy, kuiper, errors, per_question, predictions, report, gap = result
+    status, cards, metrics, accuracy, kuiper, errors, per_question, predictions, report, gap = result
     assert gap["data"] in ([], [[]]) or not any(gap["data"])  # no oracle asked for
-    assert "Ran 3 questions of **demo questions**" in status
-    rows = {r[0]: r[1:] for r in metrics["data"]}
-    assert metrics["headers"] == ["metric", "offline"] and rows["n"] == ["3"] and "accuracy" in rows
+    assert "Ran 3 questions of **demo questions** through 1 config(s) on **the demo corpus**" in status
+    assert "Accuracy" in cards and "Page F1" in cards and "Evidence recall" in cards
+    rows = {r[0]: r[2:] for r in metrics["data"]}
+    assert metrics["headers"] == ["metric", "what it means", "offline"] and rows["questions"] == ["3"]
+    assert "accuracy" in rows and not any("_" in name for name in rows)  # plain words, no snake_case
     assert len(per_question["data"]) == 3
+    ids = [r[1] for r in per_question["data"]]
+    assert ids == sorted(ids)
     for plot in (accuracy, kuiper, errors):
         assert plot is not None
     downloaded = {}

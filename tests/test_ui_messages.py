@@ -193,7 +193,10 @@ def test_the_compare_summary_scores_against_gold() -> None:
     assert rows["query drift"][0] == "0.500" and rows["query drift"][1] == "–"
     assert rows["ANLS*"] == ["1.000", "0.000"] and rows["right?"] == ["right", "wrong"]
     assert rows["error"] == ["", "backend: x"]
-    assert rows["gold answer"] == ["148,612 / EUR 148.6 million"] * 2
+    assert rows["gold answer: 148,612 / EUR 148.6 million"] == ["", ""]  # once, not per column
+    assert "tokens" not in rows and "cost (USD)" not in rows  # both zero: hidden
+    with_tokens = {line[0] for line in summary_rows([{**row_a, "usage": {"total_tokens": 12}}, row_b])}
+    assert "tokens" in with_tokens and "cost (USD)" not in with_tokens
     assert "ANLS*" not in {line[0] for line in summary_rows([row_a], None)}
 
 

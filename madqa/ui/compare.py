@@ -40,6 +40,7 @@ from madqa.ui.messages import (
     summary_rows,
     user_message,
 )
+from madqa.ui.model_access import key_problem
 
 SIDES = ("A", "B")
 PANEL_SIZE = len(FIELD_NAMES)
@@ -47,6 +48,27 @@ PANEL_SIZE = len(FIELD_NAMES)
 
 def empty_summary() -> pd.DataFrame:
     return pd.DataFrame({"": [], "A": [], "B": []})
+
+
+DRIFT_NOTE = ("_Query drift: how far a run's later searches wandered from its first one (0 = it kept "
+              "searching the same words, 1 = no word in common)._")
+COLOURS = {"right": "background-color: #dcfce7", "wrong": "background-color: #fee2e2",
+           "differs": "background-color: #fef9c3"}
+
+
+def styled_summary(frame: pd.DataFrame) -> Any:
+    """The summary with right/wrong coloured and the cells where A and B differ highlighted."""
+    def colour(row: pd.Series) -> list[str]:
+        a, b = row.iloc[1], row.iloc[2]
+        out = [""] * len(row)
+        for i, value in ((1, a), (2, b)):
+            if value in ("right", "wrong"):
+                out[i] = COLOURS[value]
+            elif a != b and row.iloc[0] not in ("time (s)", "backend/model"):
+                out[i] = COLOURS["differs"]
+        return out
+
+    return frame.style.apply(colour, axis=1)
 
 
 def build_compare_tab(ctx: AppContext) -> None:
@@ -66,8 +88,9 @@ def build_compare_tab(ctx: AppContext) -> None:
             panel_b = build_config_panel(ctx.configs, ctx.registry, ctx.default_config, "Config B",
                                          initial={"top_k": 3}, backends=ctx.backends)
             chat_b = gr.Chatbot(label="B", height=520, elem_id="compare-chat-b")
-    summary = gr.DataFrame(empty_summary(), label="Summary", interactive=False, wrap=True,
-                           elem_id="compare-summary")
+    summary = gr.DataFrame(empty_summary(), label="Summary (yellow: A and B differ; green/red: right/wrong)",
+                           interactive=False, wrap=True, elem_id="compare-summary", column_widths=["18%", "41%", "41%"])
+    gr.Markdown(DRIFT_NOTE, elem_id="compare-drift-note")
     viewer = build_page_viewer("Cited page", "compare-page", height=560,
                                hint="_Click a cited page under either answer to see it here._")
     build_diff_view(ctx)
@@ -98,8 +121,13 @@ def build_compare_tab(ctx: AppContext) -> None:
         inbox: queue.Queue[tuple[str, Any]] = queue.Queue()
         stop = threading.Event()
 
+        problems = {side: key_problem(*configs[side]) for side in SIDES}
+
         def work(side: str) -> None:
             config, options = configs[side]
+            if problems[side]:  # said up front in its pane, not as "did not find an answer"
+                inbox.put((side, None))
+                return
             try:
                 for item in run_steps(ctx, session, corpus_key, config, options, text, traces[side], keys):
                     if stop.is_set():
@@ -130,6 +158,10 @@ def build_compare_tab(ctx: AppContext) -> None:
                 chats[side].append(step_message(item, corpus_key, secrets))
                 pending[side] = next_pending(item)
 
+        for side in SIDES:
+            if problems[side]:
+                chats[side].append(notice_message(
+                    f"⚠ **The model cannot be reached.** {md_escape(problems[side] or '')}"))
         threads = [threading.Thread(target=work, args=(side,), name=f"madqa-compare-{side}", daemon=True)
                    for side in SIDES]
         yield out()
@@ -148,9 +180,12 @@ def build_compare_tab(ctx: AppContext) -> None:
             for side, row in zip(SIDES, rows, strict=True):
                 if row["error"] is None and not traces[side].steps:
                     row["error"] = "did not run"
+            for side, row in zip(SIDES, rows, strict=True):
+                if problems[side]:
+                    row["error"] = "not run: needs an API key"
             table = summary_rows(rows, gold)
             headers = ["", *(f"{side}: {configs[side][0].name}" for side in SIDES)]
-            yield out(pd.DataFrame(table, columns=headers))
+            yield out(styled_summary(pd.DataFrame(table, columns=headers)))
         finally:
             stop.set()
 
@@ -161,6 +196,7 @@ def build_compare_tab(ctx: AppContext) -> None:
     stop_btn.click(None, None, None, cancels=[event], api_visibility="private")
 
     example.change(ctx.pick_question, [example], [question], queue=False, api_visibility="private")
+    question.input(lambda: None, None, [example], queue=False, api_visibility="private")  # edited: no gold applies
     on_option, _ = viewer_handlers(ctx)
     for chat in (chat_a, chat_b):
         chat.option_select(on_option, [ctx.session], [viewer.image, viewer.caption], api_visibility="private",

@@ -39,6 +39,7 @@ from madqa.evaluation.runner import run_batch
 from madqa.jsonl import dumps
 from madqa.ui.context import AppContext, internal_error, shown_error
 from madqa.ui.messages import md_escape, redact, shorten
+from madqa.ui.model_access import config_choices, key_problem
 from madqa.ui.policy import visitor_row
 from madqa.ui.sessions import shorten_name
 
@@ -56,8 +57,61 @@ def cell(value: Any) -> Any:
 def metrics_frame(results: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
     """One row per metric of ``TABLE_ROWS``, one column per config (the overall numbers)."""
     names = list(results)
-    rows = [[label, *(str(cell(lookup(results[n]["overall"], path))) for n in names)] for label, path in TABLE_ROWS]
-    return pd.DataFrame(rows, columns=["metric", *names])
+    rows = [[*plain_metric(label), *(str(cell(lookup(results[n]["overall"], path))) for n in names)]
+            for label, path in TABLE_ROWS]
+    return pd.DataFrame(rows, columns=["metric", "what it means", *names])
+
+
+PLAIN = {
+    "n": ("questions", "questions scored"), "n_gold": ("with gold answer", "questions that have a gold answer"),
+    "n_missing": ("not answered", "questions with no prediction"),
+    "n_unmatched": ("unmatched predictions", "predictions whose id is not in the question set"),
+    "accuracy": ("accuracy", "share answered right (ANLS* at least 0.5)"),
+    "accuracy_strict": ("strict accuracy", "share answered exactly right"),
+    "anls": ("ANLS* (answer similarity)", "mean answer similarity to the gold answer, 0 to 1"),
+    "doc_f1": ("document F1", "cited documents against the gold evidence documents, 0 to 1"),
+    "page_f1": ("page F1", "cited pages against the gold evidence pages, 0 to 1"),
+    "kuiper": ("effort calibration (Kuiper)", "does more searching go with more right answers? lower is better"),
+    "wasted_effort_ratio": ("wasted effort", "share of steps that found nothing new"),
+    "query_drift": ("query drift", "how far later searches wander from the first (0 same words, 1 none shared)"),
+    "evidence_recall": ("evidence recall", "share of gold evidence pages the agent saw"),
+    "evidence_recall_micro": ("evidence recall (all pages pooled)", "evidence recall over all pages at once"),
+    "first_query_success": ("first search found it", "share where the first search already hit an evidence page"),
+    "n_run_errors": ("runs that failed", "questions whose run ended in an error"),
+    "quotes_verified": ("quotes verified", "quotes found word for word on the cited page"),
+    "answers_with_verified_quote": ("answers with a verified quote", "share of answers backed by a found quote"),
+}
+
+
+def plain_metric(label: str) -> tuple[str, str]:
+    """A metric's name in plain words (no snake_case on screen) and a one-line explanation."""
+    if label in PLAIN:
+        return PLAIN[label]
+    head, _, tail = label.partition(".")
+    words = {"errors": "wrong answers:", "steps": "steps", "tokens": "tokens", "cost_usd": "cost (USD)",
+             "latency_s": "time (s)"}.get(head, head.replace("_", " "))
+    what = {"sum": "total", "mean": "per question", "median": "median per question", "max": "most in one question"}
+    tail_words = what.get(tail, tail.replace("_", " "))
+    why = "share of wrong answers of this kind" if head == "errors" else f"{words} {tail_words}"
+    return f"{words} {tail_words}", why
+
+
+HEADLINES = (("Accuracy", "accuracy"), ("Page F1", "page_f1"), ("Evidence recall", "evidence_recall"))
+
+
+def headline_cards(results: Mapping[str, Mapping[str, Any]]) -> str:
+    """Three cards per config above the table, each with a one-line explanation (tooltip and text)."""
+    import html
+
+    parts = []
+    for name in results:
+        cards = "".join(
+            f'<div class="eval-card" title="{html.escape(PLAIN[key][1])}"><div class="eval-card-value">'
+            f'{html.escape(str(cell(lookup(results[name]["overall"], key))))}</div>'
+            f'<div class="eval-card-name">{html.escape(title)}</div>'
+            f'<div class="eval-card-why">{html.escape(PLAIN[key][1])}</div></div>' for title, key in HEADLINES)
+        parts.append(f'<div class="eval-cards"><b>{html.escape(name)}</b>{cards}</div>')
+    return "".join(parts)
 
 
 def plots(records_by_config: Mapping[str, Sequence[Mapping[str, Any]]]) -> tuple[Any, ...]:
@@ -97,7 +151,8 @@ def question_frame(rows_by_config: Mapping[str, Sequence[Mapping[str, Any]]],
             row = rows[r["index"]]
             table.append([name, r["id"], r["question"], " | ".join(row.get("answer") or []), round(r["anls"], 3),
                           "yes" if r["correct"] else "no", r["effort"], r["error_category"] or ""])
-    return pd.DataFrame(table, columns=QUESTION_COLUMNS)
+    frame = pd.DataFrame(table, columns=QUESTION_COLUMNS)
+    return frame.sort_values(["id", "config"], kind="stable").reset_index(drop=True)
 
 
 GAP_ROWS = (("questions in both runs", "n"), ("accuracy", "accuracy"), ("accuracy with the gold pages", "oracle_accuracy"),
@@ -158,7 +213,7 @@ def build_evaluate_tab(ctx: AppContext) -> None:
             question_file = gr.File(label=f"Question set (JSONL or Parquet in MADQA format; empty: the "
                                           f"{len(ctx.questions)} demo questions)",
                                     file_types=[".jsonl", ".ndjson", ".parquet", ".pq"], elem_id="eval-file")
-            names = gr.CheckboxGroup(list(ctx.configs), value=[ctx.default_config] if ctx.default_config in
+            names = gr.CheckboxGroup(config_choices(ctx.configs), value=[ctx.default_config] if ctx.default_config in
                                      ctx.configs else [], label="Configs to run", elem_id="eval-configs")
             with gr.Row():
                 limit = gr.Number(0, precision=0, minimum=0, label="Questions (0 = all)", elem_id="eval-limit")
@@ -175,6 +230,7 @@ def build_evaluate_tab(ctx: AppContext) -> None:
             predictions_file = gr.File(label="Predictions (JSONL)", interactive=False, height=90)
             report_file = gr.File(label="Report (JSON)", interactive=False, height=90)
         with gr.Column(scale=3):
+            cards = gr.HTML(elem_id="eval-cards")
             metrics = gr.DataFrame(pd.DataFrame(columns=["metric"]), label="Metrics (official MADQA numbers, then ours)", interactive=False,
                                    elem_id="eval-metrics", max_height=420)
             accuracy_plot = gr.ScatterPlot(x="steps", y="accuracy", color="config", y_lim=[0, 1.05], height=260,
@@ -219,6 +275,10 @@ def build_evaluate_tab(ctx: AppContext) -> None:
             for config in picked:
                 ctx.policy.check_config(config, config)
                 options_by_config[config.name] = ctx.policy.backend_options(config, api_key, api_base)
+            keyless = {c.name: p for c in picked if (p := key_problem(c, options_by_config[c.name]))}
+            picked = [c for c in picked if c.name not in keyless]  # a keyless run is not scored 0.0: it is not run
+            if not picked:
+                raise shown_error("Not run: " + " ".join(keyless.values()))
             on_server_key = [c for c in picked if c.backend == "litellm" and not options_by_config[c.name].get("api_key")]
             if ctx.limits is not None and on_server_key:  # room for every question's every step, before starting
                 ctx.limits.check_budget(keys, calls=len(questions) * sum(c.max_steps for c in on_server_key))
@@ -227,6 +287,11 @@ def build_evaluate_tab(ctx: AppContext) -> None:
         secrets = [(api_key or "").strip()]
         progress(0, desc="waiting for the corpus")
         corpus = ctx.corpus_or_error(session)
+        corpus_key = session.get("corpus", "demo") if isinstance(session, dict) else "demo"
+        where = "the demo corpus" if corpus_key == "demo" else "your uploads"
+        documents = {str(getattr(d, "name", d)) for d in getattr(corpus, "documents", []) or []}
+        wanted = {str(e.get("document")) for q in questions for e in (q.get("evidence") or []) if isinstance(e, dict)}
+        missing_docs = sorted(wanted - documents) if documents and wanted else []
         runs = [(config, False) for config in picked] + ([(config, True) for config in picked] if oracle else [])
         total, done = len(questions) * len(runs), 0
         rows_by_config: dict[str, list[dict[str, Any]]] = {}
@@ -283,7 +348,13 @@ def build_evaluate_tab(ctx: AppContext) -> None:
         }, indent=1, ensure_ascii=False, default=str), encoding="utf-8")
         gold = sum(1 for q in questions if q.get("answer_variants"))
         text = (f"Ran {len(questions)} questions of **{md_escape(label)}** through {len(picked)} config(s) on "
-                f"**{md_escape(corpus.name)}** in {time.perf_counter() - started:.1f}s.")
+                f"**{where}** in {time.perf_counter() - started:.1f}s.")
+        for name, problem in keyless.items():
+            text += f"  \n⚠ **{md_escape(name)}: not run, needs a key.** {md_escape(problem)}"
+        if missing_docs:
+            text += (f"  \n⚠ {len(missing_docs)} evidence file(s) of these questions are not in {where} (e.g. "
+                     f"{md_escape(missing_docs[0])}): their answers cannot be found here, so low scores say "
+                     "nothing about the configs.")
         if gold < len(questions):
             text += f"  \n⚠ Only {gold} of {len(questions)} questions have gold answers; the others score 0."
         if problems:
@@ -294,9 +365,9 @@ def build_evaluate_tab(ctx: AppContext) -> None:
         most = int(accuracy["steps"].max()) if len(accuracy) else 1
         accuracy_update = gr.ScatterPlot(accuracy, x_lim=[0, most + 1])  # no point on the frame's edge
         EVAL_FOLDERS.returned(folder)
-        return (text, metrics_frame(results), accuracy_update, kuiper, errors, question_frame(rows_by_config, records),
-                str(predictions), str(report), gap_frame(gaps))
+        return (text, headline_cards(results), metrics_frame(results), accuracy_update, kuiper, errors,
+                question_frame(rows_by_config, records), str(predictions), str(report), gap_frame(gaps))
 
     run_btn.click(run, [question_file, names, limit, workers, api_key, api_base, oracle, ctx.session],
-                  [status, metrics, accuracy_plot, kuiper_plot, error_plot, per_question_table, predictions_file,
+                  [status, cards, metrics, accuracy_plot, kuiper_plot, error_plot, per_question_table, predictions_file,
                    report_file, gap_table], api_name="evaluate", concurrency_limit=2)
