@@ -224,7 +224,7 @@ def test_evaluate_and_plugins_tabs(browser: Any, app_url: str) -> None:
     page.locator("#eval-limit input").fill("4")
     page.locator("#eval-run").click()
     expect(page.locator("#eval-status")).to_contain_text("Ran 4 questions")
-    expect(page.locator("#eval-metrics")).to_contain_text("accuracy_strict")
+    expect(page.locator("#eval-metrics")).to_contain_text("strict accuracy")
     shot(page, "tab-evaluate")
     tab(page, "Plugins")
     expect(page.locator("#plugins-components")).to_contain_text("plugins.whoosh_bm25")
