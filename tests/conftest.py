@@ -11,6 +11,7 @@ import pytest
 
 from madqa.plugins import Registry, collect, get_plugin_manager
 from madqa.settings import Settings
+from tests.browser_support import app_url, browser, visitors  # noqa: F401 - the shared browser fixtures
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")

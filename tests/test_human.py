@@ -3,21 +3,18 @@ way; and in headless Chromium, a whole question played through the tab into a do
 
 from __future__ import annotations
 
-import gc
 import json
-import socket
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
 from madqa.evaluation.report import evaluate
-from madqa.plugins import collect, get_plugin_manager
-from madqa.settings import Settings, load_config
+from madqa.settings import load_config
 from madqa.ui.human import human_answer, human_search, score_frame, start_game, summary_frame
+from tests.browser_support import CHROMIUM, Visitors, shot
 from tests.conftest import DEMO_QUESTIONS
-from tests.test_ui_browser import ARGS, CHROMIUM, TIMEOUT_MS, shot, tab
+from tests.test_ui_browser import tab
 
 QUESTION = json.loads(DEMO_QUESTIONS.read_text(encoding="utf-8").splitlines()[0])  # demo-001: revenue, p.6
 
@@ -54,67 +51,39 @@ def test_an_answer_with_no_value_is_a_refusal(demo_corpus):
     assert row["refusal"] is True and row["answer"] == [] and row["search_history"] == []
 
 
-@pytest.fixture(scope="module")
-def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    from madqa.ui import build_app, launch_options
-
-    settings = Settings.from_env(env={}, home=tmp_path_factory.mktemp("human-home"))
-    app = build_app(settings, collect(get_plugin_manager(entry_points=False)))
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    app.launch(**{**launch_options(settings), "server_name": "127.0.0.1", "server_port": port,
-                  "prevent_thread_lock": True, "quiet": True})
-    gc.collect()
-    try:
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        app.close()
-        gc.collect()
-
-
 @pytest.mark.browser
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"needs Chromium at {CHROMIUM} (scripts/install --dev)")
 @pytest.mark.filterwarnings("ignore:unclosed event loop <_UnixSelectorEventLoop:ResourceWarning")
 @pytest.mark.filterwarnings("ignore:unclosed <socket.socket fd=[0-9]+, family=1:ResourceWarning")
 @pytest.mark.filterwarnings(r"ignore:Exception ignored in. (<socket\.socket fd=[0-9]+, family=1|<function "
                             r"BaseEventLoop\.__del__):pytest.PytestUnraisableExceptionWarning")
-def test_you_search_in_the_browser_records_a_trajectory_that_scores(app_url: str) -> None:
-    from playwright.sync_api import expect, sync_playwright
+def test_you_search_in_the_browser_records_a_trajectory_that_scores(visitors: Visitors, app_url: str) -> None:
+    from playwright.sync_api import expect
 
-    expect.set_options(timeout=TIMEOUT_MS)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        try:
-            page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
-            page.set_default_timeout(TIMEOUT_MS)
-            page.goto(app_url)
-            page.wait_for_selector("#status >> text=Demo corpus ready")
-            tab(page, "You search")
-            page.locator("#human-start").click()
-            expect(page.locator("#human-question")).to_contain_text("total revenue in 2024")
-            page.locator("#human-query textarea").fill("<b>zorblax</b>")
-            page.locator("#human-search").click()
-            expect(page.locator("#human-search-status")).to_contain_text("Search 1:")
-            page.locator("#human-query textarea").fill("consolidated income statement revenue")
-            page.locator("#human-query textarea").press("Enter")
-            expect(page.locator("#human-search-status")).to_contain_text("Search 2:")
-            expect(page.locator("#human-pages img").first).to_be_visible()
-            label = "File: finance/annual_report_2024.pdf, Page: 6"
-            page.locator("#human-cites").get_by_label(label).check()
-            page.locator("#human-answer textarea").fill("148,612")
-            page.locator("#human-submit").click()
-            expect(page.locator("#human-result")).to_contain_text("right")
-            expect(page.locator("#human-scores")).to_contain_text("demo-001")
-            expect(page.locator("#human-summary")).to_contain_text("first-query success")
-            assert page.locator("#human-question b").count() == 0 and page.locator("#human-search-status b").count() == 0
-            shot(page, "tab-you-search")
-            link = page.locator("#human-download a").first
-            expect(link).to_be_visible()
-            text = httpx.get(link.get_attribute("href") if link.get_attribute("href").startswith("http")
-                             else app_url.rstrip("/") + link.get_attribute("href"), timeout=30).text
-        finally:
-            browser.close()
+    page = visitors.open()
+    tab(page, "You search")
+    page.locator("#human-start").click()
+    expect(page.locator("#human-question")).to_contain_text("total revenue in 2024")
+    page.locator("#human-query textarea").fill("<b>zorblax</b>")
+    page.locator("#human-search").click()
+    expect(page.locator("#human-search-status")).to_contain_text("Search 1:")
+    page.locator("#human-query textarea").fill("consolidated income statement revenue")
+    page.locator("#human-query textarea").press("Enter")
+    expect(page.locator("#human-search-status")).to_contain_text("Search 2:")
+    expect(page.locator("#human-pages img").first).to_be_visible()
+    label = "File: finance/annual_report_2024.pdf, Page: 6"
+    page.locator("#human-cites").get_by_label(label).check()
+    page.locator("#human-answer textarea").fill("148,612")
+    page.locator("#human-submit").click()
+    expect(page.locator("#human-result")).to_contain_text("right")
+    expect(page.locator("#human-scores")).to_contain_text("demo-001")
+    expect(page.locator("#human-summary")).to_contain_text("first-query success")
+    assert page.locator("#human-question b").count() == 0 and page.locator("#human-search-status b").count() == 0
+    shot(page, "tab-you-search")
+    link = page.locator("#human-download a").first
+    expect(link).to_be_visible()
+    href = link.get_attribute("href")
+    text = httpx.get(href if href.startswith("http") else app_url.rstrip("/") + href, timeout=30).text
     rows = [json.loads(line) for line in text.splitlines()]
     assert len(rows) == 1 and rows[0]["model"] == "human" and rows[0]["id"] == "demo-001"
     assert [h["query"] for h in rows[0]["search_history"]] == ["<b>zorblax</b>", "consolidated income statement revenue"]

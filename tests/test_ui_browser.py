@@ -6,85 +6,21 @@ first streamed step and to the answer goes to ``test-artifacts/ui-timings.json``
 
 from __future__ import annotations
 
-import gc
 import json
-import os
 import re
-import socket
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from playwright.sync_api import expect
 
-from madqa.plugins import collect, get_plugin_manager
-from madqa.settings import Settings
-from madqa.ui import build_app, launch_options
-from tests.conftest import REPO, make_pdf
-
-CHROMIUM = "/usr/bin/chromium"
-ARTIFACTS = REPO / "test-artifacts"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
-EBIT_QUESTION = "What was the operating income (EBIT) in 2023, in EUR thousand?"
-TIMEOUT_MS = 90_000
-
-# The same two Gradio quirks as in test_ui_api.py: dropped event loops reported by the garbage
-# collector, and a deprecated pandas option in the queue's timing summary (switched off below).
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"needs Chromium at {CHROMIUM} (scripts/install --dev)"),
-    pytest.mark.filterwarnings("ignore:unclosed event loop <_UnixSelectorEventLoop:ResourceWarning"),
-    pytest.mark.filterwarnings("ignore:unclosed <socket.socket fd=[0-9]+, family=1:ResourceWarning"),
-    pytest.mark.filterwarnings(r"ignore:Exception ignored in. (<socket\.socket fd=[0-9]+, family=1|<function "
-                               r"BaseEventLoop\.__del__):pytest.PytestUnraisableExceptionWarning"),
-]
-os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", str(10**9))
-
-
-@pytest.fixture(scope="module")
-def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    settings = Settings.from_env(env={}, home=tmp_path_factory.mktemp("browser-home"))
-    app = build_app(settings, collect(get_plugin_manager(entry_points=False)))
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    app.launch(**{**launch_options(settings, app), "server_name": "127.0.0.1", "server_port": port,
-                  "prevent_thread_lock": True, "quiet": True})
-    gc.collect()
-    try:
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        app.close()
-        gc.collect()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    expect.set_options(timeout=TIMEOUT_MS)
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
-
-
-def open_app(browser: Any, url: str) -> Any:
-    page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
-    page.set_default_timeout(TIMEOUT_MS)
-    page.goto(url)
-    page.wait_for_selector("#status >> text=Demo corpus ready")
-    return page
-
-
-def shot(page: Any, name: str) -> None:
-    ARTIFACTS.mkdir(exist_ok=True)
-    page.wait_for_timeout(400)  # let the last update paint
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+from tests.browser_support import (  # noqa: F401 - pytestmark applies to this module's tests
+    ARTIFACTS,
+    EBIT_QUESTION,
+    Visitors,
+    pytestmark,
+    shot,
+)
+from tests.conftest import make_pdf
 
 
 def tab(page: Any, name: str) -> None:
@@ -118,8 +54,8 @@ def ask(page: Any, question: str) -> dict[str, float]:
     return {k: round(v - marks["enter"]) for k, v in marks.items() if k != "enter"}
 
 
-def test_ask_streams_steps_and_a_citation_opens_the_page(browser: Any, app_url: str) -> None:
-    page = open_app(browser, app_url)
+def test_ask_streams_steps_and_a_citation_opens_the_page(visitors: Visitors) -> None:
+    page = visitors.open()
     timings = [ask(page, EBIT_QUESTION)]
     chat = page.locator("#ask-chat")
     summary = chat.get_by_text(re.compile(r"^Searched \d+× · \d+ pages? read"))
@@ -149,8 +85,8 @@ def test_ask_streams_steps_and_a_citation_opens_the_page(browser: Any, app_url: 
     assert expect_file
 
 
-def test_a_citation_of_a_scanned_page_opens_highlighted_from_ocr_words(browser: Any, app_url: str) -> None:
-    page = open_app(browser, app_url)
+def test_a_citation_of_a_scanned_page_opens_highlighted_from_ocr_words(visitors: Visitors) -> None:
+    page = visitors.open()
     ask(page, "Which firmware version was installed during the field service visit at Pumping Station Nord?")
     citation = page.locator("#ask-chat button.option").filter(has_text="scans/").first
     citation.click()
@@ -161,8 +97,8 @@ def test_a_citation_of_a_scanned_page_opens_highlighted_from_ocr_words(browser: 
     page.locator("#ask-page").screenshot(path=str(ARTIFACTS / "highlight-scanned-page.png"))
 
 
-def test_compare_runs_both_panes_and_summarises(browser: Any, app_url: str) -> None:
-    page = open_app(browser, app_url)
+def test_compare_runs_both_panes_and_summarises(visitors: Visitors) -> None:
+    page = visitors.open()
     tab(page, "Compare")
     picker = page.locator("#compare-example input")
     picker.click()
@@ -178,9 +114,9 @@ def test_compare_runs_both_panes_and_summarises(browser: Any, app_url: str) -> N
     shot(page, "tab-compare")
 
 
-def test_an_upload_is_searchable_in_its_session_only(browser: Any, app_url: str, tmp_path: Path) -> None:
+def test_an_upload_is_searchable_in_its_session_only(visitors: Visitors, tmp_path: Path) -> None:
     pdf = make_pdf(tmp_path / "zorblax widgets.pdf", ["Quarterly note. The zorblax widget count was 4711 units."])
-    owner = open_app(browser, app_url)
+    owner = visitors.open()
     tab(owner, "Corpus")
     expect(owner.locator("#corpus-docs")).to_contain_text("finance/annual_report_2024.pdf")
     owner.locator("#corpus-files input[type=file]").set_input_files(str(pdf))
@@ -198,7 +134,7 @@ def test_an_upload_is_searchable_in_its_session_only(browser: Any, app_url: str,
     ask(owner, "How many zorblax widgets were counted?")
     owner.locator("#ask-chat button.option", has_text="zorblax widgets.pdf · p.1").wait_for()
 
-    stranger = open_app(browser, app_url)
+    stranger = visitors.open()
     tab(stranger, "Corpus")
     expect(stranger.locator("#corpus-docs")).to_contain_text("finance/annual_report_2024.pdf")
     assert stranger.get_by_text("zorblax").count() == 0
@@ -218,8 +154,8 @@ def test_an_upload_is_searchable_in_its_session_only(browser: Any, app_url: str,
     assert stranger.locator("#ask-chat button.option", has_text="zorblax").count() == 0
 
 
-def test_evaluate_and_plugins_tabs(browser: Any, app_url: str) -> None:
-    page = open_app(browser, app_url)
+def test_evaluate_and_plugins_tabs(visitors: Visitors) -> None:
+    page = visitors.open()
     tab(page, "Evaluate")
     page.locator("#eval-limit input").fill("4")
     page.locator("#eval-run").click()

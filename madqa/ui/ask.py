@@ -222,7 +222,8 @@ def build_ask_tab(ctx: AppContext) -> None:
             example = gr.Dropdown(ctx.question_choices, value=None, label="Or pick a demo question",
                                   visible=bool(ctx.questions), elem_id="ask-example")
             panel: ConfigPanel = build_config_panel(ctx.configs, ctx.registry, ctx.default_config,
-                                                    "Settings: config, model, retrieval", backends=ctx.backends)
+                                                    "Settings: config, model, retrieval", backends=ctx.backends,
+                                                    elem_id="ask-config")
         with gr.Column(scale=2):
             gr.Markdown("**Pages found** (shown to the model)", elem_classes=["gallery-title"])
             seen = gr.Gallery(show_label=False, columns=3, height="auto", allow_preview=False, fit_columns=False,

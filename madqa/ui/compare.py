@@ -82,11 +82,11 @@ def build_compare_tab(ctx: AppContext) -> None:
     with gr.Row(equal_height=False):
         with gr.Column():
             panel_a = build_config_panel(ctx.configs, ctx.registry, ctx.default_config, "Config A",
-                                         backends=ctx.backends)
+                                         backends=ctx.backends, elem_id="compare-config-a")
             chat_a = gr.Chatbot(label="A", height=520, elem_id="compare-chat-a")
         with gr.Column():
             panel_b = build_config_panel(ctx.configs, ctx.registry, ctx.default_config, "Config B",
-                                         initial={"top_k": 3}, backends=ctx.backends)
+                                         initial={"top_k": 3}, backends=ctx.backends, elem_id="compare-config-b")
             chat_b = gr.Chatbot(label="B", height=520, elem_id="compare-chat-b")
     summary = gr.DataFrame(empty_summary(), label="Summary (yellow: A and B differ; green/red: right/wrong)",
                            interactive=False, wrap=True, elem_id="compare-summary", column_widths=["18%", "41%", "41%"])

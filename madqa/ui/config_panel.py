@@ -75,7 +75,7 @@ def _choices(names: list[str], current: str) -> list[str]:
 
 def build_config_panel(configs: dict[str, PipelineConfig], registry: Any, default: str, label: str,
                        open: bool = False, initial: dict[str, Any] | None = None,
-                       backends: list[str] | None = None) -> ConfigPanel:
+                       backends: list[str] | None = None, elem_id: str | None = None) -> ConfigPanel:
     """Render a settings accordion; picking a named config fills in its parts.
 
     ``initial`` overrides some parts of the ``default`` config in the first view (e.g. top_k);
@@ -84,7 +84,7 @@ def build_config_panel(configs: dict[str, PipelineConfig], registry: Any, defaul
     base = configs.get(default) or next(iter(configs.values()), PipelineConfig())
     config = base.with_overrides(**(initial or {}))
     models = sorted({c.model for c in configs.values()} | {config.model})
-    with gr.Accordion(label, open=open):
+    with gr.Accordion(label, open=open, elem_id=elem_id):
         name = gr.Dropdown(config_choices(configs), value=base.name, label="Named config",
                            info="a preset; change any part below to adjust it")
         with gr.Row():
