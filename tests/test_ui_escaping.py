@@ -27,9 +27,10 @@ from playwright.sync_api import expect
 from madqa.plugins import collect, get_plugin_manager
 from madqa.settings import Settings
 from madqa.ui import build_app, launch_options
+from tests.browser_support import CHROMIUM, TIMEOUT_MS
 from tests.conftest import REPO, make_pdf
 from tests.fake_provider import Provider, completion, text_completion
-from tests.test_ui_browser import ARGS, CHROMIUM, TIMEOUT_MS, tab
+from tests.test_ui_browser import tab
 
 PAYLOADS = [line for line in (REPO / "tests" / "fixtures" / "xss_payloads.txt").read_text(encoding="utf-8")
             .splitlines() if line.strip() and not line.startswith("#")]
@@ -88,34 +89,30 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimpleNamespace]:
 
 
 @pytest.fixture(scope="module")
-def page(app: SimpleNamespace) -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
+def page(app: SimpleNamespace, browser: Any) -> Iterator[Any]:
+    """One page of this module's app, in the session's shared Chromium (one Playwright per process)."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        outside: list[str] = []
 
-    expect.set_options(timeout=TIMEOUT_MS)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        try:
-            context = browser.new_context(viewport={"width": 1400, "height": 1000})
-            outside: list[str] = []
+        def route(r: Any) -> None:
+            if r.request.url.startswith(("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:")):
+                r.continue_()
+            else:  # stopped in the browser: nothing leaves the machine
+                outside.append(r.request.url)
+                r.abort()
 
-            def route(r: Any) -> None:
-                if r.request.url.startswith(("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:")):
-                    r.continue_()
-                else:  # stopped in the browser: nothing leaves the machine
-                    outside.append(r.request.url)
-                    r.abort()
-
-            context.route("**/*", route)
-            pg = context.new_page()
-            pg.set_default_timeout(TIMEOUT_MS)
-            pg.outside = outside
-            pg.dialogs = []
-            pg.on("dialog", lambda d: (pg.dialogs.append(d.message), d.dismiss()))
-            pg.goto(app.url)
-            pg.wait_for_selector("#status >> text=Demo corpus ready")
-            yield pg
-        finally:
-            browser.close()
+        context.route("**/*", route)
+        pg = context.new_page()
+        pg.set_default_timeout(TIMEOUT_MS)
+        pg.outside = outside
+        pg.dialogs = []
+        pg.on("dialog", lambda d: (pg.dialogs.append(d.message), d.dismiss()))
+        pg.goto(app.url)
+        pg.wait_for_selector("#status >> text=Demo corpus ready")
+        yield pg
+    finally:
+        context.close()
 
 
 def assert_inert(page: Any, where: str) -> None:
@@ -140,6 +137,7 @@ def test_questions_and_model_output_are_shown_as_text(page: Any, app: SimpleName
     box.fill(joined[:1990])
     box.press("Enter")
     expect(page.locator("#ask-chat")).to_contain_text("Answer:")
+    expect(page.locator("#ask-stop")).to_be_disabled()  # the run is over: the chat no longer re-renders
     for title in ("Model · step 1", "Search 1:"):  # collapsed thoughts: open them so their content renders
         for handle in page.locator("#ask-chat").get_by_text(title).all():
             handle.click()
