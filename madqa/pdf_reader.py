@@ -101,7 +101,7 @@ def read_pages(path: Path, file: str, texts: PageTexts, imported: dict[int, str]
     except Exception as exc:  # MuPDF raises several types for damaged files
         if _out_of_memory(exc):
             raise
-        raise CorpusError(f"corrupt PDF that cannot be opened ({exc})") from None
+        raise CorpusError(f"corrupt PDF that cannot be opened ({_named(exc, path, file)})") from None
     with doc:
         if doc.needs_pass:
             raise CorpusError("encrypted PDF (needs a password)")
@@ -117,7 +117,7 @@ def read_pages(path: Path, file: str, texts: PageTexts, imported: dict[int, str]
             except Exception as exc:  # one broken page must not sink the document
                 if _out_of_memory(exc):
                     raise
-                warning, text, source = f"page {index + 1} could not be read ({exc})", "", "none"
+                warning, text, source = f"page {index + 1} could not be read ({_named(exc, path, file)})", "", "none"
             if len(text) > limits.max_page_chars:
                 warning = (f"page {index + 1}: text cut at {limits.max_page_chars:,} characters "
                            "(MADQA_MAX_PAGE_CHARS)")
@@ -132,6 +132,12 @@ def read_pages(path: Path, file: str, texts: PageTexts, imported: dict[int, str]
             total += len(text)
             send(("page", PageText(file, index + 1, text, source), warning))
             del text
+
+
+def _named(exc: BaseException, path: Path, file: str) -> str:
+    """MuPDF's message with the file's path on this machine replaced by its name in the corpus (MuPDF
+    quotes the path it opened: in the web app that is a server folder holding the session's token)."""
+    return str(exc).replace(str(path), file)
 
 
 def _limit_memory(mb: int) -> None:
@@ -169,7 +175,7 @@ def _serve(conn: Connection, memory_mb: int) -> None:
             if _out_of_memory(exc):
                 conn.send(("memory", str(exc)[:200]))
                 return  # a failed allocation may leave MuPDF in a bad state: this worker ends
-            conn.send(("failed", f"cannot be read ({type(exc).__name__}: {exc})"[:300]))
+            conn.send(("failed", f"cannot be read ({type(exc).__name__}: {_named(exc, Path(path), file)})"[:300]))
         else:
             conn.send(("done",))
 

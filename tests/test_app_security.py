@@ -140,11 +140,16 @@ def chat_text(chat: list[dict[str, Any]]) -> str:
 
 def test_uploads_are_invisible_to_other_sessions_through_every_endpoint(app: SimpleNamespace) -> None:
     pdf = make_pdf(app.files / "field notes.pdf", [f"The {UNIQUE} wingspan was 10.5 metres, says the memo."])
+    # MuPDF's message for this file quotes the path it opened: the session's upload folder, token and all
+    damaged = app.files / "damaged.pdf"
+    damaged.write_bytes(b"%PDF-1.7\n" + b"\0" * 500)
     owner, stranger = client(app), client(app)
     received: list[str] = []  # everything both clients were sent, to look for the session token
-    added = owner.predict(paths=[handle_file(str(pdf))], api_name="/add_documents")
+    added = owner.predict(paths=[handle_file(str(pdf)), handle_file(str(damaged))], api_name="/add_documents")
     received.append(json.dumps(added))
     assert added[0]["data"][0][:2] == ["field notes.pdf", "indexed"]
+    assert added[0]["data"][1][:2] == ["damaged.pdf", "failed"] and "damaged.pdf" in added[0]["data"][1][3]
+    assert str(app.home) not in json.dumps(added) and "uploads" not in added[0]["data"][1][3]
     found = owner.predict(text=UNIQUE, api_name="/search_corpus")
     assert found["data"][0][:2] == ["field notes.pdf", 1]
     owner_chat = owner.predict(question=f"What was the {UNIQUE} wingspan?", history=[], api_name="/ask")[1]

@@ -10,7 +10,7 @@ import pytest
 
 from madqa.errors import SettingsError
 from madqa.settings import Settings, load_config
-from madqa.types import ErrorStep
+from madqa.types import ErrorStep, SearchStep
 from madqa.ui.policy import (
     ENDPOINT_FAILURE,
     Refused,
@@ -143,6 +143,19 @@ def test_failures_at_a_typed_api_base_all_read_the_same() -> None:
                                                       "(timeout)"}]}
     assert ENDPOINT_FAILURE in visitor_row(row, {"api_base": "http://x"})["error"]
     assert "timeout" not in str(visitor_row(row, {"api_base": "http://x"}))
+
+
+def test_errors_shown_to_visitors_hold_no_server_path_and_no_bug_text() -> None:
+    steps = [ErrorStep(1, "show", "OSError: [Errno 5] Input/output error: '/srv/madqa/cache/ab/cd.val'"),
+             SearchStep(2, "q", "q", (), (), error="DatabaseError: file /srv/madqa/corpora/x/pages.sqlite is damaged")]
+    shown = list(visitor_steps(steps, {}))
+    assert "/srv" not in str(shown) and "…/cd.val" in shown[0].message and "…/pages.sqlite" in shown[1].error
+    row = {"id": "q1", "error": "internal: KeyError: '/srv/madqa/corpora/x/manifest.json' secret detail",
+           "trajectory": [{"type": "error", "message": "failed at /srv/madqa/corpora/x/segment_1.seg"}]}
+    visible = visitor_row(row, {})
+    assert visible["error"] == "internal: KeyError (the server log has the details)"
+    assert "/srv" not in str(visible) and "…/segment_1.seg" in visible["trajectory"][0]["message"]
+    assert "trajectory" not in visitor_row({"id": "q2", "error": None}, {})
 
 
 def test_settings_read_booleans_and_numbers() -> None:

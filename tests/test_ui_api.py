@@ -267,6 +267,18 @@ def test_evaluate_an_uploaded_question_set(server: SimpleNamespace) -> None:
     assert "Ran 1 questions of **mine\\.jsonl**" in status and "left out" in status
 
 
+def test_a_broken_question_file_is_named_without_server_paths(server: SimpleNamespace) -> None:
+    """pyarrow's message quotes the path it read: Gradio's upload folder on the server."""
+    from gradio_client.exceptions import AppError
+
+    path = server.tmp / "broken.parquet"
+    path.write_bytes(b"PAR1" + b"\0" * 64 + b"PAR1")
+    with pytest.raises(AppError) as caught:
+        client(server).predict(question_file=handle_file(str(path)), configs=["offline"], api_name="/evaluate")
+    message = str(caught.value)
+    assert "broken.parquet" in message and "/tmp" not in message and "gradio" not in message.lower(), message
+
+
 def test_uploads_belong_to_their_session_alone(server: SimpleNamespace) -> None:
     good = make_pdf(server.tmp / "up" / "zorblax report.pdf", ["The zorblax quarterly widget count was 4711 units."])
     bad = server.tmp / "up" / "notes.pdf"

@@ -12,6 +12,7 @@ from madqa.ui.corpus import page_ranges
 from madqa.ui.messages import (
     answer_message,
     citation_value,
+    hide_paths,
     md_code,
     md_escape,
     model_message,
@@ -134,6 +135,23 @@ def test_questions_and_titles_are_inert_in_markdown_and_html() -> None:
         assert html.unescape(shown).startswith(("<img src=x", "Search 1: <img src=x"))  # reads as typed
     assert html.unescape(inert(payload)) == payload
     assert user_message("two\nlines")["content"] == "two  \nlines"
+
+
+def test_error_texts_lose_the_folders_of_server_paths() -> None:
+    """A library's message quotes the path it opened: the server's layout and, for an upload, the token."""
+    token = new_session()["token"]
+    leaked = f"Failed to open file '/srv/home/uploads/{token}/docs/a b.pdf' as type pdf; see ~/x/k and ./y/z.db"
+    shown = hide_paths(leaked)
+    assert token not in shown and "/srv" not in shown and "uploads" not in shown
+    assert shown == "Failed to open file '…/a b.pdf' as type pdf; see …/k and …/z.db"
+    kept = "the openai server at http://127.0.0.1:8000/v1 failed; and/or 1/2 of 3/4/5"  # URLs, fractions, words
+    assert hide_paths(kept) == kept
+    message = error_message_of(f"[Errno 28] No space left on device: '/var/madqa/uploads/{token}/x.pdf'")
+    assert token not in json.dumps(message) and "x\\.pdf" in message["content"]
+
+
+def error_message_of(text: str) -> dict[str, object]:
+    return step_message(ErrorStep(1, "search", text))
 
 
 def test_markdown_helpers() -> None:

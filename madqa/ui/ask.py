@@ -27,6 +27,7 @@ from madqa.ui.context import AGENT_CONCURRENCY, AGENT_CONCURRENCY_ID, AppContext
 from madqa.ui.messages import (
     backend_badge,
     citation_marks,
+    hide_paths,
     md_escape,
     notice_message,
     page_label,
@@ -320,7 +321,7 @@ def build_ask_tab(ctx: AppContext) -> None:
                 pending = next_pending(item)
                 yield out(pending, done=pending is None)
         except MadqaError as exc:
-            after.append(notice_message(f"⚠ {md_escape(shorten(redact(str(exc), secrets), 500))}"))
+            after.append(notice_message(f"⚠ {md_escape(shorten(hide_paths(redact(str(exc), secrets)), 500))}"))
             yield out(done=True)
 
     inputs = [question, chatbot, *panel.inputs, ctx.session]
@@ -361,7 +362,7 @@ def build_ask_tab(ctx: AppContext) -> None:
 
 def backend_problem_message(config: PipelineConfig, failed: ErrorStep, secrets: list[str]) -> dict[str, Any]:
     """The answer slot when the model itself failed: what the provider said and what to do, up front."""
-    reason = md_escape(shorten(redact(failed.message, secrets), 500))
+    reason = md_escape(shorten(hide_paths(redact(failed.message, secrets)), 500))
     return notice_message(f"⚠ **{md_escape(config.model)} could not answer** (backend {md_escape(config.backend)}): "
                           f"{reason}  \nWhat to do: check the key under Settings → API key (your own stays in this "
                           "browser session), try again in a minute if the provider is busy, or pick the offline "

@@ -31,6 +31,7 @@ from madqa.ui.context import (
 )
 from madqa.ui.diff_view import build_diff_view
 from madqa.ui.messages import (
+    hide_paths,
     md_escape,
     notice_message,
     pending_message,
@@ -151,7 +152,7 @@ def build_compare_tab(ctx: AppContext) -> None:
                 running.discard(side)
             elif isinstance(item, BaseException):
                 what = str(item) if isinstance(item, MadqaError) else internal_error(item, "compare")
-                chats[side].append(notice_message(f"⚠ {md_escape(shorten(redact(what, secrets), 500))}"))
+                chats[side].append(notice_message(f"⚠ {md_escape(shorten(hide_paths(redact(what, secrets)), 500))}"))
             elif isinstance(item, str):
                 pending[side] = pending_message("Waiting for the demo corpus", item)
             else:

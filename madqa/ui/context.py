@@ -15,7 +15,7 @@ import gradio as gr
 from madqa.errors import MadqaError
 from madqa.settings import PipelineConfig, Settings
 from madqa.ui.limits import Limits, request_address
-from madqa.ui.messages import plural
+from madqa.ui.messages import hide_paths, plural
 from madqa.ui.policy import Refused, WebPolicy
 from madqa.ui.sessions import SessionStore
 
@@ -26,13 +26,14 @@ log = logging.getLogger("madqa.ui")
 
 
 def shown_error(message: str) -> gr.Error:
-    """A gr.Error whose message shows as text: Gradio renders notification messages as HTML."""
-    return gr.Error(html.escape(str(message), quote=False))
+    """A gr.Error whose message shows as text (Gradio renders notification messages as HTML), with no
+    server path in it (``hide_paths``)."""
+    return gr.Error(html.escape(hide_paths(str(message)), quote=False))
 
 
 def shown_info(message: str) -> None:
-    """A gr.Info notification whose message shows as text."""
-    gr.Info(html.escape(str(message), quote=False))
+    """A gr.Info notification whose message shows as text, with no server path in it."""
+    gr.Info(html.escape(hide_paths(str(message)), quote=False))
 
 
 def internal_error(exc: BaseException, where: str) -> str:

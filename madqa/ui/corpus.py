@@ -17,7 +17,7 @@ import pandas as pd
 from madqa.corpus import Corpus
 from madqa.errors import MadqaError
 from madqa.ui.context import AppContext, shown_error, shown_info
-from madqa.ui.messages import md_escape, plural
+from madqa.ui.messages import hide_paths, md_escape, plural
 from madqa.ui.sessions import MAX_SESSION_MB, MAX_UPLOAD_FILES, MAX_UPLOAD_MB, new_session, valid_token
 
 DOC_COLUMNS = ["file", "pages", "text", "OCR", "none", "text source by page", "notes"]
@@ -59,7 +59,7 @@ def documents_table(corpus: Corpus | None) -> tuple[pd.DataFrame, str]:
             silent.append(file)
         notes = list(doc.warnings) + (["⚠ no searchable text"] if not searchable else [])
         rows.append([file, doc.pages, doc.sources.get("text", 0), doc.sources.get("ocr", 0) + doc.sources.get(
-            "imported", 0), doc.sources.get("none", 0), detail, "; ".join(notes)])
+            "imported", 0), doc.sources.get("none", 0), detail, hide_paths("; ".join(notes))])
     summary = (f"{plural(len(rows), 'document')}, {plural(corpus.page_count, 'page')}. Page text comes from the "
                "PDF's text layer (text), Tesseract OCR of the page image (OCR), or neither (none).")
     if silent:
@@ -132,7 +132,7 @@ def build_corpus_tab(ctx: AppContext, tab: gr.Tab) -> None:
             outcome = ctx.sessions.add_files(session["token"], uploads, report)
         except MadqaError as exc:
             raise shown_error(str(exc)) from None
-        rows = [[r.saved_as or r.name, r.status, r.pages or "", r.detail] for r in outcome.files]
+        rows = [[r.saved_as or r.name, r.status, r.pages or "", hide_paths(r.detail)] for r in outcome.files]
         if not any(r.status == "indexed" for r in outcome.files) and ctx.sessions.own_corpus(session["token"]) is None:
             session["corpus"] = "demo"
         table, text = listing(session)

@@ -21,6 +21,8 @@ TITLE_CHARS = 90
 SNIPPET_CHARS = 160
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$])")
 _INERT_SPECIAL = re.compile(r"[\\`*_{}\[\]()#+\-.!|<>~$&\"']|:(?=/)")
+# a path on the server: "/" (or "~/", "./") not inside a word, a URL or a fraction, then folders
+_SERVER_PATH = re.compile(r"""(?<![\w/.:~-])(?:~|\.{1,2})?/(?:[^/\s'"()<>\[\]{},;|`]+/)+""")
 
 
 # --- text helpers ------------------------------------------------------------------------
@@ -67,6 +69,13 @@ def redact(text: str, secrets: Iterable[str]) -> str:
         if secret and len(secret) >= 6:
             text = text.replace(secret, "***")
     return text
+
+
+def hide_paths(text: str) -> str:
+    """``text`` with the folders of every path in it cut (``/srv/home/uploads/TOKEN/docs/a.pdf`` -> ``…/a.pdf``):
+    error texts from libraries quote server paths, which tell a visitor the server's layout and may hold
+    a session's token. URLs and fractions are left alone."""
+    return _SERVER_PATH.sub("…/", str(text))
 
 
 def plural(n: int, word: str) -> str:
@@ -158,7 +167,7 @@ def search_message(step: SearchStep, secrets: Sequence[str] = ()) -> Message:
     if step.retriever_note:
         lines.append(f"**Retriever:** {md_escape(step.retriever_note)}")
     if step.error:
-        lines.append(f"**Error:** {md_escape(redact(step.error, secrets))}")
+        lines.append(f"**Error:** {md_escape(hide_paths(redact(step.error, secrets)))}")
     new = set(step.new_pages)
     if step.hits:
         lines.append(f"\nFound {plural(len(step.hits), 'page')}, {len(step.new_pages)} new (shown to the model):")
@@ -202,7 +211,7 @@ def model_message(step: ModelStep, secrets: Sequence[str] = ()) -> Message:
 def error_message(step: ErrorStep, secrets: Sequence[str] = ()) -> Message:
     return {
         "role": "assistant",
-        "content": md_escape(redact(step.message, secrets)),
+        "content": md_escape(hide_paths(redact(step.message, secrets))),
         "metadata": {"title": inert(f"⚠ Problem in {step.where} · step {step.iteration}"), "status": "done"},
     }
 

@@ -20,7 +20,8 @@ from urllib.parse import urlsplit
 
 from madqa.errors import MadqaError
 from madqa.settings import PipelineConfig, Settings
-from madqa.types import ErrorStep, Step
+from madqa.types import ErrorStep, SearchStep, Step
+from madqa.ui.messages import hide_paths
 
 TEST_ONLY_BACKENDS = frozenset({"scripted"})  # read scripts given by the caller: never a visitor's choice
 VISITOR_BASE_PROVIDERS = ("openai", "hosted_vllm")  # a typed api_base is an OpenAI-compatible server
@@ -263,20 +264,37 @@ def _known_providers() -> frozenset[str]:
 
 
 def visitor_steps(steps: Iterable[Step], options: Mapping[str, Any]) -> Iterator[Step]:
-    """``steps`` with a backend failure at a typed api_base told as ``ENDPOINT_FAILURE`` (also in the trace)."""
+    """``steps`` with a backend failure at a typed api_base told as ``ENDPOINT_FAILURE`` and no server path
+    in an error (``hide_paths``), in the chat and the trace alike."""
     for step in steps:
         if isinstance(step, ErrorStep) and step.where == "backend" and options.get("api_base"):
             log.warning("model call at a typed api_base failed: %s", step.message)  # for the operator only
             step = replace(step, message=ENDPOINT_FAILURE)
+        elif isinstance(step, ErrorStep):
+            step = replace(step, message=hide_paths(step.message))
+        elif isinstance(step, SearchStep) and step.error:
+            step = replace(step, error=hide_paths(step.error))
         yield step
 
 
 def visitor_row(row: dict[str, Any], options: Mapping[str, Any]) -> dict[str, Any]:
-    """A prediction row of the batch runner with a typed api_base's failure told as ``ENDPOINT_FAILURE``."""
+    """A prediction row of the batch runner with a typed api_base's failure told as ``ENDPOINT_FAILURE``, and
+    no server path in its errors: a bug's text (``internal: ...``) goes to the log, the row keeps its kind."""
+    error = row.get("error")
+    if isinstance(error, str) and error.startswith("internal: "):
+        log.error("question %r failed in the web app: %s", row.get("id"), error)
+        row = {**row, "error": "internal: " + error.removeprefix("internal: ").split(":", 1)[0]
+               + " (the server log has the details)"}
+    trajectory = [{**s, **{k: hide_paths(s[k]) for k in ("message", "error") if isinstance(s.get(k), str)}}
+                  if isinstance(s, dict) else s for s in row.get("trajectory") or []]
+    if "trajectory" in row:
+        row = {**row, "trajectory": trajectory}
+    if isinstance(row.get("error"), str):
+        row = {**row, "error": hide_paths(row["error"])}
     error = row.get("error")
     if not (options.get("api_base") and isinstance(error, str) and error.startswith("backend: ")):
         return row
     detail = error.removeprefix("backend: ")
     trajectory = [{**s, "message": ENDPOINT_FAILURE} if isinstance(s, dict) and s.get("message") == detail else s
-                  for s in row.get("trajectory") or []]
+                  for s in trajectory]
     return {**row, "error": f"backend: {ENDPOINT_FAILURE}", "trajectory": trajectory}
