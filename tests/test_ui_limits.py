@@ -197,3 +197,29 @@ def test_the_sweeper_removes_folders_of_sessions_gradio_forgot(tmp_path: Path) -
         time.sleep(0.2)
     store.stop_sweeping()
     assert not folder.exists() and (settings.home / "uploads" / kept).exists()
+
+
+def test_every_route_into_the_queue_is_limited_and_unused_routes_are_refused(app: SimpleNamespace) -> None:
+    """The REST twins of the queue (/gradio_api/call/NAME) joined it past the per-client limit; direct runs
+    (/gradio_api/run/NAME) skipped it (Gradio opens them off Spaces); /component_server read up to 1,000
+    files of 50 MB into memory and /process_recording ran ffmpeg, for anyone, though the app uses neither."""
+    def call(_: int) -> httpx.Response:
+        return httpx.post(app.url + "gradio_api/call/search_corpus", timeout=60,
+                          headers={"X-Forwarded-For": "192.0.2.90"}, json={"data": ["revenue"]})
+
+    with ThreadPoolExecutor(15) as pool:
+        statuses = [a.status_code for a in pool.map(call, range(45))]
+    print(f"\nburst of 45 /call/search_corpus from one client: {statuses.count(200)} queued, "
+          f"{statuses.count(429)} refused")
+    assert statuses.count(200) <= 30 and statuses.count(429) >= 15
+    direct = httpx.post(app.url + "gradio_api/run/search_corpus", timeout=60, headers={"X-Forwarded-For": "192.0.2.91"},
+                        json={"data": ["revenue", None]})
+    assert direct.status_code == 404 and "join the queue" in direct.text  # the queue (and its limits) may not be skipped
+    gradio_tmp = Path(os.environ["GRADIO_TEMP_DIR"])
+    before = sorted(p.name for p in gradio_tmp.rglob("*"))
+    for route, field in (("component_server", "files"), ("process_recording", "video")):
+        refused = httpx.post(app.url + f"gradio_api/{route}", timeout=60, headers={"X-Forwarded-For": "192.0.2.92"},
+                             data={"component_id": "1", "session_hash": "x", "fn_name": "ls"},
+                             files=[(field, ("a.mp4", b"\0" * 2**20, "video/mp4"))])
+        assert refused.status_code == 403 and "not offered" in refused.text, (route, refused.status_code, refused.text)
+    assert sorted(p.name for p in gradio_tmp.rglob("*")) == before  # nothing was written

@@ -167,6 +167,7 @@ def build_app(settings: Settings, registry: Any, *, demo_dir: str | Path | None 
 
         timer.tick(status, [ctx.session], [ctx.header, timer], api_visibility="private", queue=False)
         app.load(start, [ctx.session], [ctx.session, ctx.header, timer], api_visibility="private", queue=False)
-    app.queue(max_size=QUEUE_SIZE, default_concurrency_limit=DEFAULT_CONCURRENCY)
+    # api_open=False (Gradio's default only on Spaces): /gradio_api/run/NAME may not skip the queue and its limits
+    app.queue(max_size=QUEUE_SIZE, default_concurrency_limit=DEFAULT_CONCURRENCY, api_open=False)
     app.madqa_limits = limits  # read by launch_options
     return app

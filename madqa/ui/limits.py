@@ -10,6 +10,7 @@ A visitor is counted twice, by browser session and by client address (``X-Forwar
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import threading
 import time
@@ -222,9 +223,18 @@ def folder_bytes(root: Path) -> int:
     return total
 
 
+# POST routes of Gradio that put an event in the queue: its own and its REST twins (/call/NAME, /call/v2/NAME).
+# /run/NAME takes only the cheap events outside the queue (api_open is off), which the browser sends itself
+QUEUE_ROUTE = re.compile(r"/(queue/join|call/(v2/)?[^/]+)/?$")
+# POST routes the app never uses that read a body of up to the upload size before any check: the
+# component server (into memory, up to 1,000 files) and the screen-recording converter (ffmpeg)
+UNUSED_ROUTE = re.compile(r"/(component_server|process_recording)/?$")
+
+
 class RequestGuard:
-    """ASGI middleware: refuses a queued request or an upload over its client's limits before Gradio
-    reads it, with a plain-text reason (429, 507, 411), so one client cannot fill the queue or the disk."""
+    """ASGI middleware: refuses an event or an upload over its client's limits before Gradio reads it,
+    with a plain-text reason (429, 507, 411), so one client cannot fill the queue or the disk; and
+    refuses Gradio routes the app does not use (403)."""
 
     def __init__(self, app: Any, limits: Limits) -> None:
         self.app = app
@@ -233,13 +243,17 @@ class RequestGuard:
     async def __call__(self, scope: Mapping[str, Any], receive: Any, send: Any) -> None:
         if scope.get("type") == "http" and scope.get("method") == "POST":
             path = str(scope.get("path", ""))
-            if path.endswith("/queue/join") or path.endswith("/upload"):
+            if UNUSED_ROUTE.search(path):
+                await _plain(send, 403, "this route is not offered by this app")
+                return
+            event = QUEUE_ROUTE.search(path) is not None
+            if event or path.endswith("/upload"):
                 headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers") or []}
                 peer = scope.get("client")
                 client = client_address(peer[0] if peer else None, headers.get("x-forwarded-for"),
                                         self.limits.settings.proxy_hops)
                 refusal: tuple[int, str] | None = None
-                if path.endswith("/queue/join"):
+                if event:
                     if not self.limits.allow_request(client):
                         refusal = (429, f"too many requests from your address (at most "
                                         f"{self.limits.settings.web_requests_per_minute} a minute); try again shortly")
