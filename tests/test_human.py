@@ -45,6 +45,20 @@ def test_a_person_s_trajectory_is_an_agent_row_that_scores(demo_corpus, registry
     assert side.iloc[1].tolist() == ["accuracy", "1.000", "–"]
 
 
+def test_download_folders_do_not_pile_up(tmp_path, monkeypatch):
+    """Each Submit made a madqa-human-* folder that was never deleted: a visitor could fill the disk."""
+    import tempfile
+
+    from madqa.ui.human import HUMAN_FOLDERS, write_download
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    paths = [write_download([{"id": str(n), "answer": ["x"]}]) for n in range(HUMAN_FOLDERS.keep + 5)]
+    assert sorted(tmp_path.glob("madqa-human-*")) == sorted(p.parent for p in paths[-HUMAN_FOLDERS.keep:])
+    assert json.loads(paths[-1].read_text(encoding="utf-8"))["id"] == str(HUMAN_FOLDERS.keep + 4)
+    HUMAN_FOLDERS.clear()  # at exit
+    assert not list(tmp_path.glob("madqa-human-*"))
+
+
 def test_an_answer_with_no_value_is_a_refusal(demo_corpus):
     game = start_game(QUESTION, load_config("offline"))
     row = human_answer(game, demo_corpus, "  \n", [])

@@ -184,7 +184,8 @@ class EvalFolders:
 
     KEEP = 4
 
-    def __init__(self) -> None:
+    def __init__(self, keep: int = KEEP) -> None:
+        self.keep = keep
         self._lock = threading.Lock()
         self._folders: list[Path] = []
 
@@ -192,7 +193,7 @@ class EvalFolders:
         """``folder``'s files are being returned; delete all but the ``KEEP`` latest folders."""
         with self._lock:
             self._folders.append(folder)
-            old, self._folders = self._folders[:-self.KEEP], self._folders[-self.KEEP:]
+            old, self._folders = self._folders[:-self.keep], self._folders[-self.keep:]
         for path in old:
             shutil.rmtree(path, ignore_errors=True)
 

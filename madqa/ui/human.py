@@ -10,6 +10,7 @@ per browser session, and downloadable for ``madqa eval``. Every text shown is es
 
 from __future__ import annotations
 
+import atexit
 import json
 import tempfile
 import time
@@ -28,8 +29,9 @@ from madqa.evaluation.runner import run_batch
 from madqa.settings import PipelineConfig
 from madqa.trace import Trace
 from madqa.types import AnswerStep, PageRef, SearchStep
-from madqa.ui.context import AppContext
-from madqa.ui.messages import md_escape
+from madqa.ui.context import AppContext, shown_error
+from madqa.ui.evaluate import EvalFolders
+from madqa.ui.messages import hide_paths, md_escape
 from madqa.ui.pages import page_file
 
 HUMAN = "human"
@@ -150,7 +152,7 @@ def build_human_tab(ctx: AppContext) -> None:
     def on_start(qid: str | None, data: Any) -> tuple[Any, ...]:
         question = ctx.question(qid)
         if question is None:
-            raise gr.Error("Pick a question first.")
+            raise shown_error("Pick a question first.")
         data = data if isinstance(data, dict) else {"rows": [], "agent_rows": []}
         data["game"] = start_game(question, config)
         text = f"**Question {md_escape(question['id'])}:** {md_escape(question['question'])}"
@@ -159,32 +161,32 @@ def build_human_tab(ctx: AppContext) -> None:
     def on_search(text: str, data: Any, session: Any) -> tuple[Any, ...]:
         game = data.get("game") if isinstance(data, dict) else None
         if game is None:
-            raise gr.Error("Press Start to get a question first.")
+            raise shown_error("Press Start to get a question first.")
         text = (text or "").strip()
         if not text:
-            raise gr.Error("Type a search query.")
+            raise shown_error("Type a search query.")
         corpus = ctx.corpus_or_error(session)
         try:
             retriever = ctx.registry.create("retriever", config.retriever, corpus, config.part_options("retriever"))
         except MadqaError as exc:
-            raise gr.Error(str(exc)) from None
+            raise shown_error(str(exc)) from None
         step = human_search(game, corpus, retriever, text[:MAX_QUERY_CHARS], config.top_k)
         images = []
         for hit in step.hits:
             try:
                 path = page_file(corpus, hit.ref, ctx.settings, config.image_budget_px)
-            except MadqaError:
+            except (MadqaError, OSError):  # no image for this page (a full disk, say); the search still counts
                 continue
             images.append((str(path), hit.ref.label() + ("" if hit.ref in step.new_pages else " (shown before)")))
         notes = [f"Search {step.iteration}: {len(step.hits)} pages, {len(step.new_pages)} new"]
-        notes += [md_escape(n) for n in (step.retriever_note, step.error) if n]
+        notes += [md_escape(hide_paths(n)) for n in (step.retriever_note, step.error) if n]
         labels = [ref.label() for ref in game.seen]
         return data, "  \n".join(notes), images, gr.CheckboxGroup(choices=labels)
 
     def on_submit(text: str, cited: list[str] | None, data: Any, session: Any) -> tuple[Any, ...]:
         game = data.get("game") if isinstance(data, dict) else None
         if game is None:
-            raise gr.Error("Press Start to get a question first.")
+            raise shown_error("Press Start to get a question first.")
         corpus = ctx.corpus_or_error(session)
         row = human_answer(game, corpus, text, cited or [])
         data["game"] = None
@@ -198,10 +200,9 @@ def build_human_tab(ctx: AppContext) -> None:
         text_out = (f"Your answer: {md_escape(' | '.join(row['answer']) or '(none)')} — {verdict}. "
                     f"Gold: {shown or '–'}. {len(row['search_history'])} searches."
                     + "".join(f"  \n⚠ {md_escape(f)}" for f in row["flags"]))
-        path = Path(tempfile.mkdtemp(prefix="madqa-human-")) / "human.jsonl"
-        path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in data["rows"]), encoding="utf-8")
         return (data, text_out, score_frame(data["rows"], ctx.questions),
-                summary_frame(data["rows"], data["agent_rows"], ctx.questions, config.name), str(path))
+                summary_frame(data["rows"], data["agent_rows"], ctx.questions, config.name),
+                str(write_download(data["rows"])))
 
     start.click(on_start, [pick, state], [state, question_md, search_md, gallery, cites, answer, result_md],
                 api_visibility="private")
@@ -209,6 +210,20 @@ def build_human_tab(ctx: AppContext) -> None:
           [state, search_md, gallery, cites], api_visibility="private", concurrency_limit=8)
     submit.click(on_submit, [answer, cites, state, ctx.session], [state, result_md, scores, summary, download],
                  api_visibility="private", concurrency_limit=4)
+
+
+# Gradio copies a returned file into its cache before sending it: the latest few folders are enough (Submit
+# runs at most 4 at once), and each Submit made one more folder that was never deleted
+HUMAN_FOLDERS = EvalFolders(keep=8)
+atexit.register(HUMAN_FOLDERS.clear)
+
+
+def write_download(rows: Sequence[Mapping[str, Any]]) -> Path:
+    """A session's rows as prediction JSONL in a new ``madqa-human-*`` folder (older ones are deleted)."""
+    path = Path(tempfile.mkdtemp(prefix="madqa-human-")) / "human.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    HUMAN_FOLDERS.returned(path.parent)
+    return path
 
 
 def agent_rows(ctx: AppContext, config: PipelineConfig, corpus: Any, rows: list[dict[str, Any]],
