@@ -134,16 +134,20 @@ def search_job(root: str, home: str, name: str, budget: float) -> dict[str, Any]
     ms: list[float] = []
     phrase_ms: list[float] = []
     spent = time.perf_counter()
+    cpu_ms: list[float] = []  # this process's CPU per query: what a loaded machine does not inflate
     for q in queries:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         retriever.search(q, 5)
         ms.append((time.perf_counter() - started) * 1000)
+        cpu_ms.append((time.process_time() - cpu) * 1000)
         if q.startswith('"'):
             phrase_ms.append(ms[-1])
         if time.perf_counter() - spent > budget:
             break
     out = {"open_s": round(opened, 2), "first_query_ms": round(ms[0], 1), "queries": len(ms),
            "p50_ms": round(percentile(ms[1:] or ms, 50), 1), "p95_ms": round(percentile(ms[1:] or ms, 95), 1),
+           "cpu_p50_ms": round(percentile(cpu_ms[1:] or cpu_ms, 50), 1),
+           "cpu_p95_ms": round(percentile(cpu_ms[1:] or cpu_ms, 95), 1),
            "phrase_p50_ms": round(percentile(phrase_ms, 50), 1) if phrase_ms else None,
            "size_mb": round(_du(corpus.retriever_dir(name)) / 2**20, 1)}
     meta = corpus.retriever_dir(name) / "meta.json"
@@ -154,15 +158,16 @@ def search_job(root: str, home: str, name: str, budget: float) -> dict[str, Any]
 
 
 def measure_size(pages: int, budget: float, cluster_up_to: int, dense_up_to: int,
-                 query_budget: float) -> dict[str, Any]:
+                 query_budget: float, corpus: Path | None = None,
+                 retrievers: tuple[str, ...] = tuple(n for n, _ in RETRIEVERS)) -> dict[str, Any]:
     """One corpus size: generate (cached), ingest in one process (and on ``--cluster local:2`` up to
     ``cluster_up_to`` pages), then each retriever in a child process of its own (its peak memory)."""
     from bench.plain_pdf import cached_plain_corpus
 
     started = time.perf_counter()
-    root = cached_plain_corpus(CACHE, pages, max(1, pages // 23), workers=min(2, os.cpu_count() or 1))
-    row: dict[str, Any] = {"pages": pages, "pdfs": max(1, pages // 23), "generate_s": round(time.perf_counter() - started, 1),
-                           "pdf_mb": round(_du(root) / 2**20, 1)}
+    root = corpus or cached_plain_corpus(CACHE, pages, max(1, pages // 23), workers=min(2, os.cpu_count() or 1))
+    row: dict[str, Any] = {"pages": pages, "corpus": str(root), "pdfs": len(list(root.rglob("*.pdf"))),
+                           "generate_s": round(time.perf_counter() - started, 1), "pdf_mb": round(_du(root) / 2**20, 1)}
     labels = [("single", [])] + ([("cluster_local2", ["--cluster", "local:2"])] if pages <= cluster_up_to else [])
     for label, extra in labels:
         home = Path(tempfile.mkdtemp(prefix=f"scale-{label}-", dir=CACHE))
@@ -180,7 +185,7 @@ def measure_size(pages: int, budget: float, cluster_up_to: int, dense_up_to: int
     if not home:
         return row
     row["search"] = {}
-    for name, _ in RETRIEVERS:
+    for name in retrievers:
         if name == "dense" and pages > dense_up_to:
             row["search"][name] = {"skipped": f"embedding {pages:,} pages is over --dense-up-to {dense_up_to:,}"}
             continue
@@ -296,6 +301,9 @@ def plot(rows: list[dict[str, Any]], fits: dict[str, Any], path: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default="10000,30000,100000")
+    parser.add_argument("--corpus", type=Path, help="measure this folder of PDFs instead (e.g. bench/run.py's "
+                        "corpus); --sizes is then only its page count")
+    parser.add_argument("--retrievers", default=",".join(n for n, _ in RETRIEVERS), help="which to open and query")
     parser.add_argument("--budget-s", type=float, default=1500, help="most seconds per ingest or search job")
     parser.add_argument("--query-budget-s", type=float, default=120, help="most seconds of queries per retriever")
     parser.add_argument("--cluster-up-to", type=int, default=10_000, help="ingest on --cluster local:2 too, up "
@@ -323,7 +331,7 @@ def main() -> None:
         rows = []
         for size in (int(s) for s in args.sizes.split(",")):
             rows.append(measure_size(size, args.budget_s, args.cluster_up_to, args.dense_up_to,
-                                     args.query_budget_s))
+                                     args.query_budget_s, args.corpus, tuple(args.retrievers.split(","))))
             if args.json:
                 args.json.write_text(json.dumps({"rows": rows}, indent=1), encoding="utf-8")
     fits = curves(rows)
