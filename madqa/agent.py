@@ -134,6 +134,11 @@ class Agent:
         if config.temperature is not None:
             options.setdefault("temperature", config.temperature)
         self.backend = registry.create("backend", config.backend, config.model, options)
+        run_key, self.strategy_uses_run_key = (backend_options or {}).get("api_key"), False
+        if run_key and hasattr(self.strategy, "use_run_key"):  # a strategy that calls a model (llm-rewrite)
+            # spends the run's own key (a web visitor's), not the one the server holds for that provider
+            self.strategy_uses_run_key = self.strategy.use_run_key(
+                run_key, (backend_options or {}).get("api_base"), getattr(self.backend, "provider", None))
         self.context = ContextOptions.from_options(config.part_options("context"))
         Budget.from_options(config.part_options("budget"))  # bad budget options fail here, not mid-run
 

@@ -13,7 +13,9 @@ Options (``[options.query_strategy]`` or ``--set query_strategy.KEY=VALUE``):
 - ``model`` (``openai/gpt-4.1-nano``): any litellm model string; ``api_base`` for an
   OpenAI-compatible server.
 - ``api_key_env``: the name of an environment variable holding the key. Without it litellm reads
-  the provider's usual variable (``OPENAI_API_KEY``...). There is deliberately no ``api_key``
+  the provider's usual variable (``OPENAI_API_KEY``...). A key given for the run (a web visitor's
+  own, ``--api-key``) takes over when it is for this model's provider or comes with an ``api_base``
+  (the rewrite then goes there): see ``use_run_key``. There is deliberately no ``api_key``
   option: part options are written into config names and saved configs, so a key given there
   would end up in prediction files.
 - ``when`` (``stale``): ``stale`` rewrites only a query at or above ``threshold`` (0.7, the
@@ -101,16 +103,33 @@ class LLMRewrite:
         for name in ("mock_response", "mock_responses"):
             if opts[name] is not None:
                 backend_options[name] = opts[name]
+        self._model, self._backend_options = str(opts["model"]), backend_options
+        self.client = self._client(backend_options)
+        self.model = self.client.model
+
+    def _client(self, backend_options: dict[str, Any]) -> Any:
         from plugins.litellm_backend import LiteLLMBackend  # imports litellm: only when this strategy is used
 
         quiet = logging.getLogger("madqa.litellm")
         level = quiet.level
         quiet.setLevel(logging.ERROR)  # "no images, no tools" is what a rewriter wants, not a warning
         try:
-            self.client = LiteLLMBackend(str(opts["model"]), backend_options)
+            return LiteLLMBackend(self._model, backend_options)
         finally:
             quiet.setLevel(level)
-        self.model = self.client.model
+
+    def use_run_key(self, api_key: str, api_base: str | None, provider: str | None) -> bool:
+        """Rewrite with the key given for this run (a web visitor's own, the CLI's ``--api-key``), sent
+        where that key goes: the run's ``api_base`` if it has one (already checked by the caller), else
+        this model's provider when it is the run's ``provider``. Returns whether the key is used; when
+        not (another provider), the strategy keeps the key it was configured with."""
+        if not api_key or (not api_base and provider != self.client.provider):
+            return False
+        options = {**self._backend_options, "api_key": api_key}
+        if api_base:
+            options["api_base"] = api_base
+        self.client = self._client(options)
+        return True
 
     def __repr__(self) -> str:
         return f"LLMRewrite(model={self.model!r}, when={self.when!r})"

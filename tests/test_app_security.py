@@ -331,6 +331,27 @@ def test_options_naming_secrets_or_endpoints_are_refused_from_the_web(app: Simpl
     assert "Answer" in json.dumps(chat)
 
 
+def test_llm_rewrite_in_the_web_app_spends_the_visitors_key_where_it_goes(app: SimpleNamespace,
+                                                                         provider: Provider) -> None:
+    """Issue 12 item 2: the strategy's own model call uses the session's key and its checked api_base,
+    never the server's OPENAI_API_KEY (which would have gone to OpenAI on the operator's bill)."""
+    from tests.fake_provider import text_completion
+
+    before = provider.requests()
+    cite = {"file": "finance/annual_report_2024.pdf", "page": 6}
+    provider.answer(completion("search_documents", {"query": "EBIT"}),
+                    text_completion("operating income EBIT 2023"),  # the rewrite, asked before the search runs
+                    completion("submit_answer", {"answer": ["15,005"], "citations": [cite]}))
+    panel = {"backend": "litellm", "model": "openai/local-model", "api_key": SECRET, "api_base": provider.url}
+    chat = client(app).predict(question="What was the EBIT in 2023?", history=[], query_strategy="llm-rewrite",
+                               options='query_strategy.when="always"', api_name="/ask", **panel)[1]
+    text = json.dumps(chat)
+    assert "**Answer:** 15,005" in text and "operating income EBIT 2023" in text and SECRET not in text
+    sent = provider.bodies[before:]
+    assert [b.get("model") for b in sent] == ["local-model", "gpt-4.1-nano", "local-model"]  # the rewrite came here
+    assert provider.auth[before:] == [SECRET] * 3 and SERVER_KEY not in provider.auth
+
+
 def test_test_only_backends_are_neither_offered_nor_accepted(app: SimpleNamespace) -> None:
     """Issue 12 item 3: the scripted backend read any server path named in the model string."""
     from gradio_client.exceptions import AppError
