@@ -1,6 +1,8 @@
 """Feeding the retrievers' ``update_index`` during an ingest, overlapping PDF reading with indexing.
 
-A retriever factory may set ``update_index_streams = True`` to say its ``update_index`` takes the
+A retriever factory may set ``index_usable(folder) -> bool`` to say whether the previous generation's
+index can be extended (False: an older format, so it is rebuilt from every page), and
+``update_index_streams = True`` to say its ``update_index`` takes the
 added pages as a one-pass iterable. For an ingest reading many files on a machine with two or more
 CPUs, such an index is then written by a forked child process that receives pages while this
 process is still reading PDFs: reading (MuPDF) and indexing (pure Python) each get a core. Other
@@ -98,9 +100,12 @@ class IndexFeed:
             folder = retriever_dir(tmp_dir, name)
             prev_folder = previous.retriever_dir(name) if previous else None
             prev_folder = prev_folder if prev_folder and prev_folder.is_dir() else None
+            usable = getattr(factory, "index_usable", None)
+            if prev_folder is not None and usable is not None and not usable(prev_folder):
+                prev_folder = None  # written by an older version (other analysis): rebuilt, not extended
             if previous is not None and prev_folder is None:
-                # no index in the previous generation (the retriever came later): the added pages
-                # alone would make an index missing every unchanged file, so it gets every page
+                # no usable index in the previous generation (the retriever came later, or its format
+                # changed): the added pages alone would miss every unchanged file, so it gets every page
                 self.rebuild.append((name, update, folder))
             elif stream and getattr(factory, "update_index_streams", False):
                 self._start_child(name, update, folder, prev_folder)

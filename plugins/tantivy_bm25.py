@@ -3,9 +3,12 @@
 The same query language as ``whoosh``, parsed here into Tantivy queries (Tantivy's own parser would
 read ``page:3`` as a field and drops wildcards): AND between bare words, ``AND``/``OR``/``NOT``
 (upper case), parentheses, ``"quoted phrases"``, ``*`` and ``?`` wildcards (a regex over the term
-dictionary). The same fallbacks, with the same notes: no match -> stemmed variants with phrases
-loosened to words -> any word (OR). Analysis mirrors Whoosh's StandardAnalyzer: words of 2+
-characters (``5.2`` stays one token), lower-cased, Whoosh's English stop words removed.
+dictionary). The query is parsed by ``plugins.query_language`` and its words analyzed by
+``plugins.text_analysis``, exactly as ``whoosh`` does (pages are handed to Tantivy already
+tokenized, so one-character and punctuated tokens like ``6``, ``-v``, ``image/png``, ``C++`` are
+searchable here too). A plain query of several words is ranked pages-holding-every-word first,
+then the best partial matches (``ranking``, as for ``whoosh``). The same fallbacks, with the same
+notes: no match -> stemmed variants with phrases loosened to words -> any word (OR).
 
 What differs from ``whoosh``, said plainly:
 - scores are Tantivy's BM25 (k1=1.2, b=0.75) over one field: same ranking idea, other numbers;
@@ -22,39 +25,38 @@ ingested before this plugin was installed gets its index built on first open, in
 folder renamed into place, so a half-built index is never used.
 
 Options (``[options.retriever]``): ``analyzer`` = ``"standard"`` (default: exact words first) or
-``"stemming"`` (start with stemmed matching), as for ``whoosh``.
+``"stemming"`` (start with stemmed matching), and ``ranking`` = ``"all-first"`` (default) or
+``"or"``, as for ``whoosh`` (``coordination`` needs per-page match counts Tantivy does not expose).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 import shutil
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from whoosh import analysis
-
 import madqa
+from plugins import query_language, text_analysis
 from plugins.index_build import build_once
-from plugins.snippets import query_words, snippet
+from plugins.snippets import snippet
 
 try:
     import tantivy
 except ImportError:  # registered with requires=("tantivy",): listed as unavailable, with the reason
     tantivy = None
 
-VERSION = 1
+VERSION = 1 + 10 * text_analysis.ANALYSIS_VERSION  # the index layout and the shared analysis together
 MARKER = "madqa-tantivy.json"
-STOP_WORDS = sorted(analysis.STOP_WORDS)  # Whoosh's, so both retrievers drop the same words
-_TOKEN = r"\w+(?:\.\w+)+|\w\w+"  # Whoosh's \w+(\.?\w+)* with its minimum size of 2
-_LEX = re.compile(r'"[^"]*"?|\(|\)|[^\s()"]+')
+RANKINGS = ("all-first", "or")
 
 
 def _analyzer(stem: bool) -> tantivy.TextAnalyzer:
-    builder = tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.regex(_TOKEN)).filter(tantivy.Filter.remove_long(80))
-    builder = builder.filter(tantivy.Filter.lowercase()).filter(tantivy.Filter.custom_stopword(STOP_WORDS))
+    # pages and query words arrive as plugins.text_analysis tokens joined by spaces
+    builder = tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace())
     return (builder.filter(tantivy.Filter.stemmer("english")) if stem else builder).build()
 
 
@@ -104,8 +106,8 @@ def _write(folder: Path, previous: Path | None, added: Iterable[Any], removed: s
         for file in sorted(removed):
             writer.delete_documents_by_term("file", file)
         for page in added:
-            writer.add_document(tantivy.Document(file=page.file, page=int(page.page), text=page.text,
-                                                 stem=page.text))
+            tokens = " ".join(text_analysis.analyze(page.text))
+            writer.add_document(tantivy.Document(file=page.file, page=int(page.page), text=tokens, stem=tokens))
         writer.commit()
         writer.wait_merging_threads()
     except BaseException:
@@ -114,63 +116,15 @@ def _write(folder: Path, previous: Path | None, added: Iterable[Any], removed: s
     (folder / MARKER).write_text(json.dumps({"version": VERSION}), encoding="utf-8")
 
 
-# --- the query language ----------------------------------------------------------------------
-
-
-def _parse(text: str) -> list[Any]:
-    """Lex a query into a tree: ("or", [...]), ("and", [...]), ("not", x), ("phrase", s), ("word", s)."""
-    tokens = _LEX.findall(text)
-    pos = 0
-
-    def peek() -> str | None:
-        return tokens[pos] if pos < len(tokens) else None
-
-    def parse_or() -> Any:
-        nonlocal pos
-        items = [parse_and()]
-        while peek() == "OR":
-            pos += 1
-            items.append(parse_and())
-        return ("or", items)
-
-    def parse_and() -> Any:
-        nonlocal pos
-        items = []
-        while peek() not in (None, "OR", ")"):
-            if peek() == "AND":
-                pos += 1
-                continue
-            items.append(parse_unary())
-        return ("and", items)
-
-    def parse_unary() -> Any:
-        nonlocal pos
-        tok = tokens[pos]
-        pos += 1
-        if tok == "NOT":
-            return ("not", parse_unary()) if peek() not in (None, "OR", "AND", ")") else None
-        if tok == "(":
-            inner = parse_or()
-            if peek() == ")":
-                pos += 1
-            return inner
-        if tok.startswith('"'):
-            return ("phrase", tok.strip('"'))
-        return ("word", tok)
-
-    tree = [parse_or()]
-    while pos < len(tokens):  # a stray ")" ends a group early: parse the rest as more of the same
-        pos += 1
-        tree.append(parse_or())
-    return tree
+# --- the query language (parsed by plugins.query_language) -----------------------------------
 
 
 class _Builder:
     """Turns the parse tree into a Tantivy query for one field; None when nothing searchable is left."""
 
     def __init__(self, schema: tantivy.Schema, field: str, any_term: bool, searcher: Any = None,
-                 budget: madqa.SearchBudget | None = None) -> None:
-        self.schema, self.field, self.any_term, self.searcher = schema, field, any_term, searcher
+                 budget: madqa.SearchBudget | None = None, plain: bool = False) -> None:
+        self.schema, self.field, self.any_term, self.searcher, self.plain = schema, field, any_term, searcher, plain
         self.budget = budget or madqa.SearchBudget()  # wildcard limits shared with whoosh (madqa.search_limits)
         self.analyzer = analyzer(field)
         self.notes: set[str] = set()
@@ -184,7 +138,8 @@ class _Builder:
         if kind == "phrase":
             if "*" in value or "?" in value:
                 self.notes.add("wildcards inside a phrase are not supported here; they were ignored")
-            return self._terms(self.analyzer.analyze(value.replace("*", " ").replace("?", " ")), phrase=True)
+            return self._terms(self._analyzed(text_analysis.analyze(query_language.WILDCARD.sub(" ", value))),
+                               phrase=True)
         if kind == "not":
             return None  # only meaningful inside an AND, handled there
         parts = [self.build(n) for n in value if n is not None and n[0] != "not"]
@@ -217,8 +172,8 @@ class _Builder:
         return out
 
     def _word(self, word: str) -> tantivy.Query | None:
-        if "*" in word or "?" in word:
-            core = re.sub(r"[^\w*?]", "", word.lower())
+        if query_language.WILDCARD.search(word):
+            core = re.sub(r"[^\w*?./\-@+#]", "", word.lower())
             if not re.sub(r"[*?]", "", core) or not self.budget.allow(core):
                 return None  # a bare wildcard names no term; a too-broad one is dropped with a note
             pattern = "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in core)
@@ -233,7 +188,22 @@ class _Builder:
                 return tantivy.Query.empty_query()
             return tantivy.Query.boolean_query(
                 [(tantivy.Occur.Should, tantivy.Query.term_query(self.schema, self.field, t)) for t in terms])
-        return self._terms(self.analyzer.analyze(word), phrase=False)  # "e-mail": e AND mail, as Whoosh
+        parts = [self.term(t) for t in text_analysis.query_tokens(word)]  # "foo,bar": foo AND bar
+        parts = [p for p in parts if p is not None]
+        if len(parts) <= 1:
+            return parts[0] if parts else None
+        occur = tantivy.Occur.Should if self.any_term else tantivy.Occur.Must
+        return tantivy.Query.boolean_query([(occur, p) for p in parts])
+
+    def _analyzed(self, tokens: list[str]) -> list[str]:
+        return self.analyzer.analyze(" ".join(tokens)) if self.field == "stem" else tokens
+
+    def term(self, token: str) -> tantivy.Query | None:
+        """A query token; a compound the index never saw (``image/png``) searches its parts instead."""
+        if text_analysis.is_compound(token) and self.searcher is not None and \
+                self.searcher.doc_freq("text", token) == 0 and text_analysis.compound_parts(token):
+            return self._terms(self._analyzed(text_analysis.compound_parts(token)), phrase=not self.plain)
+        return self._terms(self._analyzed([token]), phrase=False)
 
     def _terms(self, terms: list[str], phrase: bool) -> tantivy.Query | None:
         if not terms:
@@ -250,7 +220,7 @@ class _Builder:
 def _query(schema: tantivy.Schema, text: str, field: str, any_term: bool, searcher: Any = None,
            budget: madqa.SearchBudget | None = None) -> tuple[tantivy.Query | None, set[str]]:
     builder = _Builder(schema, field, any_term, searcher, budget)
-    parts = [builder.build(node) for node in _parse(text)]
+    parts = [builder.build(node) for node in query_language.parse(text)]
     parts = [p for p in parts if p is not None]
     if not parts:
         return None, builder.notes
@@ -264,10 +234,12 @@ class TantivyRetriever:
     """BM25 (Tantivy) over the ``text`` field, with stemmed and any-term fallbacks like ``whoosh``."""
 
     def __init__(self, corpus: Any, options: dict[str, Any] | None = None) -> None:
-        opts = madqa.read_options(options, {"analyzer": "standard"}, "retriever tantivy")
+        opts = madqa.read_options(options, {"analyzer": "standard", "ranking": "all-first"}, "retriever tantivy")
         if opts["analyzer"] not in ("standard", "stemming"):
             raise madqa.PluginError("retriever tantivy: option analyzer must be 'standard' or 'stemming'")
-        self.stem_first = opts["analyzer"] == "stemming"
+        if opts["ranking"] not in RANKINGS:
+            raise madqa.PluginError(f"retriever tantivy: option ranking must be one of {', '.join(RANKINGS)}")
+        self.stem_first, self.ranking = opts["analyzer"] == "stemming", opts["ranking"]
         self.corpus = corpus
         folder = corpus.retriever_dir("tantivy")
         if not _usable(folder):
@@ -300,6 +272,10 @@ class TantivyRetriever:
         text = " ".join(str(query_text).split())[:1000]
         if not text:
             return madqa.SearchResult((), text, "empty query: nothing to search for")
+        searcher = self.ix.searcher()
+        plain = query_language.plain_terms(text)
+        if plain is not None:
+            return self._plain(searcher, text, plain, max(1, int(k)))
         stemmed = "no page matched exactly; matched stemmed variants (e.g. report/reports), phrases loosened to words"
         attempts = [("text", False, None), ("stem", False, stemmed),
                     ("stem", True, "no page matched every word; showing pages that match any of them")]
@@ -307,7 +283,6 @@ class TantivyRetriever:
             attempts = [("stem", False, None), attempts[2]]
         any_terms = False
         carried: set[str] = set()  # what an earlier attempt could not do, still worth saying
-        searcher = self.ix.searcher()
         budget = madqa.SearchBudget()  # a Tantivy query cannot be interrupted: checked between attempts
         for field, any_term, note in attempts:
             if budget.expired():
@@ -324,20 +299,58 @@ class TantivyRetriever:
             except (ValueError, RuntimeError) as exc:  # e.g. a regex Tantivy refuses: an observation
                 raise madqa.SearchError(f"the query {text!r} could not be run: {exc}") from exc
             if result.hits:
-                terms = query_words(text)
-                hits = []
-                for score, address in result.hits:
-                    doc = searcher.doc(address)
-                    file, page = doc["file"][0], int(doc["page"][0])
-                    hits.append(madqa.Hit(file, page, float(score),
-                                          snippet(self.corpus.page_text(file, page), terms)))
-                return madqa.SearchResult(tuple(hits), text, budget.with_notes(
-                    "; ".join([n for n in (note, *sorted(carried)) if n]) or None))
+                return madqa.SearchResult(self._hits(searcher, result.hits, query_language.query_words(text)), text,
+                                          budget.with_notes("; ".join([n for n in (note, *sorted(carried)) if n])
+                                                            or None))
         if not any_terms:
             return madqa.SearchResult((), text, budget.with_notes("the query has no searchable words (only "
                                       "operators, stopwords or bare wildcards); try content words"))
         return madqa.SearchResult((), text, budget.with_notes("no page matches; try synonyms, abbreviations "
                                                               "or fewer words"))
+
+    def _hits(self, searcher: Any, found: list[tuple[float, Any]], terms: list[str]) -> tuple[madqa.Hit, ...]:
+        hits = []
+        for score, address in found:
+            doc = searcher.doc(address)
+            file, page = doc["file"][0], int(doc["page"][0])
+            hits.append(madqa.Hit(file, page, float(score), snippet(self.corpus.page_text(file, page), terms)))
+        return tuple(hits)
+
+    def _plain(self, searcher: Any, text: str, terms: list[str], k: int) -> madqa.SearchResult:
+        """A question or keyword query, ranked as ``whoosh`` ranks it: pages holding every word first
+        (a constant bonus above any page's BM25 sum), then by BM25 over the words they hold."""
+        best: tuple[list[Any], bool, str] | None = None
+        budget = madqa.SearchBudget()  # the time budget, checked between the two tries
+        for field in (["stem"] if self.stem_first else ["text", "stem"]):
+            if budget.expired():
+                budget.stop()
+                break
+            builder = _Builder(self.schema, field, False, searcher, plain=True)
+            groups = [g for g in (builder.term(t) for t in terms) if g is not None]
+            if not groups:
+                continue
+            should = [(tantivy.Occur.Should, g) for g in groups]
+            bound = 1.0 + sum(2.2 * math.log(1 + (searcher.num_docs + 0.5) / (searcher.doc_freq("text", t) + 0.5))
+                              for t in terms)
+            if self.ranking == "all-first" and len(groups) > 1:
+                every = tantivy.Query.boolean_query([(tantivy.Occur.Must, g) for g in groups])
+                should.append((tantivy.Occur.Should, tantivy.Query.const_score_query(every, bound)))
+            hits = searcher.search(tantivy.Query.boolean_query(should), k).hits
+            complete = bool(hits) and (len(groups) == 1 or (self.ranking == "all-first" and hits[0][0] >= bound))
+            if hits and (best is None or (complete and not best[1])):
+                best = (hits, complete, field)
+            if best and best[1]:
+                break
+        if best is None:
+            return madqa.SearchResult((), text, budget.with_notes("no page matches; try synonyms, abbreviations "
+                                                                  "or fewer words"))
+        hits, complete, field = best
+        note = None
+        if not complete:
+            note = "no page matched every word; showing pages that match any of them, most words first"
+        elif field == "stem" and not self.stem_first:
+            note = "no page matched exactly; matched stemmed variants (e.g. report/reports)"
+        return madqa.SearchResult(self._hits(searcher, hits, terms), text, budget.with_notes(note))
 
 
 def _build_in_place(folder: Path, corpus: Any) -> None:

@@ -70,18 +70,53 @@ class ArrayBM25:
             return None
         found: list[tuple[float, int]] = []
         for sub, offset in leaves:
-            lengths = sub.__dict__.get("_madqa_lengths_np")
-            if lengths is None:
-                lengths = sub.__dict__["_madqa_lengths_np"] = np.array(page_lengths(sub, "text"), dtype=np.float64)
-            scores, matched = self._eval(searcher, sub, q, lengths)
-            docs = np.flatnonzero(matched)
-            if len(docs) > k:
-                docs = docs[np.argpartition(-scores[docs], k - 1)[:k]]  # a superset of the top k...
-                cut = scores[docs].min()
-                docs = np.flatnonzero(matched & (scores >= cut))  # ...with every tie at the cut kept
-            found += [(float(scores[d]), int(d) + offset) for d in docs]
+            scores, matched = self._eval(searcher, sub, q, self._lengths(sub))
+            found += self._best(scores, matched, k, offset)
         found.sort(key=lambda item: (-item[0], item[1]))
         return found[:k]
+
+    def top_plain(self, searcher: Any, groups: list[query.Query], k: int,
+                  ranking: str) -> list[tuple[float, int, int]] | None:
+        """[(score, global docnum, words matched)] best first for a plain query of word ``groups``
+        (each a Term or an OR of variants), ranked by ``ranking`` (see ``plain_scores``); None when a
+        group is not for us. Pages deleted in a segment are masked out."""
+        if not groups or not all(self.supports(g) for g in groups):
+            return None
+        found: list[tuple[float, int, int]] = []
+        for sub, offset in searcher.leaf_searchers():
+            lengths = self._lengths(sub)
+            parts = [self._eval(searcher, sub, g, lengths) for g in groups]
+            count = np.sum([m for _, m in parts], axis=0)
+            total = np.sum([s for s, _ in parts], axis=0)
+            matched = count > 0
+            reader = sub.reader()
+            if reader.has_deletions():
+                matched &= ~np.fromiter((reader.is_deleted(d) for d in range(len(lengths))), bool, len(lengths))
+            scores = plain_scores(total, count, len(groups), ranking, self._bound(searcher, groups))
+            found += [(s, d, int(count[d - offset])) for s, d in self._best(scores, matched, k, offset)]
+        found.sort(key=lambda item: (-item[0], item[1]))
+        return found[:k]
+
+    def _bound(self, searcher: Any, groups: list[query.Query]) -> float:
+        """An upper bound of any page's BM25 sum for these groups (each word's idf times k1 + 1)."""
+        return sum(searcher.idf("text", t) * (self.weighting.K1 + 1)
+                   for g in groups for _, t in g.iter_all_terms()) + 1.0
+
+    @staticmethod
+    def _lengths(sub: Any) -> np.ndarray:
+        lengths = sub.__dict__.get("_madqa_lengths_np")
+        if lengths is None:
+            lengths = sub.__dict__["_madqa_lengths_np"] = np.array(page_lengths(sub, "text"), dtype=np.float64)
+        return lengths
+
+    @staticmethod
+    def _best(scores: np.ndarray, matched: np.ndarray, k: int, offset: int) -> list[tuple[float, int]]:
+        docs = np.flatnonzero(matched)
+        if len(docs) > k:
+            docs = docs[np.argpartition(-scores[docs], k - 1)[:k]]  # a superset of the top k...
+            cut = scores[docs].min()
+            docs = np.flatnonzero(matched & (scores >= cut))  # ...with every tie at the cut kept
+        return [(float(scores[d]), int(d) + offset) for d in docs]
 
     def _eval(self, top: Any, sub: Any, q: query.Query, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         if isinstance(q, query.Term):
@@ -140,3 +175,20 @@ class ArrayBM25:
         sub.__dict__["_madqa_postings_size"] = size
         cache[word] = result
         return result
+
+
+RANKINGS = ("all-first", "coordination", "or")
+
+
+def plain_scores(bm25: np.ndarray, count: np.ndarray, n: int, ranking: str, bound: float) -> np.ndarray:
+    """Scores of a plain query's pages from their summed BM25 and how many of its ``n`` words they hold.
+
+    ``or``: the BM25 sum (OR-grouped BM25); ``coordination``: the sum times the share of words
+    matched (Lucene's classic coord); ``all-first``: pages holding every word first, each band by
+    its BM25 sum (AND then OR): ``bound`` (more than any page's sum) is added to the first band.
+    """
+    if ranking == "or" or n <= 1:
+        return bm25
+    if ranking == "coordination":
+        return bm25 * (count / n)
+    return bm25 + np.where(count >= n, bound, 0.0)

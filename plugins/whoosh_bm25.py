@@ -1,23 +1,26 @@
 """Retriever ``whoosh``: BM25 over page text with the paper's query language (Whoosh).
 
-AND/OR/NOT, quoted phrases, ``*`` and ``?`` wildcards; AND between bare words. When the query
-matches nothing it falls back to stemmed variants, then to any-term (OR) matching, and says so.
+AND/OR/NOT, quoted phrases, ``*`` and ``?`` wildcards; AND between bare words (parsed by
+``plugins.query_language``, as ``tantivy`` does). A *plain* query of several words (no operator,
+quote or wildcard: a question typed as-is) is ranked by ``ranking`` instead of a strict AND: by
+default pages holding every word first, then the best pages holding some of them, so it never
+finds less than OR-grouped BM25 and keeps a keyword query's precision. When a query matches nothing
+it falls back to stemmed variants, then to any-term (OR) matching, and says so.
 
 Options (the ``options`` dict of ``WhooshRetriever(corpus, options)``):
 
-- ``analyzer``: ``"standard"`` (default; the paper's baseline: words as written, lower-cased,
-  stop words dropped) or ``"stemming"`` (every word also matches its stemmed variants, e.g.
-  report/reports/reporting, from the first attempt; phrases stay exact until the fallback).
+- ``analyzer``: ``"standard"`` (default: words as written) or ``"stemming"`` (every word also
+  matches its stemmed variants, e.g. report/reports/reporting, from the first attempt; phrases
+  stay exact until the fallback).
+- ``ranking`` of plain queries: ``"all-first"`` (default), ``"coordination"`` (BM25 times the
+  share of words present) or ``"or"`` (plain OR-grouped BM25); see docs/search.md for the figures.
 
-There is no field-boost option: a page is one field of text (PDFs carry no reliable title or
-heading fields to boost), and an unknown option is an error rather than silently ignored.
-
-The index holds one analyzed field, ``text`` (positions kept for phrases). Stemmed matching
-expands each word into the indexed words sharing its Porter stem (a map written beside the
-index at ingest, ``stems.json``), so the index is written once instead of twice. Pages are
-tokenized in one pass with exactly the standard analyzer's rules and handed to Whoosh as tokens.
-Indexes written before this (with a second ``stem`` field) still open and search; their stem map
-is built on first use.
+Words are analyzed by ``plugins.text_analysis`` at index and query time alike: one-character and
+punctuated tokens (``6``, ``-v``, ``image/png``, ``C++``, ``2.0``, ``max_steps``) are searchable.
+The index holds one field, ``text`` (positions kept for phrases), and a marker with the analysis
+version: an index written with other analysis is rebuilt from the corpus's page texts on first
+open (and at the next ingest), never searched with mismatched words. Stemmed matching expands each
+word into the indexed words sharing its Porter stem (a map beside the index, ``stems.json``).
 """
 
 from __future__ import annotations
@@ -30,33 +33,28 @@ import shutil
 import threading
 import traceback
 import warnings
-from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from whoosh import analysis, fields, index, qparser, query
-from whoosh.analysis.tokenizers import default_pattern
+from whoosh import analysis, fields, index, query
 from whoosh.codec.whoosh3 import W3Codec
-from whoosh.lang.porter import stem as porter_stem
 
 import madqa
-from plugins.index_build import OpenedIndexes
+from plugins import query_language, text_analysis
+from plugins.index_build import OpenedIndexes, build_once
 from plugins.snippets import snippet
-from plugins.whoosh_arrays import ArrayBM25, BM25FCachedLengths
+from plugins.whoosh_arrays import RANKINGS, ArrayBM25, BM25FCachedLengths
 from plugins.whoosh_limits import bound_query, timed_search
 
-_WORD = re.compile(r"\w+", re.UNICODE)
-_OPERATOR = re.compile(r"\b(AND|OR|NOT|ANDNOT|ANDMAYBE)\b")
-# the standard analyzer's tokenizer pattern, its group made non-capturing so findall gives whole tokens
-_TOKEN = re.compile(default_pattern.pattern.replace("(", "(?:"), re.UNICODE)
-_STOP = analysis.STOP_WORDS
-_MIN_SIZE = 2  # StandardAnalyzer's minsize
 STEMS_FILE = "stems.json"
+MARKER = "madqa-whoosh.json"
 ANALYZERS = ("standard", "stemming")
+analyze = text_analysis.analyze  # the page tokens (kept here for callers of the old name)
 
 
 def _schema() -> fields.Schema:
+    # pages are handed over as token lists (plugins.text_analysis); the field's own analyzer is unused
     return fields.Schema(
         file=fields.ID(stored=True),
         page=fields.NUMERIC(stored=True),
@@ -64,17 +62,18 @@ def _schema() -> fields.Schema:
     )
 
 
-def analyze(text: str) -> list[str]:
-    """The tokens StandardAnalyzer() makes of ``text``, in one pass (several times cheaper)."""
-    return [w for w in map(str.lower, _TOKEN.findall(text)) if len(w) >= _MIN_SIZE and w not in _STOP]
+def usable(folder: Path | None) -> bool:
+    """True when ``folder`` holds an index written with this analysis (``plugins.text_analysis``)."""
+    try:
+        marker = json.loads((folder / MARKER).read_text(encoding="utf-8")) if folder else {}
+    except (OSError, ValueError):
+        return False
+    return marker.get("analysis") == text_analysis.ANALYSIS_VERSION and index.exists_in(str(folder))
 
 
 def stem_groups(words: Iterable[str]) -> dict[str, list[str]]:
     """Indexed words by Porter stem, keeping only stems whose words are not just the stem itself."""
-    groups: dict[str, list[str]] = defaultdict(list)
-    for word in words:
-        groups[word if word.isdigit() else porter_stem(word)].append(word)
-    return {s: sorted(ws) for s, ws in groups.items() if ws != [s]}
+    return text_analysis.stem_groups(words)
 
 
 def lexicon_stems(ix: Any) -> dict[str, list[str]]:
@@ -83,26 +82,9 @@ def lexicon_stems(ix: Any) -> dict[str, list[str]]:
         return stem_groups(b.decode("utf-8") for b in reader.lexicon("text"))
 
 
-def _parser(field: str, schema: fields.Schema, any_term: bool) -> qparser.QueryParser:
-    group = qparser.OrGroup.factory(0.9) if any_term else qparser.AndGroup
-    parser = qparser.QueryParser(field, schema, group=group)
-    parser.remove_plugin_class(qparser.FieldsPlugin)  # "page:3" is text, not a field query
-    parser.remove_plugin_class(qparser.BoostPlugin)
-    return parser
-
-
-def _parse(parser: qparser.QueryParser, text: str) -> query.Query:
-    """The parsed query; when Whoosh's parser trips on odd operator runs (``NOT NOT x`` raises
-    IndexError inside Whoosh), the operators are read as plain words instead."""
-    try:
-        return parser.parse(text)
-    except Exception:
-        return parser.parse(_OPERATOR.sub(lambda m: m.group(0).lower(), text))
-
-
-def _searchable(q: query.Query) -> bool:
-    """True when the parsed query names at least one real term (not only '*' or stopwords)."""
-    if isinstance(q, query.Every) or q is query.NullQuery:
+def _searchable(q: query.Query | None) -> bool:
+    """True when the query names at least one real term (not only '*', stopwords or a NOT)."""
+    if q is None or isinstance(q, query.Every) or q is query.NullQuery:
         return False
     if isinstance(q, (query.Prefix, query.Wildcard)):
         return len(re.sub(r"[*?]", "", q.text)) >= 1
@@ -147,6 +129,70 @@ def _damaged(root: Path, damage: str) -> madqa.IndexDamagedError:
                                    "rebuilds it")
 
 
+class _Builder:
+    """The shared query tree (``plugins.query_language``) as a Whoosh query over ``text``."""
+
+    def __init__(self, known: Callable[[str], bool], any_term: bool, loose: bool) -> None:
+        self.known, self.any_term, self.loose = known, any_term, loose
+
+    def term(self, token: str) -> query.Query | None:
+        """A query token; a compound the index never saw (``image/png``) searches its parts instead."""
+        if not text_analysis.is_compound(token) or self.known(token):
+            return query.Term("text", token)
+        parts = text_analysis.compound_parts(token)
+        if not parts:
+            return query.Term("text", token)
+        return query.Term("text", parts[0]) if len(parts) == 1 else query.Phrase("text", parts)
+
+    def build(self, node: Any) -> query.Query | None:
+        if node is None:
+            return None
+        kind, value = node
+        if kind == "word":
+            return self._word(value)
+        if kind == "phrase":
+            if self.loose:
+                return self._all([self._word(w) for w in value.split()])
+            tokens = text_analysis.analyze(query_language.WILDCARD.sub(" ", value))
+            if not tokens:
+                return None
+            return query.Term("text", tokens[0]) if len(tokens) == 1 else query.Phrase("text", tokens)
+        if kind == "not":
+            return None  # only meaningful inside an AND, handled there
+        parts = [self.build(n) for n in value if n is not None and n[0] != "not"]
+        parts = [p for p in parts if p is not None]
+        excluded = [] if kind == "or" else [q for n in value if n is not None and n[0] == "not"
+                                            for q in [self.build(n[1])] if q is not None]
+        if not parts:
+            return None
+        if kind == "or" or self.any_term:
+            joined = parts[0] if len(parts) == 1 else query.Or(parts)
+        else:
+            joined = parts[0] if len(parts) == 1 else query.And(parts)
+        if excluded:
+            return query.And([joined, *(query.Not(x) for x in excluded)])
+        return joined
+
+    def _all(self, parts: list[query.Query | None]) -> query.Query | None:
+        parts = [p for p in parts if p is not None]
+        if not parts:
+            return None
+        return parts[0] if len(parts) == 1 else (query.Or if self.any_term else query.And)(parts)
+
+    def _word(self, word: str) -> query.Query | None:
+        if query_language.WILDCARD.search(word):
+            core = re.sub(r"[^\w*?./\-@+#]", "", word.lower())
+            if not query_language.WILDCARD.sub("", core):
+                return None  # a bare wildcard names no term
+            if re.fullmatch(r"[^*?]+\*", core):
+                return query.Prefix("text", core[:-1])
+            return query.Wildcard("text", core)
+        return self._all([self.term(t) for t in text_analysis.query_tokens(word)])
+
+    def query(self, text: str) -> query.Query | None:
+        return self._all([self.build(n) for n in query_language.parse(text)])
+
+
 class _OpenIndex:
     """An opened index shared by every retriever on it: one searcher per thread (with its caches of
     page lengths and postings) and one stem map, instead of opening the index for every question."""
@@ -170,7 +216,6 @@ class _OpenIndex:
         if getattr(local, "searcher", None) is None:
             weighting = BM25FCachedLengths()
             local.fast = ArrayBM25(weighting)
-            local.parsers = {any_term: _parser("text", self.ix.schema, any_term) for any_term in (False, True)}
             local.searcher = self.ix.searcher(weighting=weighting)
         return local
 
@@ -186,19 +231,31 @@ class _OpenIndex:
 
 
 class WhooshRetriever:
-    """BM25F over the ``text`` field (standard analyzer, as the paper's baseline) with fallbacks."""
+    """BM25F over the ``text`` field (shared analysis, ``plugins.text_analysis``) with fallbacks."""
 
     update_index_streams = True  # update_index reads its pages once, as they come (madqa.indexers)
+    index_usable = staticmethod(usable)  # madqa.indexers rebuilds an index this says is stale
 
     def __init__(self, corpus: Any, options: dict[str, Any] | None = None) -> None:
-        self.analyzer = madqa.read_options(options, {"analyzer": "standard"}, "retriever whoosh")["analyzer"]
+        opts = madqa.read_options(options, {"analyzer": "standard", "ranking": "all-first"}, "retriever whoosh")
+        self.analyzer, self.ranking = opts["analyzer"], opts["ranking"]
         if self.analyzer not in ANALYZERS:
             raise madqa.PluginError(f"whoosh: analyzer must be one of {', '.join(ANALYZERS)}, not {self.analyzer!r}")
+        if self.ranking not in RANKINGS:
+            raise madqa.PluginError(f"whoosh: ranking must be one of {', '.join(RANKINGS)}, not {self.ranking!r}")
         self.corpus = corpus
         self.folder = corpus.retriever_dir("whoosh")
         with _quietly() as damage:  # a truncated segment or table of contents: Whoosh raises what it hit
-            if not index.exists_in(str(self.folder)):
+            fresh = usable(self.folder)
+            exists = fresh or index.exists_in(str(self.folder))
+        if damage:
+            raise _damaged(corpus.root, damage[0])
+        if not fresh:
+            if not exists and not hasattr(corpus, "iter_pages"):
                 raise madqa.CorpusError(f"the Whoosh index of {corpus.root} is missing; run `madqa index` again")
+            # missing, or written with other analysis: rebuilt from the stored page texts, once
+            build_once(self.folder, usable, lambda tmp: self.update_index(tmp, None, corpus.iter_pages(), set()))
+        with _quietly() as damage:
             self._open = _OpenIndex.get(self.folder)
         if damage:
             raise _damaged(corpus.root, damage[0])
@@ -208,8 +265,8 @@ class WhooshRetriever:
     @staticmethod
     def update_index(folder: Path, previous: Path | None, added: Iterable[Any], removed: set[str]) -> None:
         """Write this generation's index into ``folder``: a copy of ``previous`` updated in place."""
-        if previous is not None and index.exists_in(str(previous)):
-            shutil.copytree(previous, folder)
+        if previous is not None and usable(previous):
+            shutil.copytree(previous, folder, dirs_exist_ok=True)
             ix = index.open_dir(str(folder))
         else:
             folder.mkdir(parents=True, exist_ok=True)
@@ -228,6 +285,7 @@ class WhooshRetriever:
         stems = lexicon_stems(ix)
         ix.close()
         (folder / STEMS_FILE).write_text(json.dumps(stems, ensure_ascii=False), encoding="utf-8")
+        (folder / MARKER).write_text(json.dumps({"analysis": text_analysis.ANALYSIS_VERSION}), encoding="utf-8")
 
     @staticmethod
     def check_index(folder: Path, pages: int) -> str | None:
@@ -259,7 +317,7 @@ class WhooshRetriever:
         return self._open.stem_map()
 
     def _variants(self, word: str) -> list[str]:
-        key = word if word.isdigit() else porter_stem(word)
+        key = text_analysis.stem_key(word)
         forms = self._stem_map().get(key)
         if forms is None:
             return [word] if word == key else [word, key]
@@ -270,6 +328,63 @@ class WhooshRetriever:
         text = " ".join(str(query_text).split())[:1000]
         if not text:
             return madqa.SearchResult((), text, "empty query: nothing to search for")
+        with _quietly() as damage:  # a truncated segment is read when the searcher opens
+            state = self._open.thread_state()  # this thread's searcher and array scorer
+        if damage:
+            raise _damaged(self.corpus.root, damage[0])
+        searcher, k = state.searcher, max(1, int(k))
+        reader = searcher.reader()
+
+        def known(token: str) -> bool:
+            return reader.doc_frequency("text", token) > 0
+
+        try:
+            plain = query_language.plain_terms(text)
+            if plain is not None:
+                ranked, note = self._plain(state, plain, known, k)
+                if ranked is not None:
+                    return self._result(searcher, ranked, text, note, plain)
+            return self._structured(state, text, known, k)
+        except madqa.SearchError:
+            raise
+        except Exception as exc:  # e.g. a wildcard too broad for Whoosh: an observation, not a crash
+            raise madqa.SearchError(f"the query {text!r} could not be run: {exc}") from exc
+
+    def _plain(self, state: Any, terms: list[str], known: Callable[[str], bool],
+               k: int) -> tuple[list[tuple[float, int]] | None, str | None]:
+        """A question or keyword query: every word as written first (or stemmed, per ``analyzer``);
+        when no page holds them all, stemmed variants too, keeping whichever covers more words."""
+        builder = _Builder(known, any_term=False, loose=False)
+        groups = [g for g in (builder.term(t) for t in terms) if g is not None]
+        # a compound the index lacks searches its parts; here as an AND (the array scorer has no phrases)
+        groups = [query.And([query.Term("text", w) for w in g.words]) if isinstance(g, query.Phrase) else g
+                  for g in groups]
+        tries = [self.analyzer == "stemming"] + ([True] if self.analyzer == "standard" else [])
+        best: tuple[list[tuple[float, int, int]], bool] | None = None
+        budget = madqa.SearchBudget()  # the time budget, checked between the two tries
+        for stemmed in tries:
+            if budget.expired():
+                budget.stop()
+                break
+            qs = [_expand(g, self._variants) if stemmed else g for g in groups]
+            ranked = state.fast.top_plain(state.searcher, qs, k, self.ranking)
+            if ranked is None:
+                return None, None  # a phrase among the groups (a compound's parts): the general path
+            if ranked and (best is None or ranked[0][2] > best[0][0][2]):
+                best = (ranked, stemmed)
+            if best and best[0][0][2] >= len(groups):
+                break
+        if best is None:
+            return [], budget.with_notes("no page matches; try synonyms, abbreviations or fewer words")
+        ranked, stemmed = best
+        note = None
+        if ranked[0][2] < len(groups):
+            note = "no page matched every word; showing pages that match any of them, most words first"
+        elif stemmed and self.analyzer == "standard":
+            note = "no page matched exactly; matched stemmed variants (e.g. report/reports)"
+        return [(score, doc) for score, doc, _ in ranked], budget.with_notes(note)
+
+    def _structured(self, state: Any, text: str, known: Callable[[str], bool], k: int) -> madqa.SearchResult:
         loosened = ("no page matched exactly; matched stemmed variants (e.g. report/reports), "
                     "phrases loosened to words")
         if self.analyzer == "stemming":
@@ -280,10 +395,6 @@ class WhooshRetriever:
             (True, False, True, loosened),
             (True, True, True, "no page matched every word; showing pages that match any of them"),
         )
-        with _quietly() as damage:  # a truncated segment is read when the searcher opens
-            state = self._open.thread_state()  # this thread's searcher, parsers and array scorer
-        if damage:
-            raise _damaged(self.corpus.root, damage[0])
         searcher = state.searcher
         budget = madqa.SearchBudget()  # wildcard expansion and time (madqa.search_limits)
         any_terms = False
@@ -291,37 +402,39 @@ class WhooshRetriever:
             if budget.expired():
                 budget.stop()
                 break
-            # the fallbacks loosen phrases to words
-            parsed = _parse(state.parsers[any_term], text.replace('"', " ") if loose else text)
+            parsed = _Builder(known, any_term, loose).query(text)
             if not _searchable(parsed):
                 continue
             any_terms = True
             if stemmed:
                 parsed = _expand(parsed, self._variants)
             parsed = bound_query(parsed, searcher.reader(), budget)
-            try:
-                ranked = state.fast.top(searcher, parsed, max(1, int(k)))
-                if ranked is None:
-                    ranked = timed_search(searcher, parsed, max(1, int(k)), budget)
-            except Exception as exc:  # e.g. a wildcard too broad for Whoosh: an observation, not a crash
-                raise madqa.SearchError(f"the query {text!r} could not be run: {exc}") from exc
+            ranked = state.fast.top(searcher, parsed, k)
+            if ranked is None:
+                ranked = timed_search(searcher, parsed, k, budget)
             if ranked:
-                terms = [t for t in _WORD.findall(text) if t.upper() not in ("AND", "OR", "NOT")]
-                stored = [searcher.stored_fields(docnum) for _, docnum in ranked]
-                hits = tuple(
-                    madqa.Hit(f["file"], int(f["page"]), float(score),
-                              snippet(self.corpus.page_text(f["file"], int(f["page"])), terms))
-                    for (score, _), f in zip(ranked, stored, strict=True)
-                )
-                return madqa.SearchResult(hits, text, budget.with_notes(note))
+                return self._result(searcher, ranked, text, budget.with_notes(note))
         if not any_terms:
             return madqa.SearchResult((), text, budget.with_notes("the query has no searchable words (only "
                                       "operators, stopwords or bare wildcards); try content words"))
         return madqa.SearchResult((), text, budget.with_notes("no page matches; try synonyms, abbreviations "
                                                               "or fewer words"))
 
+    def _result(self, searcher: Any, ranked: list[tuple[float, int]], text: str,
+                note: str | None, terms: list[str] | None = None) -> madqa.SearchResult:
+        if not ranked:
+            return madqa.SearchResult((), text, note or "no page matches; try synonyms, abbreviations or fewer words")
+        terms = terms or query_language.query_words(text)
+        stored = [searcher.stored_fields(docnum) for _, docnum in ranked]
+        hits = tuple(
+            madqa.Hit(f["file"], int(f["page"]), float(score),
+                      snippet(self.corpus.page_text(f["file"], int(f["page"])), terms))
+            for (score, _), f in zip(ranked, stored, strict=True)
+        )
+        return madqa.SearchResult(hits, text, note)
+
 
 @madqa.hookimpl(trylast=True)
 def register_retrievers(register: madqa.Register) -> None:
     register("whoosh", WhooshRetriever, "BM25 (Whoosh) with AND/OR/NOT, phrases, wildcards; stemmed fallback "
-             "(options: analyzer=standard|stemming)")
+             "(options: analyzer=standard|stemming, ranking=all-first|coordination|or)")

@@ -1,0 +1,90 @@
+"""The search tool's query language, parsed once for every BM25 retriever (not a plugin).
+
+``AND``/``OR``/``NOT`` (upper case), parentheses, ``"quoted phrases"``, ``*`` and ``?`` wildcards;
+bare words are ANDed. ``plugins.whoosh_bm25`` and ``plugins.tantivy_bm25`` turn the same tree into
+their engine's queries, so the two read a query alike. A *plain* query (words only, no operator,
+quote, parenthesis or wildcard) is what people type as a question: the retrievers rank it by
+``rank_plain`` (every word present first, then the best partial matches) instead of a strict AND.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from plugins import text_analysis
+
+_LEX = re.compile(r'"[^"]*"?|\(|\)|[^\s()"]+')
+OPERATORS = ("AND", "OR", "NOT")
+WILDCARD = re.compile(r"[*?]")
+
+Node = Any  # ("or"|"and", [Node]), ("not", Node), ("phrase", str), ("word", str), or None
+
+
+def parse(text: str) -> list[Node]:
+    """Lex a query into trees: ("or", [...]), ("and", [...]), ("not", x), ("phrase", s), ("word", s)."""
+    tokens = _LEX.findall(text)
+    pos = 0
+
+    def peek() -> str | None:
+        return tokens[pos] if pos < len(tokens) else None
+
+    def parse_or() -> Node:
+        nonlocal pos
+        items = [parse_and()]
+        while peek() == "OR":
+            pos += 1
+            items.append(parse_and())
+        return ("or", items)
+
+    def parse_and() -> Node:
+        nonlocal pos
+        items = []
+        while peek() not in (None, "OR", ")"):
+            if peek() == "AND":
+                pos += 1
+                continue
+            items.append(parse_unary())
+        return ("and", items)
+
+    def parse_unary() -> Node:
+        nonlocal pos
+        tok = tokens[pos]
+        pos += 1
+        if tok == "NOT":
+            return ("not", parse_unary()) if peek() not in (None, "OR", "AND", ")") else None
+        if tok == "(":
+            inner = parse_or()
+            if peek() == ")":
+                pos += 1
+            return inner
+        if tok.startswith('"'):
+            return ("phrase", tok.strip('"'))
+        return ("word", tok)
+
+    tree = [parse_or()]
+    while pos < len(tokens):  # a stray ")" ends a group early: parse the rest as more of the same
+        pos += 1
+        tree.append(parse_or())
+    return tree
+
+
+def plain_terms(text: str) -> list[str] | None:
+    """The terms of a plain query of two or more words (in a question, its question words are
+    dropped when others remain), or None when the query uses the query language (operators, quotes, parentheses, wildcards).
+    A ``?`` ending a query of several words is read as a question mark, not a wildcard."""
+    text = text.strip()
+    asked = text.endswith("?")
+    text = text.rstrip("?")
+    words = text.split()
+    if len(words) < 2 or any(w in OPERATORS for w in words) or re.search(r'["()*?]', text):
+        return None
+    terms = list(dict.fromkeys(t for w in words for t in text_analysis.query_tokens(w)))
+    if asked or words[0].lower() in text_analysis.QUESTION_WORDS:  # a question: its question words go
+        terms = text_analysis.question_shaped(terms)
+    return terms or None
+
+
+def query_words(text: str) -> list[str]:
+    """The words of a query without its operators and syntax (for snippets)."""
+    return [w for w in re.findall(r"[^\s()\"]+", text) if w not in OPERATORS]

@@ -1,0 +1,108 @@
+"""Text analysis shared by the BM25 retrievers (whoosh, tantivy): one tokenizer for pages and queries.
+
+Not a plugin: ``plugins.whoosh_bm25`` and ``plugins.tantivy_bm25`` both call it, at index time and at
+query time, so the two sides can never disagree. Why not Whoosh's StandardAnalyzer: it drops every
+one-character token (a clause ``6``, a language ``C``) and splits punctuated tokens into pieces that
+can no longer be asked for (``image/png`` -> ``image png``, ``--no-color`` -> ``no color``,
+``C++`` -> nothing).
+
+Rules (lower-cased; Whoosh's English stop words removed, nothing else):
+
+- a token is a run of letters/digits/underscores, joined across ``.``, ``/``, ``-``, ``@``
+  (``2.0``, ``os.path``, ``image/png``, ``x86-64``, ``user@host``), with leading option dashes
+  (``-v``, ``--no-color``) and a trailing ``++`` / ``+`` / ``#`` (``C++``, ``C#``) kept;
+- one-character tokens count (``6``, ``c``, ``x``) unless they are stop words (``a``);
+- a punctuated token (a *compound*) is indexed as itself and then its parts
+  (``image/png`` -> ``image/png image png``; ``max_steps`` -> ``max_steps max steps``), so both the
+  exact form and its words are searchable, and a phrase analyzed the same way lines up;
+- a word broken across a line by a hyphen (``docu-`` newline ``ment``) is indexed as ``document``.
+
+A query word that is a compound searches the compound; when the index has never seen it (the
+documents write ``image png`` or ``imagepng``), the retriever falls back to its parts
+(``compound_parts``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from whoosh.analysis import STOP_WORDS
+from whoosh.lang.porter import stem as porter_stem
+
+ANALYSIS_VERSION = 2  # stored beside each index: a different version means the index must be rebuilt
+STOP = frozenset(STOP_WORDS)
+MAX_TOKEN = 80  # longer runs are noise (base64, hashes): dropped, as Tantivy's remove_long filter does
+# question words: dropped from plain (operator-free) queries of several words, never from the index
+QUESTION_WORDS = frozenset("""
+what which who whom whose why how where when does do did is are was were am be been being has have had
+can could should would shall will may might must it its this that these those there their they them
+""".split())
+
+_TOKEN = re.compile(
+    r"(?:(?<![\w\-+#])-{1,2}(?=[^\W_]))?"  # leading option dashes: -v, --no-color
+    r"\w+(?:[./\-@]\w+)*"                    # a word, joined across . / - @
+    r"(?:(?:\+\+|\+|#)(?![\w+#]))?",       # C++, C#
+)
+_PART = re.compile(r"[^\W_]+")
+_HYPHENATED = re.compile(r"(?<=[^\W\d_])-\s*\n\s*(?=[^\W\d_])")
+_PLAIN = re.compile(r"\w+")
+
+
+def _norm(text: str) -> str:
+    return _HYPHENATED.sub("", text) if "-" in text else text
+
+
+def is_compound(token: str) -> bool:
+    """True for a token holding punctuation or an underscore (its parts are indexed too)."""
+    return _PLAIN.fullmatch(token) is None or "_" in token
+
+
+def compound_parts(token: str) -> list[str]:
+    """The searchable words inside a compound token (``image/png`` -> ``[image, png]``)."""
+    return [p for p in _PART.findall(token) if p not in STOP]
+
+
+def analyze(text: str) -> list[str]:
+    """The index tokens of ``text``, in order (compounds followed by their parts)."""
+    out: list[str] = []
+    append = out.append
+    for tok in _TOKEN.findall(_norm(text).lower()):
+        if len(tok) > MAX_TOKEN:
+            continue
+        if _PLAIN.fullmatch(tok) and "_" not in tok:
+            if tok not in STOP:
+                append(tok)
+            continue
+        append(tok)
+        out.extend(compound_parts(tok))
+    return out
+
+
+def query_tokens(word: str) -> list[str]:
+    """The terms a query word stands for, compounds whole (``--no-color`` -> ``[--no-color]``,
+    ``foo,bar`` -> ``[foo, bar]``); stop words dropped."""
+    out = []
+    for tok in _TOKEN.findall(_norm(word).lower()):
+        if len(tok) <= MAX_TOKEN and (is_compound(tok) or tok not in STOP):
+            out.append(tok)
+    return out
+
+
+def question_shaped(words: list[str]) -> list[str]:
+    """``words`` without question words, when anything else is left (a plain query of 2+ words)."""
+    kept = [w for w in words if w not in QUESTION_WORDS]
+    return kept if kept and len(words) > 1 else words
+
+
+def stem_key(word: str) -> str:
+    """The Porter stem of a plain word; numbers and compounds are their own key."""
+    return porter_stem(word) if word.isalpha() else word
+
+
+def stem_groups(words: Iterable[str]) -> dict[str, list[str]]:
+    """Indexed words by stem, keeping only stems whose words are not just the stem itself."""
+    groups: dict[str, list[str]] = {}
+    for word in words:
+        groups.setdefault(stem_key(word), []).append(word)
+    return {s: sorted(ws) for s, ws in groups.items() if ws != [s]}

@@ -1,0 +1,86 @@
+"""The analysis both BM25 retrievers share: short and punctuated tokens survive, queries agree with pages."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
+
+from madqa.corpus import Corpus
+from madqa.index import ingest
+from plugins import query_language
+from plugins.text_analysis import analyze, compound_parts, query_tokens
+from tests.conftest import make_pdf
+
+
+@pytest.mark.parametrize(("text", "tokens"), [
+    ("Use -v or --no-color", ["use", "-v", "v", "--no-color", "no", "color"]),
+    ("the image/png type", ["image/png", "image", "png", "type"]),
+    ("C, C++ and C#", ["c", "c++", "c", "c#", "c"]),
+    ("version 2.0 of clause 6", ["version", "2.0", "2", "0", "clause", "6"]),
+    ("max_steps and os.path", ["max_steps", "max", "steps", "os.path", "os", "path"]),
+    ("a docu-\nment", ["document"]),
+    ("page:3 (x) a - b", ["page", "3", "x", "b"]),
+])
+def test_short_and_punctuated_tokens(text, tokens):
+    assert analyze(text) == tokens
+
+
+def test_query_words_keep_compounds_whole():
+    assert query_tokens("--no-color") == ["--no-color"]
+    assert query_tokens("image/png,") == ["image/png"]
+    assert query_tokens("foo,bar") == ["foo", "bar"]
+    assert compound_parts("image/png") == ["image", "png"]
+
+
+@hsettings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("abcXYZ019 .,/+#@_-'éßİ\n\tthe and of A")), max_size=80)
+       | st.text(max_size=60))
+def test_a_query_word_is_always_an_index_token_of_the_same_text(text):
+    """What a query word becomes is among the tokens the same word is indexed as (one analyzer)."""
+    for word in text.split():
+        assert set(query_tokens(word)) <= set(analyze(word)), word
+
+
+def test_plain_queries_are_told_from_the_query_language():
+    assert query_language.plain_terms("What does the -v option do?") == ["-v", "option"]
+    assert query_language.plain_terms("gnuplot set terminal png") == ["gnuplot", "set", "terminal", "png"]
+    for structured in ('"set terminal" png', "a OR b", "term*", "a (b c)", "NOT x y", "colo?r terminal"):
+        assert query_language.plain_terms(structured) is None, structured
+    assert query_language.plain_terms("single") is None  # one word: the query language as written
+
+
+PAGES = {
+    "spec.pdf": ["Clause 6: files of type image/png are images.", "Run it with -v for verbose output.",
+                 "Option --no-color turns colours off.", "Written in C++ and C; needs version 2.0 or later.",
+                 "Set max_steps in config.toml to limit the loop."],
+    "other.pdf": ["Clause 7 covers image files in general.", "The png format and the image viewer.",
+                  "The letter v and a colour chart.", "Version 3 of the C library.", "Steps, at most ten."],
+}
+
+
+@pytest.fixture(params=["whoosh", "tantivy"])
+def retriever(request, tmp_path, settings, registry):
+    if request.param == "tantivy":
+        pytest.importorskip("tantivy")
+    root = tmp_path / "docs"
+    for name, pages in PAGES.items():
+        make_pdf(root / name, pages)
+    ingest(root, settings, registry, ocr="never")
+    return registry.create("retriever", request.param, Corpus.open(root, settings.corpora_dir), {})
+
+
+@pytest.mark.parametrize(("query", "page"), [
+    ("6", 1), ("image/png", 1), ("-v", 2), ("--no-color", 3), ("C++", 4), ("2.0", 4), ("max_steps", 5),
+    ("config.toml", 5), ('"type image/png"', 1), ("clause 6", 1),
+])
+def test_short_and_punctuated_tokens_are_found(retriever, query, page):
+    hits = retriever.search(query, k=3).hits
+    assert hits and (hits[0].file, hits[0].page) == ("spec.pdf", page), (query, hits)
+
+
+def test_a_compound_the_pages_never_write_searches_its_parts(retriever):
+    hits = retriever.search("image/viewer", k=3).hits  # no page writes it: image AND viewer
+    assert hits and (hits[0].file, hits[0].page) == ("other.pdf", 2)
+    assert "image/png" in retriever.search("image/png").hits[0].snippet  # snippets read as written
