@@ -167,3 +167,18 @@ def test_array_scoring_equals_whoosh(tmp_path, settings, registry):
             assert [s for s, _ in ours] == pytest.approx([s for s, _ in theirs], rel=1e-9), text
             checked += 1
     assert checked > 60  # most generated queries take the array path
+
+
+def test_an_ingest_over_an_older_index_rebuilds_it_with_every_page(tmp_path, settings, registry):
+    """Adding a file to a corpus whose whoosh index has another analysis version must not keep only the
+    new file's pages: the index is rebuilt from every page."""
+    root = tmp_path / "docs"
+    make_pdf(root / "old.pdf", ["Clause 6 lists the defaults."])
+    ingest(root, settings, registry, ocr="never")
+    folder = Corpus.open(root, settings.corpora_dir).retriever_dir("whoosh")
+    (folder / "madqa-whoosh.json").write_text('{"analysis": 1}', encoding="utf-8")
+    make_pdf(root / "new.pdf", ["Option -v prints more."])
+    ingest(root, settings, registry, ocr="never")
+    retriever = registry.create("retriever", "whoosh", Corpus.open(root, settings.corpora_dir), {})
+    assert refs(retriever.search("clause 6")) == [("old.pdf", 1)]
+    assert refs(retriever.search("-v")) == [("new.pdf", 1)]

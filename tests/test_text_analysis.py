@@ -84,3 +84,38 @@ def test_a_compound_the_pages_never_write_searches_its_parts(retriever):
     hits = retriever.search("image/viewer", k=3).hits  # no page writes it: image AND viewer
     assert hits and (hits[0].file, hits[0].page) == ("other.pdf", 2)
     assert "image/png" in retriever.search("image/png").hits[0].snippet  # snippets read as written
+
+
+RANKED = {
+    "a.pdf": ["The verbose option prints every step of the plot.",
+              "Terminal png writes images " + " ".join(f"filler{i}" for i in range(60))],
+    "b.pdf": ["PNG png png: png, png by png.", "Colours of the plot border."],
+}
+
+
+@pytest.fixture(params=["whoosh", "tantivy"])
+def ranked(request, tmp_path, settings, registry):
+    if request.param == "tantivy":
+        pytest.importorskip("tantivy")
+    root = tmp_path / "docs"
+    for name, pages in RANKED.items():
+        make_pdf(root / name, pages)
+    ingest(root, settings, registry, ocr="never")
+    return registry.create("retriever", request.param, Corpus.open(root, settings.corpora_dir), {})
+
+
+def test_a_question_typed_as_is_finds_its_page(ranked):
+    """A strict AND of every word ('what', 'does', 'verbosely'...) matches nothing; the question still
+    ranks the page holding most of its words first, and says that no page held them all."""
+    result = ranked.search("What does the verbose option print in a plot border?")
+    assert (result.hits[0].file, result.hits[0].page) == ("a.pdf", 1)
+    assert "every word" in result.note
+
+
+def test_pages_with_every_keyword_rank_first(ranked):
+    """BM25 alone puts the short page repeating 'png' first; the page with both words comes first."""
+    result = ranked.search("terminal png")
+    assert (result.hits[0].file, result.hits[0].page) == ("a.pdf", 2) and result.note is None
+    assert [h.score for h in result.hits] == sorted((h.score for h in result.hits), reverse=True)
+    ored = ranked.search("terminal OR png")  # the query language keeps its meaning
+    assert ored.hits[0].file == "b.pdf" and {(h.file, h.page) for h in ored.hits} == {("a.pdf", 2), ("b.pdf", 1)}
