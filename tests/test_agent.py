@@ -43,7 +43,8 @@ def test_search_then_answer(corpus, registry, settings):
     assert isinstance(search, SearchStep) and search.new_pages[0] == madqa.PageRef("fin/report.pdf", 1)
     row = trace.row()
     assert row["answer"] == ["7.5 million"] and row["citations"] == [{"file": "fin/report.pdf", "page": 1}]
-    assert row["search_history"] == [{"iteration": 1, "query": "revenue 2024", "num_results": 1}]
+    # the page with both words first, then the memo holding only "2024" (a plain query is not a strict AND)
+    assert row["search_history"] == [{"iteration": 1, "query": "revenue 2024", "num_results": 2}]
     assert row["iterations"] == 2 and row["id"] == "q1" and row["error"] is None
     assert row["usage"] == {"prompt_tokens": 20, "completion_tokens": 10, "total_tokens": 30}
     json.dumps(row)  # the row is plain JSON
