@@ -1,4 +1,11 @@
-"""Page reader ``ocr``: Tesseract through PyMuPDF, for pages with no usable text layer."""
+"""Page reader ``ocr``: Tesseract through PyMuPDF, for pages with no usable text layer.
+
+The text keeps Tesseract's own reading order (its blocks, lines within a block, words within a
+line) instead of regrouping words by their baselines: on a slightly rotated scan a long line's end
+sits lower than its start, and baseline grouping moved it into the next line
+(``bench/ocr_order.py`` measures it). ``ocr_words`` gives the same words with their boxes, in
+that order, for highlighting.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +13,7 @@ import glob
 import math
 import os
 import shutil
-from typing import Any
+from typing import Any, NamedTuple
 
 import madqa
 
@@ -42,10 +49,51 @@ class TesseractReader:
         self.language = language
         self.dpi = dpi
 
-    def read(self, page: Any, file: str, number: int) -> str | None:
+    def textpage(self, page: Any) -> Any:
+        """The OCR text page of ``page`` (a PyMuPDF TextPage), Tesseract run once."""
         dpi = ocr_dpi(page.rect.width, page.rect.height, self.dpi)
-        textpage = page.get_textpage_ocr(language=self.language, dpi=dpi, full=True, tessdata=self.tessdata)
-        return page.get_text("text", textpage=textpage, sort=True)
+        return page.get_textpage_ocr(language=self.language, dpi=dpi, full=True, tessdata=self.tessdata)
+
+    def read(self, page: Any, file: str, number: int) -> str | None:
+        return ocr_text(ocr_words(page, self.textpage(page)))
+
+    def read_words(self, page: Any) -> list[OcrWord]:
+        """The page's OCR words with their boxes (PDF points), in reading order."""
+        return ocr_words(page, self.textpage(page))
+
+
+class OcrWord(NamedTuple):
+    """One OCR word: its box in PDF points, its text, and its block and line in Tesseract's order."""
+
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+    text: str
+    block: int
+    line: int
+
+
+def ocr_words(page: Any, textpage: Any) -> list[OcrWord]:
+    """The words of an OCR text page in Tesseract's order (block, line, word), not re-sorted."""
+    words = page.get_text("words", textpage=textpage, sort=False)
+    words.sort(key=lambda w: (w[5], w[6], w[7]))  # as written; stable when already in order
+    return [OcrWord(*w[:5], w[5], w[6]) for w in words]
+
+
+def ocr_text(words: list[OcrWord]) -> str:
+    """One text line per OCR line, a blank line between blocks."""
+    out: list[str] = []
+    key = None
+    for w in words:
+        if key is None or (w.block, w.line) != key:
+            if key is not None:
+                out.append("\n\n" if w.block != key[0] else "\n")
+            key = (w.block, w.line)
+        elif out:
+            out.append(" ")
+        out.append(w.text)
+    return "".join(out)
 
 
 def ocr_dpi(width_pt: float, height_pt: float, dpi: int) -> int:
