@@ -30,7 +30,7 @@ from madqa.corpus import (
     write_current,
 )
 from madqa.errors import CorpusError, PluginError
-from madqa.indexers import IndexFeed
+from madqa.indexers import IndexFeed, IndexProgress, index_names
 from madqa.pdf_reader import DocumentReader, PageTexts, ReadLimits
 from madqa.plugins import Registry
 from madqa.repair import check_generation
@@ -169,6 +169,8 @@ def ingest(
     progress: Progress | None = None,
     rebuild: str | None = None,
     executor: Any = None,
+    retrievers: list[str] | None = None,
+    index_progress: IndexProgress | None = None,
 ) -> IngestReport:
     """Ingest every PDF under ``root`` into a new generation and make it current.
 
@@ -176,7 +178,10 @@ def ingest(
     it is damaged (checked first; ``rebuild`` says why it is known to be): then every file is read
     again. Failures are reported per file. With an ``executor`` (``madqa.cluster``) the files are read
     on its workers, with the same reader and limits; this process alone writes and swaps the
-    generation. Raises CorpusError only when nothing can be done at all.
+    generation. ``retrievers`` names the indexes to write (default: ``settings.index_retrievers``, else
+    every BM25 one; ``dense`` only when named); ``index_progress(retriever, done, total, detail)`` hears
+    the slow ones (embedding: pages, windows/s, time left). Raises CorpusError only when nothing can be
+    done at all.
     """
     started = time.perf_counter()
     root = Path(root)
@@ -186,6 +191,9 @@ def ingest(
     if ocr not in ("auto", "always", "never"):
         raise CorpusError(f"--ocr must be auto, always or never, not {ocr!r}")
     imported = load_ocr_jsonl(Path(ocr_jsonl)) if ocr_jsonl else {}
+    if retrievers is None and settings.index_retrievers.strip():
+        retrievers = [n.strip() for n in settings.index_retrievers.split(",") if n.strip()]
+    index_names(registry, retrievers)  # an unknown or unavailable name fails before any work
     options = {"ocr": ocr, "ocr_language": settings.ocr_language, "ocr_dpi": settings.ocr_dpi,
                "ocr_jsonl": sha256_file(Path(ocr_jsonl)) if ocr_jsonl else None}
     state = state_dir_for(root, settings.corpora_dir)
@@ -219,7 +227,7 @@ def ingest(
         reused = {file for file, _, _, reuse in plan if reuse}
         # every page of a previous file that is not reused as it is leaves the indexes
         feed = IndexFeed(registry, tmp_dir, previous, set(previous.documents) - reused if previous else set(),
-                         files_to_read=len(plan) - len(reused))
+                         files_to_read=len(plan) - len(reused), retrievers=retrievers, progress=index_progress)
         try:
             reads = _document_reads(plan, reader, _imported_for(imported, ambiguous), executor, settings, ocr)
             documents, changed = _ingest_files(plan, previous, reads, tmp_dir, report, feed, progress)

@@ -1,5 +1,8 @@
 """Feeding the retrievers' ``update_index`` during an ingest, overlapping PDF reading with indexing.
 
+Which retrievers: those named (``madqa index --retrievers``, ``MADQA_INDEX_RETRIEVERS``), else every
+one with ``update_index`` except those setting ``ingest_by_default = False`` (``dense``: embedding is
+slow). An ``update_index`` taking a ``progress`` keyword is given ``progress(done, total, detail)``.
 A retriever factory may set ``index_usable(folder) -> bool`` to say whether the previous generation's
 index can be extended (False: an older format, so it is rebuilt from every page), and
 ``update_index_streams = True`` to say its ``update_index`` takes the
@@ -12,6 +15,8 @@ inherit a held lock) get the plain path: the pages in a list, indexed here once 
 
 from __future__ import annotations
 
+import functools
+import inspect
 import multiprocessing
 import os
 import signal
@@ -26,12 +31,38 @@ from typing import Any
 from madqa.corpus import PAGES_DB, PageText, retriever_dir
 from madqa.errors import PluginError
 
+IndexProgress = Callable[[str, int, "int | None", str], None]  # (retriever, pages done, total or None, detail)
 STREAM_MIN_FILES = 16  # below this many files to read, a child process costs more than it saves
 BATCH_PAGES = 64
 
 
 def _cpus() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def index_names(registry: Any, wanted: list[str] | None) -> list[str]:
+    """The retrievers whose indexes an ingest writes: ``wanted`` (a retriever without an index of its
+    own, like ``hybrid``, stands for the parts it names in ``index_parts``), else every available one
+    with ``update_index`` that does not set ``ingest_by_default = False``. PluginError for a name that
+    is unknown, unavailable or has nothing to index."""
+    def indexes(name: str) -> bool:
+        return getattr(registry.get("retriever", name).factory, "update_index", None) is not None
+
+    if wanted is None:
+        return [n for n in registry.names("retriever")
+                if indexes(n) and getattr(registry.get("retriever", n).factory, "ingest_by_default", True)]
+    names: list[str] = []
+    for name in wanted:
+        factory = registry.get("retriever", name).factory  # PluginError: unknown or unavailable
+        parts = [name] if indexes(name) else list(getattr(factory, "index_parts", ()))
+        if not parts:
+            raise PluginError(f"retriever {name!r} keeps no index of its own to build at ingest")
+        for part in parts:
+            if not indexes(part):
+                raise PluginError(f"retriever {part!r} keeps no index of its own to build at ingest")
+            if part not in names:
+                names.append(part)
+    return names
 
 
 def can_stream(files_to_read: int) -> bool:
@@ -83,7 +114,8 @@ def _index_in_child(update: Callable[..., None], folder: Path, previous: Path | 
 class IndexFeed:
     """Every indexing retriever of a registry, fed the pages of one ingest as they are read."""
 
-    def __init__(self, registry: Any, tmp_dir: Path, previous: Any, removed: set[str], files_to_read: int) -> None:
+    def __init__(self, registry: Any, tmp_dir: Path, previous: Any, removed: set[str], files_to_read: int,
+                 retrievers: list[str] | None = None, progress: IndexProgress | None = None) -> None:
         self.inline: list[tuple[str, Callable[..., None], Path, Path | None]] = []
         self.rebuild: list[tuple[str, Callable[..., None], Path]] = []
         self.tmp_dir = tmp_dir
@@ -92,11 +124,11 @@ class IndexFeed:
         self.batch: list[tuple[str, int, str, str]] = []
         self.removed = removed
         stream = can_stream(files_to_read)
-        for name in registry.names("retriever"):
+        for name in index_names(registry, retrievers):
             factory = registry.get("retriever", name).factory
-            update = getattr(factory, "update_index", None)
-            if update is None:
-                continue
+            update = getattr(factory, "update_index")
+            if "progress" in inspect.signature(update).parameters:
+                update = functools.partial(update, progress=functools.partial(progress, name) if progress else None)
             folder = retriever_dir(tmp_dir, name)
             prev_folder = previous.retriever_dir(name) if previous else None
             prev_folder = prev_folder if prev_folder and prev_folder.is_dir() else None

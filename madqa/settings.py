@@ -41,6 +41,9 @@ class Settings:
     ocr_language: str = field(default="eng", metadata={"env": "MADQA_OCR_LANGUAGE",
         "help": "Tesseract language(s), e.g. eng or eng+deu"})
     ocr_dpi: int = field(default=300, metadata={"env": "MADQA_OCR_DPI", "help": "resolution pages are OCR'd at"})
+    index_retrievers: str = field(default="", metadata={"env": "MADQA_INDEX_RETRIEVERS",
+        "help": "retrievers whose indexes ingest writes, comma-separated (default: the BM25 ones; "
+                "add dense to embed at ingest for hybrid)"})
     image_budget_px: int = field(default=1_200_000, metadata={"env": "MADQA_IMAGE_BUDGET",
         "help": "most pixels (width x height) of a page image sent to a model"})
     image_format: str = field(default="png", metadata={"env": "MADQA_IMAGE_FORMAT",

@@ -11,9 +11,12 @@ matching paragraph is enough, and a long page is not diluted). Vectors are float
 The query language does not apply: operators, quotes and wildcards are stripped and ``NOT x``
 drops ``x``; the note says so. Exact words, numbers and codes are where BM25 stays better.
 
-The index is built on first use, not at ingest: embedding is the cost (about one page per second
-on a shared 2-core CPU: hours for 18,000 pages), and corpora that never use ``dense``
-should not pay it. It is written into ``corpus.retriever_dir("dense")`` through a temporary folder
+The index is built at ingest when asked (``madqa index --retrievers whoosh,dense``, or the setting
+``MADQA_INDEX_RETRIEVERS``), with progress (pages, windows/s, time left), incrementally: the
+previous generation's vectors are kept for unchanged files and for any page whose text was embedded
+before. Otherwise it is built on first use (progress in the log, ``plugins.dense`` at INFO):
+embedding is the cost (about one page per second on a shared 2-core CPU: hours for 18,000 pages),
+and corpora that never use ``dense`` should not pay it. On first use it is written into ``corpus.retriever_dir("dense")`` through a temporary folder
 renamed into place, under a lock, and reuses the vectors of pages whose text is unchanged from any
 other generation of the same corpus, so re-indexing after adding a file embeds only the new pages.
 
@@ -26,6 +29,8 @@ import hashlib
 import json
 import logging
 import re
+import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +43,7 @@ from plugins.snippets import query_words, snippet
 
 NAME = "dense"
 VERSION = 1
+DEFAULT_WINDOWS = 4
 MARKER = "madqa-dense.json"
 _NOT = re.compile(r'\bNOT\s+("[^"]*"?|\S+)')
 log = logging.getLogger(__name__)
@@ -130,12 +136,45 @@ def _reusable_vectors(corpus: Any, max_windows: int) -> dict[str, np.ndarray]:
     return found
 
 
-def _build(corpus: Any, folder: Path, max_windows: int, batch_pages: int = 128) -> None:
-    """Embed every page (reusing known vectors) in batches, so memory stays bounded on big corpora,
-    and write the index into ``folder`` (a fresh temporary folder: see plugins.index_build)."""
-    reuse = _reusable_vectors(corpus, max_windows)
+class EmbedProgress:
+    """Pages embedded so far, windows per second and the time left, reported at most every ``every``
+    seconds (and at the end) to ``report(done, total, detail)``; ``total`` may be None (unknown)."""
+
+    def __init__(self, report: Any, total: int | None, every: float = 2.0) -> None:
+        self.report, self.total, self.every = report, total, every
+        self.started = self.last = time.monotonic()
+        self.pages = self.windows = 0
+
+    def add(self, pages: int, windows: int, final: bool = False) -> None:
+        self.pages += pages
+        self.windows += windows
+        now = time.monotonic()
+        if self.report is None or (not final and now - self.last < self.every):
+            return
+        self.last = now
+        rate = self.windows / max(now - self.started, 1e-9)
+        detail = f"{rate:.1f} windows/s"
+        if self.total and self.pages and not final:
+            left = (now - self.started) / self.pages * (self.total - self.pages)
+            detail += f", about {_duration(left)} left"
+        if final:
+            detail += f", {self.windows} windows in {_duration(now - self.started)}"
+        self.report(self.pages, self.total, detail)
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min" if seconds < 5400 else \
+        f"{seconds / 3600:.1f} h"
+
+
+def _write(folder: Path, pages: Iterable[Any], reuse: dict[str, np.ndarray], max_windows: int,
+           progress: EmbedProgress, kept: Iterable[tuple[str, int, str, np.ndarray]] = (),
+           batch_pages: int = 128) -> None:
+    """Write a dense index into ``folder``: the ``kept`` rows (file, page, text hash, vectors) as they
+    are, then ``pages`` (PageText), each embedded unless its text hash is in ``reuse``. Embedding
+    runs in batches so memory stays bounded on big corpora."""
     encoder = minilm.encoder()
-    pages: list[list[Any]] = []
+    refs: list[list[Any]] = []
     keys: list[str] = []
     blocks: list[np.ndarray | None] = []  # window vectors per page row, filled in as batches finish
     embedded = reused = 0
@@ -151,16 +190,22 @@ def _build(corpus: Any, folder: Path, max_windows: int, batch_pages: int = 128) 
         for (row, _), ws in zip(batch, windows, strict=True):
             blocks[row] = vectors[start:start + len(ws)].astype(np.float16)
             start += len(ws)
+        progress.add(len(batch), len(flat))
         batch.clear()
-        log.info("dense index of %s: %d windows embedded, %d pages read", corpus.root, embedded, len(blocks))
 
-    for page in corpus.iter_pages():
+    for file, page, key, vectors in kept:
+        refs.append([file, page])
+        keys.append(key)
+        blocks.append(vectors.astype(np.float16))
+        reused += 1
+    for page in pages:
         key = _text_key(page.text)
-        pages.append([page.file, page.page])
+        refs.append([page.file, page.page])
         keys.append(key)
         if key in reuse:
             blocks.append(reuse[key].astype(np.float16))
             reused += 1
+            progress.add(1, 0)
         else:
             blocks.append(None)
             batch.append((len(blocks) - 1, page.text))
@@ -168,20 +213,58 @@ def _build(corpus: Any, folder: Path, max_windows: int, batch_pages: int = 128) 
                 flush()
     if batch:
         flush()
+    progress.add(0, 0, final=True)
     owners = [np.full(len(b), row, dtype=np.int32) for row, b in enumerate(blocks)]
     empty = np.zeros((0, minilm.MiniLM.dim), np.float16)
+    folder.mkdir(parents=True, exist_ok=True)
     np.save(folder / "vectors.npy", np.concatenate(blocks) if blocks else empty)
     np.save(folder / "window_page.npy", np.concatenate(owners) if owners else np.zeros(0, np.int32))
-    meta = {"version": VERSION, "model": minilm.MODEL_ID, "max_windows": max_windows, "pages": pages,
+    meta = {"version": VERSION, "model": minilm.MODEL_ID, "max_windows": max_windows, "pages": refs,
             "keys": keys, "embedded_windows": embedded, "reused_pages": reused}
     (folder / MARKER).write_text(json.dumps(meta), encoding="utf-8")
+
+
+def _log_progress(root: Any) -> Any:
+    def report(done: int, total: int | None, detail: str) -> None:
+        log.info("dense index of %s: %d/%s pages embedded, %s", root, done, total or "?", detail)
+    return report
+
+
+def _build(corpus: Any, folder: Path, max_windows: int) -> None:
+    """The whole index on first use (reusing vectors of unchanged page texts), progress to the log."""
+    total = sum(d.pages for d in corpus.documents.values()) if hasattr(corpus, "documents") else None
+    _write(folder, corpus.iter_pages(), _reusable_vectors(corpus, max_windows), max_windows,
+           EmbedProgress(_log_progress(corpus.root), total, every=10.0))
 
 
 class DenseRetriever:
     """Cosine top-k over page embeddings; the query's operators are stripped (and the note says so)."""
 
+    ingest_by_default = False  # embedding is slow: only when asked (madqa index --retrievers ...,dense)
+
+    @staticmethod
+    def index_usable(folder: Path) -> bool:
+        return DenseIndex.usable(folder, DEFAULT_WINDOWS)
+
+    @staticmethod
+    def update_index(folder: Path, previous: Path | None, added: Iterable[Any], removed: set[str],
+                     progress: Any = None) -> None:
+        """This generation's index at ingest (``max_windows`` 4): the previous index's vectors for
+        pages of unchanged files, the added pages embedded unless their text was embedded before.
+        ``progress(done, total, detail)`` hears pages embedded, windows/s and the time left."""
+        kept: list[tuple[str, int, str, np.ndarray]] = []
+        reuse: dict[str, np.ndarray] = {}
+        if previous is not None and DenseIndex.usable(previous, DEFAULT_WINDOWS):
+            old = DenseIndex(previous)
+            for (file, page), key, start, end in zip(old.pages, old.keys, old.starts, old.ends, strict=True):
+                reuse.setdefault(key, old.vectors[start:end])
+                if file not in removed:
+                    kept.append((file, page, key, old.vectors[start:end]))
+        total = len(added) if hasattr(added, "__len__") else None
+        _write(folder, added, reuse, DEFAULT_WINDOWS, EmbedProgress(progress, total), kept)
+
     def __init__(self, corpus: Any, options: dict[str, Any] | None = None) -> None:
-        opts = madqa.read_options(options, {"max_windows": 4}, "retriever dense")
+        opts = madqa.read_options(options, {"max_windows": DEFAULT_WINDOWS}, "retriever dense")
         if opts["max_windows"] < 1:
             raise madqa.PluginError("retriever dense: option max_windows must be at least 1")
         self.corpus = corpus

@@ -50,6 +50,8 @@ class HybridRetriever:
     """RRF of a BM25 retriever and the dense retriever, both created through the registry that
     created this one (``Registry.create`` passes itself to a factory taking ``registry``)."""
 
+    index_parts = ("whoosh", "dense")  # what `madqa index --retrievers hybrid` builds
+
     def __init__(self, corpus: Any, options: dict[str, Any] | None = None, registry: Any = None) -> None:
         opts = madqa.read_options(options, DEFAULTS, "retriever hybrid")
         if opts["k"] < 1 or opts["depth"] < 1:

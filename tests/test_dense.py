@@ -173,3 +173,45 @@ def _no_page_embedding(embed):
         assert len(windows) == 1, "page vectors should come from the dense index"
         return embed(windows, *args, **kwargs)
     return guarded
+
+
+def test_index_builds_dense_at_ingest_with_progress_and_reuses_unchanged_pages(model, tmp_path):
+    """`madqa index --retrievers whoosh,dense`: the dense index is written at ingest (no wait on first
+    search), progress names pages, windows/s and time left, and a second ingest after adding a file
+    embeds only that file's pages."""
+    from plugins.dense import DenseIndex
+
+    root = tmp_path / "docs"
+    for name, pages in PAGES.items():
+        make_pdf(root / name, pages)
+    settings = Settings.from_env(env={}, home=tmp_path / "home")
+    registry = collect(get_plugin_manager(entry_points=False))
+    heard = []
+    ingest(root, settings, registry, ocr="never", retrievers=["whoosh", "dense"],
+           index_progress=lambda *a: heard.append(a))
+    corpus = Corpus.open(root, settings.corpora_dir)
+    folder = corpus.retriever_dir("dense")
+    assert DenseIndex.usable(folder) and len(DenseIndex(folder).pages) == 6
+    assert heard and heard[-1][:3] == ("dense", 6, 6) and "windows/s" in heard[-1][3]
+    make_pdf(root / "extra.pdf", ["A new page about helicopter hoists."])
+    ingest(root, settings, registry, ocr="never", retrievers=["hybrid"], index_progress=lambda *a: heard.append(a))
+    corpus = Corpus.open(root, settings.corpora_dir)
+    meta = json.loads((corpus.retriever_dir("dense") / "madqa-dense.json").read_text())
+    assert meta["reused_pages"] == 6 and len(meta["pages"]) == 7 and meta["embedded_windows"] == 1
+    hits = registry.create("retriever", "dense", corpus, {}).search("helicopter winch", 3).hits
+    assert ("extra.pdf", 1) in refs(hits)
+    with pytest.raises(PluginError, match="no index of its own|unknown|not"):
+        ingest(root, settings, registry, ocr="never", retrievers=["passthrough"])
+
+
+def test_dense_is_not_embedded_at_ingest_unless_asked(model, tmp_path):
+    root = tmp_path / "docs"
+    make_pdf(root / "a.pdf", ["Some page text about turbines."])
+    settings = Settings.from_env(env={}, home=tmp_path / "home")
+    registry = collect(get_plugin_manager(entry_points=False))
+    ingest(root, settings, registry, ocr="never")
+    corpus = Corpus.open(root, settings.corpora_dir)
+    assert not corpus.retriever_dir("dense").exists() and corpus.retriever_dir("whoosh").is_dir()
+    with_setting = Settings.from_env(env={"MADQA_INDEX_RETRIEVERS": "whoosh,dense"}, home=tmp_path / "home2")
+    ingest(root, with_setting, registry, ocr="never")
+    assert Corpus.open(root, with_setting.corpora_dir).retriever_dir("dense").is_dir()

@@ -18,6 +18,7 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
     from madqa.agent import Agent
     from madqa.trace import Trace
 
+    common.show_index_logs()
     reg = common.registry(settings)
     config = common.pipeline_config(args, settings)
     corpus = common.open_corpus(args, settings, reg)
@@ -71,6 +72,7 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
 def _run(args: argparse.Namespace, settings: Settings, executor: Any) -> int:
     from tqdm import tqdm
 
+    common.show_index_logs()
     from madqa.evaluation.runner import run_batch, score_row
 
     for _, path in _config_outputs(args, settings):  # nothing already stored is overwritten

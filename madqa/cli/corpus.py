@@ -19,11 +19,13 @@ def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
     from madqa.cluster import cluster_for
     from madqa.index import ingest
 
+    retrievers = [n.strip() for n in args.retrievers.split(",") if n.strip()] if args.retrievers else None
     update, close = common.progress_bar("indexing")
     try:
         with cluster_for(args.cluster) as executor:
             report = ingest(args.dir, settings, common.registry(settings), ocr=args.ocr,
-                            ocr_jsonl=args.ocr_jsonl, progress=update, executor=executor)
+                            ocr_jsonl=args.ocr_jsonl, progress=update, executor=executor, retrievers=retrievers,
+                            index_progress=common.index_progress())
     finally:
         close()
     if args.json:
@@ -38,6 +40,7 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
     reg = common.registry(settings)
     corpus = common.open_corpus(args, settings, reg)
     options = common.parsed_options(args.set or [], "retriever").get("retriever", {})
+    common.show_index_logs()
     retriever = reg.create("retriever", args.retriever, corpus, options)
     result = retriever.search(args.query, args.k)
     if args.json:
@@ -85,6 +88,8 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--ocr", choices=("auto", "always", "never"), default=None,
                    help="auto (default): OCR pages whose text layer is empty or nearly so")
     p.add_argument("--ocr-jsonl", metavar="FILE", help="page text from a MADQA-format OCR dump")
+    p.add_argument("--retrievers", metavar="LIST", help="indexes to write, e.g. whoosh,dense (default: "
+                   "MADQA_INDEX_RETRIEVERS, else the BM25 ones; hybrid = whoosh,dense)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--cluster", metavar="URL", help="read files on a cluster: local:N or tcp://HOST:8786 (Dask)")
 
