@@ -244,8 +244,12 @@ class SessionStore:
                 if progress:
                     progress(done - 1, total, f"indexing {file}")
 
+            def on_index(name: str, done: int, total: int | None, detail: str) -> None:
+                if progress:  # embedding for dense (MADQA_INDEX_RETRIEVERS): pages, windows/s, time left
+                    progress(done, total or max(done, 1), f"{name}: embedding pages, {detail}")
+
             try:
-                report = ingest(folder, self.settings, self.registry, progress=on_file)
+                report = ingest(folder, self.settings, self.registry, progress=on_file, index_progress=on_index)
             except (OSError, sqlite3.Error) as exc:  # e.g. the disk filled up while indexing
                 for name, result in saved.items():
                     (folder / name).unlink(missing_ok=True)  # the upload is undone; what was there stays
