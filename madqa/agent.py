@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -115,6 +115,9 @@ class SearchState:
     seen: set[PageRef] = field(default_factory=set)
     seeded: tuple[Hit, ...] | None = None  # shown as the first search's result instead of searching (the oracle)
     terms: dict[PageRef, tuple[str, ...]] = field(default_factory=dict)  # the query words that first found a page
+    # the pages a query would show (the retriever's top k, nothing rendered): lets a strategy judge a
+    # rewrite by the new pages it finds; None when the strategy runs outside an agent
+    probe: Callable[[str], tuple[Hit, ...]] | None = field(default=None, repr=False, compare=False)
 
 
 class Agent:
@@ -156,7 +159,8 @@ class Agent:
         system = SYSTEM_PROMPT + ("" if native_tools else JSON_PROTOCOL)
         budgets = [Budget.from_options(self.config.part_options("budget")), *([budget] if budget else [])]
         history: list[Turn] = []
-        state = SearchState(question, seeded=tuple(first_hits) if first_hits is not None else None)
+        state = SearchState(question, seeded=tuple(first_hits) if first_hits is not None else None,
+                            probe=lambda q: tuple(self.retriever.search(q, self.config.top_k).hits))
         last, repaired, iteration = self.config.max_steps, False, 0
         while True:
             iteration += 1

@@ -126,7 +126,7 @@ class IndexFeed:
         stream = can_stream(files_to_read)
         for name in index_names(registry, retrievers):
             factory = registry.get("retriever", name).factory
-            update = getattr(factory, "update_index")
+            update = factory.update_index
             if "progress" in inspect.signature(update).parameters:
                 update = functools.partial(update, progress=functools.partial(progress, name) if progress else None)
             folder = retriever_dir(tmp_dir, name)

@@ -43,13 +43,16 @@ from typing import Any
 
 import madqa
 from madqa.evaluation.report import lexical_similarity
+from plugins.feedback import feedback_terms
 from plugins.query_history import closest_query, last_search_stale, norm, past_queries
 from plugins.thesaurus import Thesaurus, Vocabulary, base_forms, corpus_vocabulary, surface_forms, thesaurus_problem
 
-MOVES = ("abbreviation", "synonym", "drop", "or", "prefix")
+MOVES = ("abbreviation", "synonym", "feedback", "drop", "or", "prefix")
+JUDGES = ("new-pages", "similarity")
+MAX_PROBES = 8  # rewrites tried against the retriever per stale query
 DEFAULTS: dict[str, Any] = {"threshold": 0.7, "on_stale": True, "moves": ",".join(MOVES), "synonyms": 3,
-                            "synonym_max_df": 0.0}
-RELAX_DEFAULTS: dict[str, Any] = {**DEFAULTS, "threshold": 0.8, "moves": "or,drop,prefix"}
+                            "synonym_max_df": 0.0, "judge": "new-pages"}
+RELAX_DEFAULTS: dict[str, Any] = {**DEFAULTS, "threshold": 0.8, "moves": "or,drop,prefix", "judge": "similarity"}
 _TERM = re.compile(r'"[^"]+"|[^\s()]+')
 _WORD = re.compile(r"[A-Za-z][A-Za-z\-]*[A-Za-z]")
 _OPERATORS = {"AND", "OR", "NOT"}
@@ -92,6 +95,9 @@ class Drift:
         if unknown or not self.moves:
             raise madqa.PluginError(f"{who}: option moves takes a comma-separated list of "
                                     f"{', '.join(MOVES)}; not {opts['moves']!r}")
+        self.judge = str(opts["judge"])
+        if self.judge not in JUDGES:
+            raise madqa.PluginError(f"{who}: option judge must be one of {', '.join(JUDGES)}, not {self.judge!r}")
         self.max_synonyms = max(1, int(opts["synonyms"]))
         self.synonym_max_df = float(opts["synonym_max_df"])
         self.corpus = corpus
@@ -148,10 +154,20 @@ class Drift:
         if "synonym" in self.moves and not self.thesaurus.available:
             why += f" ({thesaurus_problem() or 'no thesaurus'})"
         issued = {norm(p) for p in past}
+        offered = [(c, a) for c, a in self.candidates(query, getattr(state, "question", ""), state)
+                   if c.strip() and norm(c) not in issued]
+        offered = list({norm(c): (c, a) for c, a in reversed(offered)}.values())[::-1]  # first of each
+        probe = getattr(state, "probe", None)
+        if self.judge == "new-pages" and probe is not None and offered:
+            judged = self._judge(query, offered, state, probe)
+            if judged is not None:
+                candidate, action, new = judged
+                if candidate == query:
+                    return query, f"{why}: kept the query: no rewrite finds more new pages ({new})"
+                now = max(similarity(candidate, p) for p in past)
+                return candidate, f"{why}: {action} ({new} new pages; similarity now {now:.2f})"
         fallback: tuple[str, str] | None = None
-        for candidate, action in self.candidates(query, getattr(state, "question", "")):
-            if not candidate.strip() or norm(candidate) in issued:
-                continue
+        for candidate, action in offered:
             now = max(similarity(candidate, p) for p in past)
             if now < self.threshold:
                 return candidate, f"{why}: {action} (similarity now {now:.2f})"
@@ -160,7 +176,30 @@ class Drift:
             return fallback[0], f"{why}: {fallback[1]}"
         return query, f"{why}: nothing left to try"
 
-    def candidates(self, query: str, question: str = "") -> list[tuple[str, str]]:
+    @staticmethod
+    def _judge(query: str, offered: list[tuple[str, str]], state: Any,
+               probe: Any) -> tuple[str, str, int] | None:
+        """The rewrite (or the query itself) whose results hold the most pages not shown yet, the
+        earlier move on a tie; None when none finds a new page or probing fails."""
+        seen = set(getattr(state, "seen", set()))
+
+        def new_pages(q: str) -> int:
+            try:
+                return sum(1 for h in probe(q) if h.ref not in seen)
+            except Exception:  # a rewrite the retriever refuses: it finds nothing
+                return 0
+
+        best: tuple[str, str, int] | None = None
+        for candidate, action in offered[:MAX_PROBES]:
+            n = new_pages(candidate)
+            if n and (best is None or n > best[2]):
+                best = (candidate, action, n)
+        if best is None:
+            return None
+        kept = new_pages(query)
+        return (query, "kept", kept) if kept >= best[2] else best
+
+    def candidates(self, query: str, question: str = "", state: Any = None) -> list[tuple[str, str]]:
         """Every rewrite the configured moves offer, in order, each with what it did."""
         words = terms(query)
         structured = bool(re.search(r"[()]|\b(?:AND|OR|NOT)\b", query))  # the model's own boolean query
@@ -172,6 +211,8 @@ class Drift:
                 out += self._abbreviation_moves(query, words)
             elif move == "synonym":
                 out += self._synonym_moves(query, words)
+            elif move == "feedback" and not structured:
+                out += self._feedback_moves(query, words, state)
             elif move == "drop" and len(words) > 1:
                 rare = self._by_rarity(words)[0]
                 out.append((" ".join(w for w in words if w != rare), f"dropped the rarest term {rare}"))
@@ -212,6 +253,22 @@ class Drift:
                 rewritten = re.sub(rf'"?(?<!\w){pattern}(?!\w)"?', lambda _, s=short: s, query, count=1, flags=re.I)
                 out.append((rewritten, f"contracted {long} -> {short}"))
         return out
+
+    def _feedback_moves(self, query: str, words: list[str], state: Any) -> list[tuple[str, str]]:
+        """The query plus words the corpus writes beside its words on the pages already shown."""
+        hits = [h for found in (getattr(state, "hits", None) or []) for h in found]
+        if self.corpus is None or not hits:
+            return []
+        refs = list(dict.fromkeys((h.file, h.page) for h in hits))[:12]
+        texts = [self.corpus.page_text(f, p) for f, p in refs]
+        plain = [w for t in words for w in _WORD.findall(t)]
+        found = feedback_terms(plain, texts, self.vocabulary)
+        if not found:
+            return []
+        return [(f"{query} {' '.join(found[:k])}", f"added {', '.join(found[:k])} (beside its words on the pages seen)")
+                for k in (1, 2) if k <= len(found)] + \
+               [(f"{' '.join(self._by_rarity(words)[:2])} {found[0]}",
+                 f"kept the two rarest terms and added {found[0]} (beside them on the pages seen)")]
 
     def _synonym_moves(self, query: str, words: list[str]) -> list[tuple[str, str]]:
         if not self.thesaurus.available:
