@@ -190,3 +190,34 @@ def test_the_strategies_are_listed_with_what_they_do(registry):
     listed = {c.name: c for c in registry.list() if c.kind == "query_strategy"}
     assert {"passthrough", "drift", "relax", "llm-rewrite"} <= set(listed)
     assert all(listed[n].description and listed[n].unavailable is None for n in ("drift", "relax", "llm-rewrite"))
+
+
+# --- drift: judged by the new pages a rewrite finds ---------------------------------------
+
+def _hit(file, page):
+    return madqa.Hit(file, page, 1.0, "")
+
+
+def test_the_rewrite_that_finds_new_pages_wins_over_the_first_move():
+    """The first move (an abbreviation) would only show pages already seen; the 'or' move finds a new
+    one, so it is taken, and the note says how many new pages it finds."""
+    history = state(["FSR turbine blade"], [2])
+    history.seen = {madqa.PageRef("a.pdf", 1), madqa.PageRef("a.pdf", 2)}
+    results = {'"Field Service Report" turbine': [_hit("a.pdf", 1)], "FSR OR turbine": [_hit("b.pdf", 4)]}
+    history.probe = lambda q: tuple(results.get(q, [_hit("a.pdf", 2)]))
+    query, note = drift().rewrite("FSR turbine", history)
+    assert query == "FSR OR turbine" and "1 new pages" in note
+    judged_by_words = drift(options={"judge": "similarity"}).rewrite("FSR turbine", history)[0]
+    assert judged_by_words == '"Field Service Report" turbine'
+
+
+def test_feedback_adds_the_corpus_words_found_beside_the_query_on_pages_seen():
+    from plugins.feedback import feedback_terms
+
+    vocabulary = Vocabulary({w: array("i", p) for w, p in {
+        "blade": [0, 1], "pitch": [0, 3], "bearing": [0, 2, 3], "report": list(range(40)), "turbine": [0, 1, 2]}.items()},
+        60, frozenset())
+    seen = ["Turbine blade pitch and bearing notes. Report.", "Nothing about it here: pitch pitch."]
+    # pitch is only on the pages seen (it would find nothing new); report is on two thirds of the corpus
+    assert feedback_terms(["turbine"], seen, vocabulary) == ["blade", "bearing"]
+    assert feedback_terms(["missing"], seen, vocabulary) == []  # no seen page holds the query's word
