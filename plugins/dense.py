@@ -169,7 +169,7 @@ def _duration(seconds: float) -> str:
 
 def _write(folder: Path, pages: Iterable[Any], reuse: dict[str, np.ndarray], max_windows: int,
            progress: EmbedProgress, kept: Iterable[tuple[str, int, str, np.ndarray]] = (),
-           batch_pages: int = 128) -> None:
+           batch_pages: int = 16) -> None:
     """Write a dense index into ``folder``: the ``kept`` rows (file, page, text hash, vectors) as they
     are, then ``pages`` (PageText), each embedded unless its text hash is in ``reuse``. Embedding
     runs in batches so memory stays bounded on big corpora."""
