@@ -2,9 +2,11 @@
 
     python bench/ocr_order.py                       # generated wide pages, rotations 0.2-1 degree
     python bench/ocr_order.py --pdf FILE --pages 3,40 --angles 0.3,-0.7
+    python bench/ocr_order.py --truth bench/.cache/realdocs/scans_truth.json   # the dev set's own scans
 
 Each page is rasterised at 150 DPI, rotated by the angle, given Gaussian noise, and wrapped as an
-image-only PDF page; that page is OCR'd once (Tesseract through PyMuPDF, ``--ocr-dpi``) and its
+image-only PDF page (or, with ``--truth``, the scans of ``data/realdocs`` are taken as they are,
+against the source text recorded beside them); that page is OCR'd once (Tesseract through PyMuPDF, ``--ocr-dpi``) and its
 words ordered three ways: Tesseract's own block/line order (what ``plugins/tesseract_ocr.py``
 returns), MuPDF's ``sort=True`` (what it returned before), and baseline regrouping
 (``plugins/text_layer.visual_lines``). Words in order = the longest common subsequence of the
@@ -73,19 +75,34 @@ def wide_page(lines: int = 30, seed: int = 7) -> pymupdf.Document:
 
 def measure(page: pymupdf.Page, angle: float, reader: TesseractReader) -> dict[str, float]:
     scan = pymupdf.open("pdf", skewed_scan(page, angle))
-    scanned = scan[0]
-    source = page.get_text("text")
+    return {"angle": angle, **order_scores(scan[0], page.get_text("text"), reader)}
+
+
+def order_scores(scanned: pymupdf.Page, source: str, reader: TesseractReader) -> dict[str, float]:
+    """Words in order of one OCR run of ``scanned``, ordered each of the three ways."""
     started = time.perf_counter()
     textpage = scanned.get_textpage_ocr(language=reader.language, dpi=reader.dpi, full=True, tessdata=reader.tessdata)
     seconds = time.perf_counter() - started
     words = scanned.get_text("words", textpage=textpage)
     return {
-        "angle": angle,
         "tesseract_order": round(words_in_order(source, " ".join(w.text for w in ocr_words(scanned, textpage))), 3),
         "mupdf_sort": round(words_in_order(source, scanned.get_text("text", textpage=textpage, sort=True)), 3),
         "baseline_regrouping": round(words_in_order(source, visual_lines(words)), 3),
         "ocr_seconds": round(seconds, 1),
     }
+
+
+def truth_rows(truth_file: Path, reader: TesseractReader) -> list[dict]:
+    """Every page of the dev set's scans (``scans_truth.json`` beside its docs folder)."""
+    truth = json.loads(truth_file.read_text(encoding="utf-8"))
+    rows = []
+    for name, scan in truth.items():
+        with pymupdf.open(truth_file.parent / "docs" / name) as doc:
+            for entry in scan["pages"]:
+                rows.append({"page": f"{name} p{entry['page']}", "angle": entry["skew_degrees"],
+                             **order_scores(doc[entry["page"] - 1], entry["text"], reader)})
+                print(json.dumps(rows[-1]), file=sys.stderr)
+    return rows
 
 
 def main() -> int:
@@ -94,16 +111,17 @@ def main() -> int:
     parser.add_argument("--pages", default="1", help="1-based page numbers of --pdf")
     parser.add_argument("--angles", default="0.2,0.5,-0.7,1.0")
     parser.add_argument("--ocr-dpi", type=int, default=300)
+    parser.add_argument("--truth", help="scans_truth.json of data/realdocs: measure its scans instead")
     args = parser.parse_args()
     reader = TesseractReader("eng", args.ocr_dpi)
     doc = pymupdf.open(args.pdf) if args.pdf else wide_page()
-    rows = []
-    for number in ([int(n) for n in args.pages.split(",")] if args.pdf else [1]):
+    rows = truth_rows(Path(args.truth), reader) if args.truth else []
+    for number in ([] if args.truth else [int(n) for n in args.pages.split(",")] if args.pdf else [1]):
         for angle in (float(a) for a in args.angles.split(",")):
             rows.append({"page": number, **measure(doc[number - 1], angle, reader)})
             print(json.dumps(rows[-1]), file=sys.stderr)
     keys = ("tesseract_order", "mupdf_sort", "baseline_regrouping")
-    print(json.dumps({"pdf": args.pdf or "generated wide page", "ocr_dpi": args.ocr_dpi, "rows": rows,
+    print(json.dumps({"pdf": args.truth or args.pdf or "generated wide page", "ocr_dpi": args.ocr_dpi, "rows": rows,
                       "mean": {k: round(sum(r[k] for r in rows) / len(rows), 3) for k in keys}}, indent=1))
     return 0
 
