@@ -15,7 +15,9 @@ Rules (lower-cased; Whoosh's English stop words removed, nothing else):
 - a punctuated token (a *compound*) is indexed as itself and then its parts
   (``image/png`` -> ``image/png image png``; ``max_steps`` -> ``max_steps max steps``), so both the
   exact form and its words are searchable, and a phrase analyzed the same way lines up;
-- a word broken across a line by a hyphen (``docu-`` newline ``ment``) is indexed as ``document``.
+- a word broken across a line by a hyphen (``docu-`` newline ``ment``) is indexed as ``document``;
+- an English clitic after an apostrophe is dropped (``gnuplot's`` -> ``gnuplot``, ``don't`` ->
+  ``don``), so one-letter tokens do not come from possessives.
 
 A query word that is a compound searches the compound; when the index has never seen it (the
 documents write ``image png`` or ``imagepng``), the retriever falls back to its parts
@@ -30,7 +32,7 @@ from collections.abc import Iterable
 from whoosh.analysis import STOP_WORDS
 from whoosh.lang.porter import stem as porter_stem
 
-ANALYSIS_VERSION = 2  # stored beside each index: a different version means the index must be rebuilt
+ANALYSIS_VERSION = 3  # stored beside each index: a different version means the index must be rebuilt
 STOP = frozenset(STOP_WORDS)
 MAX_TOKEN = 80  # longer runs are noise (base64, hashes): dropped, as Tantivy's remove_long filter does
 # question words: dropped from plain (operator-free) queries of several words, never from the index
@@ -46,11 +48,15 @@ _TOKEN = re.compile(
 )
 _PART = re.compile(r"[^\W_]+")
 _HYPHENATED = re.compile(r"(?<=[^\W\d_])-\s*\n\s*(?=[^\W\d_])")
+# an English clitic after an apostrophe (gnuplot's, don't, we'll): dropped, not a one-letter word
+_CLITIC = re.compile(r"(?<=[^\W\d_])['\u2019](?:s|t|d|ll|re|ve|m)\b", re.IGNORECASE)
 _PLAIN = re.compile(r"\w+")
 
 
 def _norm(text: str) -> str:
-    return _HYPHENATED.sub("", text) if "-" in text else text
+    if "-" in text:
+        text = _HYPHENATED.sub("", text)
+    return _CLITIC.sub("", text) if "'" in text or "\u2019" in text else text
 
 
 def is_compound(token: str) -> bool:

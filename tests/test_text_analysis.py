@@ -21,6 +21,7 @@ from tests.conftest import make_pdf
     ("version 2.0 of clause 6", ["version", "2.0", "2", "0", "clause", "6"]),
     ("max_steps and os.path", ["max_steps", "max", "steps", "os.path", "os", "path"]),
     ("a docu-\nment", ["document"]),
+    ("gnuplot's terminal, don't", ["gnuplot", "terminal", "don"]),
     ("page:3 (x) a - b", ["page", "3", "x", "b"]),
 ])
 def test_short_and_punctuated_tokens(text, tokens):
