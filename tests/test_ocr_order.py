@@ -6,7 +6,7 @@ import pymupdf
 import pytest
 
 from bench.ocr_order import skewed_scan, words_in_order
-from plugins.tesseract_ocr import OcrWord, TesseractReader, find_tessdata, ocr_text, ocr_words
+from plugins.tesseract_ocr import OcrWord, TesseractReader, find_tessdata, ocr_text
 
 LINES = [
     "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike",
