@@ -171,14 +171,10 @@ def main() -> int:
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     parser.add_argument("--home", metavar="DIR", help="keep the indexes in DIR between runs (the dense index "
                         "of a real corpus takes long to embed); default a temporary folder")
-    parser.add_argument("--searchers", help="only these retriever:reranker pairs, e.g. whoosh:none,hybrid:none")
     args = parser.parse_args()
     searchers = tuple(tuple(pair.split(":", 1)) for pair in args.searchers.split(",")) if args.searchers else SEARCHERS
     cache = REPO / "bench" / ".cache" / "evidence"
     rows: list[dict[str, Any]] = []
-    if args.searchers:
-        global SEARCHERS
-        SEARCHERS = tuple(tuple(pair.split(":")) for pair in args.searchers.split(","))  # type: ignore[misc]
     with (contextlib.nullcontext(args.home) if args.home else tempfile.TemporaryDirectory(prefix="madqa-evidence-")) \
             as home:
         settings = Settings.from_env(env={}, home=Path(home))
