@@ -17,6 +17,7 @@ from plugins import text_analysis
 _LEX = re.compile(r'"[^"]*"?|\(|\)|[^\s()"]+')
 OPERATORS = ("AND", "OR", "NOT")
 WILDCARD = re.compile(r"[*?]")
+MAX_DEPTH = 32  # parentheses nested deeper than this are read as plain grouping of the same level
 
 Node = Any  # ("or"|"and", [Node]), ("not", Node), ("phrase", str), ("word", str), or None
 
@@ -29,32 +30,39 @@ def parse(text: str) -> list[Node]:
     def peek() -> str | None:
         return tokens[pos] if pos < len(tokens) else None
 
-    def parse_or() -> Node:
+    def parse_or(depth: int) -> Node:
         nonlocal pos
-        items = [parse_and()]
+        items = [parse_and(depth)]
         while peek() == "OR":
             pos += 1
-            items.append(parse_and())
+            items.append(parse_and(depth))
         return ("or", items)
 
-    def parse_and() -> Node:
+    def parse_and(depth: int) -> Node:
         nonlocal pos
         items = []
         while peek() not in (None, "OR", ")"):
-            if peek() == "AND":
-                pos += 1
+            if peek() == "AND" or (peek() == "(" and depth >= MAX_DEPTH):
+                pos += 1  # too deep a group: its words join this one (no recursion past MAX_DEPTH)
                 continue
-            items.append(parse_unary())
+            items.append(parse_unary(depth))
         return ("and", items)
 
-    def parse_unary() -> Node:
+    def parse_unary(depth: int) -> Node:
         nonlocal pos
         tok = tokens[pos]
         pos += 1
         if tok == "NOT":
-            return ("not", parse_unary()) if peek() not in (None, "OR", "AND", ")") else None
+            nots = 1
+            while peek() == "NOT":  # a run of NOTs, read without recursion: NOT NOT x stays NOT (NOT x)
+                pos += 1
+                nots += 1
+            if peek() in (None, "OR", "AND", ")"):
+                return None
+            operand = parse_unary(depth)
+            return ("not", operand) if nots % 2 else ("not", ("not", operand))
         if tok == "(":
-            inner = parse_or()
+            inner = parse_or(depth + 1)
             if peek() == ")":
                 pos += 1
             return inner
@@ -62,10 +70,10 @@ def parse(text: str) -> list[Node]:
             return ("phrase", tok.strip('"'))
         return ("word", tok)
 
-    tree = [parse_or()]
+    tree = [parse_or(0)]
     while pos < len(tokens):  # a stray ")" ends a group early: parse the rest as more of the same
         pos += 1
-        tree.append(parse_or())
+        tree.append(parse_or(0))
     return tree
 
 
