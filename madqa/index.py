@@ -219,7 +219,7 @@ def ingest(
         tmp_dir = state / f"tmp-{generation}"
         tmp_dir.mkdir()
         plan = _plan_files(root, paths, previous, reusable, report)
-        if previous is not None and _nothing_changed(previous, plan, registry):
+        if previous is not None and _nothing_changed(previous, plan, registry, retrievers):
             tmp_dir.rmdir()  # a no-op re-index: the current generation stays current
             report.unchanged = len(plan)
             previous.close()
@@ -284,15 +284,20 @@ def _summarise(report: IngestReport, gen_dir: Path, documents: dict[str, Documen
     return report
 
 
-def _nothing_changed(previous: Corpus, plan: list[tuple[str, Path, str, bool]], registry: Registry) -> bool:
-    """True when every file is reused as it is, none was removed and every indexing retriever has
-    its index in the previous generation: the ingest would copy that generation, so it is kept."""
+def _nothing_changed(previous: Corpus, plan: list[tuple[str, Path, str, bool]], registry: Registry,
+                     retrievers: list[str] | None) -> bool:
+    """True when every file is reused as it is, none was removed and every retriever this ingest
+    indexes has a usable index in the previous generation: the ingest would copy that generation,
+    so it is kept."""
     if not all(reuse for *_, reuse in plan) or {file for file, *_ in plan} != set(previous.documents):
         return False
-    for name in registry.names("retriever"):
+    for name in index_names(registry, retrievers):
         factory = registry.get("retriever", name).factory
-        if getattr(factory, "update_index", None) is not None and not getattr(factory, "index_on_first_use", False) \
-                and not previous.retriever_dir(name).is_dir():
+        if getattr(factory, "index_on_first_use", False):
+            continue
+        folder = previous.retriever_dir(name)
+        usable = getattr(factory, "index_usable", None)
+        if not folder.is_dir() or (usable is not None and not usable(folder)):
             return False
     return True
 
