@@ -521,8 +521,9 @@ QUESTION = "What was revenue per employee in 2024?"
 
 
 def full_question() -> list[Reply]:
-    """Three searches, a show_pages and a cited answer: every request shape of a multi-step question."""
-    return [search("revenue 2024"), search("headcount"), search("budget approval"),
+    """Three searches, a show_pages and a cited answer: every request shape of a multi-step question.
+    ``revenue AND 2024`` finds only the page holding both words (a plain query also shows the memo)."""
+    return [search("revenue AND 2024"), search("headcount"), search("budget approval"),
             show([{"file": "report.pdf", "page": 1}]),
             answer(["62,500"], [{"file": "report.pdf", "page": 1}, {"file": "report.pdf", "page": 2}])]
 

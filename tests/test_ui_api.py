@@ -127,7 +127,8 @@ def test_ask_streams_every_step_as_it_happens(server: SimpleNamespace) -> None:
     final_chat, seen, cited = updates[-1][1], updates[-1][2], updates[-1][3]
     assert titles(final_chat) == wanted
     summary, search = final_chat[1], final_chat[3]
-    assert summary["metadata"]["title"].startswith("Searched 1× · 1 page read")
+    read = re.match(r"Searched 1× · (\d+) pages? read", summary["metadata"]["title"])
+    assert read and int(read.group(1)) == len(seen)  # a plain query also shows pages holding some of its words
     assert search["metadata"]["parent_id"] == summary["metadata"]["id"]  # steps fold under the summary
     assert search["metadata"]["status"] == "done" and "finance/annual\\_report\\_2024\\.pdf p\\.6" in text(search)
     after_search = next(u for u in updates if "Search 1: consolidated income statement" in titles(u[1]))
