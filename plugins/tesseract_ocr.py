@@ -82,18 +82,31 @@ def ocr_words(page: Any, textpage: Any) -> list[OcrWord]:
 
 
 def ocr_text(words: list[OcrWord]) -> str:
-    """One text line per OCR line, a blank line between blocks."""
-    out: list[str] = []
-    key = None
+    """One text line per OCR line, a blank line between blocks. A line of the same block that sits
+    on the previous line's row, to its right (a form's ``Firmware version:`` and ``4.7.2``, which
+    Tesseract reads as two lines), continues that text line, so a label stays beside its value."""
+    lines: list[list[OcrWord]] = []
     for w in words:
-        if key is None or (w.block, w.line) != key:
-            if key is not None:
-                out.append("\n\n" if w.block != key[0] else "\n")
-            key = (w.block, w.line)
-        elif out:
-            out.append(" ")
-        out.append(w.text)
+        if lines and (lines[-1][0].block, lines[-1][0].line) == (w.block, w.line):
+            lines[-1].append(w)
+        else:
+            lines.append([w])
+    out: list[str] = []
+    prev: list[OcrWord] | None = None
+    for line in lines:
+        if prev is not None:
+            out.append("\n\n" if line[0].block != prev[0].block else " " if _same_row(prev, line) else "\n")
+        out.append(" ".join(w.text for w in line))
+        prev = line
     return "".join(out)
+
+
+def _same_row(left: list[OcrWord], right: list[OcrWord]) -> bool:
+    """True when ``right`` starts after ``left`` ends and the two overlap by half a line's height."""
+    top = max(min(w.y0 for w in left), min(w.y0 for w in right))
+    bottom = min(max(w.y1 for w in left), max(w.y1 for w in right))
+    height = min(max(w.y1 for w in left) - min(w.y0 for w in left), max(w.y1 for w in right) - min(w.y0 for w in right))
+    return min(w.x0 for w in right) >= max(w.x1 for w in left) - 1.0 and bottom - top >= 0.5 * max(height, 0.1)
 
 
 def ocr_dpi(width_pt: float, height_pt: float, dpi: int) -> int:

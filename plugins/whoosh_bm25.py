@@ -345,7 +345,7 @@ class WhooshRetriever:
                 if ranked is not None:
                     return self._result(searcher, ranked, text, note, plain)
             return self._structured(state, text, known, k)
-        except madqa.SearchError:
+        except madqa.MadqaError:  # a damaged page store, a search error: said as they are
             raise
         except Exception as exc:  # e.g. a wildcard too broad for Whoosh: an observation, not a crash
             raise madqa.SearchError(f"the query {text!r} could not be run: {exc}") from exc
