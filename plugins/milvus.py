@@ -1,5 +1,8 @@
-"""Retriever ``milvus``: pages in Milvus, BM25 full-text search (server-side analyzer) plus, when the
-embedding model is installed, a dense vector field, searched as one hybrid request (RRF or weighted).
+"""Retriever ``milvus``: pages in Milvus, BM25 full-text search plus, when the embedding model is
+installed, a dense vector field, searched as one hybrid request (RRF or weighted). Pages and queries
+are analyzed by ``plugins.text_analysis``, as ``whoosh`` and ``tantivy`` analyze them (the text
+field holds a page's tokens; see ``plugins/milvus_query.py``); an index of an older version is
+built again on first use.
 
 Optional: needs ``pymilvus`` and, for the default embedded database, ``milvus-lite`` (see
 requirements-optional.txt). Without them the retriever is listed as unavailable, with the reason.
@@ -42,7 +45,7 @@ from typing import Any
 
 import madqa
 from plugins.index_build import build_once
-from plugins.milvus_query import ANALYZER, has_phrase, to_milvus
+from plugins.milvus_query import ANALYZER, has_phrase, page_terms, to_milvus
 from plugins.snippets import query_words, snippet
 
 
@@ -60,7 +63,7 @@ class _LazyPymilvus:
 pymilvus = _LazyPymilvus()
 
 NAME = "milvus"
-VERSION = 1
+VERSION = 2  # 2: the text field holds the shared analysis's tokens (plugins.text_analysis)
 MARKER = "madqa-milvus.json"
 LITE_DB = "milvus.db"
 LITE_COLLECTION = "madqa_pages"
@@ -77,7 +80,7 @@ def _dense_installed() -> bool:
 
 
 def _collection_for(state_name: str, generation: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_]", "_", f"madqa_{state_name}_{generation}")[:250]
+    return re.sub(r"[^A-Za-z0-9_]", "_", f"madqa_v{VERSION}_{state_name}_{generation}")[:250]
 
 
 def _client(uri: str, token: str = "") -> Any:
@@ -135,19 +138,23 @@ def _insert(client: Any, name: str, pages: Iterable[Any], dense: bool) -> int:
         encoder = minilm.encoder()
     count = 0
     batch: list[dict[str, Any]] = []
+    texts: list[str] = []  # the pages as written, for the embedding (the text field holds tokens)
 
     def flush() -> None:
         if encoder is not None:
-            vectors = encoder.embed_windows([encoder.windows(r["text"], 1)[0] for r in batch])
+            vectors = encoder.embed_windows([encoder.windows(t, 1)[0] for t in texts])
             for row, vector in zip(batch, vectors, strict=True):
                 row["dense"] = vector.tolist()
         client.insert(name, batch)
         batch.clear()
+        texts.clear()
 
     for page in pages:
-        text = _clip(page.text or "")
+        text = page.text or ""
+        texts.append(text)
         batch.append({"id": _row_id(page.file, page.page), "file": page.file, "page": int(page.page),
-                      "text_hash": hashlib.sha1(text.encode("utf-8", "replace")).hexdigest(), "text": text})
+                      "text_hash": hashlib.sha1(text.encode("utf-8", "replace")).hexdigest(),
+                      "text": _clip(page_terms(text))})
         count += 1
         if len(batch) >= BATCH:
             flush()
@@ -247,6 +254,8 @@ class MilvusRetriever:
 
     update_index = staticmethod(update_index)
     index_on_first_use = True  # a generation without its index is normal: ingest need not make one
+    # an index of another version (other analysis) is not extended at ingest: built again on first use
+    index_usable = staticmethod(lambda folder: _read_marker(folder) is not None)
 
     def __init__(self, corpus: Any, options: dict[str, Any] | None = None) -> None:
         opts = madqa.read_options(options, {"uri": "", "token": "", "dense": "auto", "ranker": "rrf",
@@ -306,13 +315,15 @@ class MilvusRetriever:
                     quiet.setLevel(level)
             return _PHRASE_MATCH[self.uri]
 
-    def _request(self, text: str, expr: str | None, limit: int) -> list[tuple[str, int, float]]:
+    def _request(self, text: str, expr: str | None, limit: int, asked: str) -> list[tuple[str, int, float]]:
+        """Pages for the BM25 words ``text`` (and, with the dense field, the embedding of the query as
+        ``asked``) under the filter ``expr``."""
         fields = ["file", "page"]
         try:
             if self.dense:
                 from plugins import minilm
 
-                vector = minilm.encoder().embed_one(text).tolist()
+                vector = minilm.encoder().embed_one(asked).tolist()
                 requests = [pymilvus.AnnSearchRequest([text], "sparse", {"metric_type": "BM25"}, limit, expr=expr),
                             pymilvus.AnnSearchRequest([vector], "dense", {"metric_type": "COSINE"}, limit, expr=expr)]
                 weight = float(self.opts["bm25_weight"])
@@ -340,12 +351,20 @@ class MilvusRetriever:
             return madqa.SearchResult((), text, "; ".join(["the query has no searchable words (only operators, "
                                                            "stopwords, wildcards or excluded words)", *notes]))
         k = max(1, int(k))
-        limit = min(max(k * 10, 50), 500) if query.phrases else k
-        found = self._request(query.text, query.filter, limit)
+        if query.every:  # a plain query of several words: pages holding every word first, then the rest
+            every = self._request(query.text, query.every, k, text)
+            shown = {(f, p) for f, p, _ in every}
+            rest = self._request(query.text, None, k, text) if len(every) < k else []
+            found = every + [r for r in rest if (r[0], r[1]) not in shown]
+            if found and not every:
+                notes.insert(0, "no page matched every word; showing pages that match any of them")
+        else:
+            limit = min(max(k * 10, 50), 500) if query.phrases else k
+            found = self._request(query.text, query.filter, limit, text)
         if query.phrases:
             found = [f for f in found if all(has_phrase(self.corpus.page_text(f[0], f[1]), p) for p in query.phrases)]
         if not found and query.filter:
-            found = self._request(query.text, None, k)
+            found = self._request(query.text, None, k, text)
             notes.insert(0, "no page matched the operators and phrases; showing pages ranked by the words alone")
         words = query_words(text)
         hits = tuple(madqa.Hit(file, page, score, snippet(self.corpus.page_text(file, page), words))

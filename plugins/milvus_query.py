@@ -1,9 +1,15 @@
 """The madqa query language mapped onto what Milvus can do (not a plugin: ``plugins/milvus.py`` uses it).
 
-What maps, and how:
-- bare words: ranked by Milvus's BM25 (the server-side ``standard`` analyzer: ``\\w+``, lower-cased,
-  Whoosh's English stop words removed), so a page needs *some* of the words, and ranks higher with
-  more; there is no filter, unlike ``whoosh``/``tantivy`` where bare words must all match;
+Words are analyzed by ``plugins.text_analysis``, as ``whoosh`` and ``tantivy`` analyze them: a page's
+``text`` field holds its analyzed tokens, so one-character and punctuated tokens (``6``, ``-v``,
+``image/png``, ``C++``, ``2.0``) are searchable. Milvus's server-side tokenizer (``standard``: runs
+of word characters) would cut a punctuated token apart, so such a token travels as one plain word
+(``term``: ``image/png`` -> ``qz696d6167652f706e67``), on the page and in the query alike.
+
+What maps, and how (parsed by ``plugins.query_language``):
+- a plain query of several words (a question typed as-is; its question words dropped): pages
+  holding every word first (a ``text_match`` filter), then the best of the others by BM25;
+- a single word: ranked by Milvus's BM25;
 - ``AND``, ``OR``, ``NOT`` and parentheses: a boolean filter expression of ``text_match(text, 'w')``
   terms, applied server-side to the BM25 (and dense) search; every word of an ``AND`` group (also an
   implicit one, once the query has any operator) is then required;
@@ -12,8 +18,8 @@ What maps, and how:
   word order is checked here on the returned candidates (a note says so).
 
 What cannot be done, said in the result note: wildcards (``*``, ``?``) are dropped (Milvus has no
-term-dictionary expansion); no stemmed or fuzzy fallback (the analyzer does not stem, for
-portability between Milvus Lite and Milvus); a ``NOT`` alone (nothing to rank) searches nothing.
+term-dictionary expansion); no stemmed or fuzzy fallback; a ``NOT`` alone (nothing to rank)
+searches nothing.
 """
 
 from __future__ import annotations
@@ -22,104 +28,84 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from whoosh import analysis
+from plugins import query_language, text_analysis
 
-STOP_WORDS = sorted(analysis.STOP_WORDS)  # the same words whoosh and tantivy drop
-ANALYZER = {"tokenizer": "standard", "filter": ["lowercase", {"type": "stop", "stop_words": STOP_WORDS}]}
-_LEX = re.compile(r'"[^"]*"?|\(|\)|[^\s()"]+')
-_WORD = re.compile(r"\w+", re.UNICODE)
-_STOP = frozenset(STOP_WORDS)
+# the page text arrives analyzed (stop words gone, compounds made plain words): the server only splits it
+ANALYZER = {"tokenizer": "standard"}
 OPERATOR_HINT = re.compile(r'\b(AND|OR|NOT)\b|["()]')
+_ALNUM = re.compile(r"[^\W_]+")
+_MARK = "qz"  # starts a punctuated token written as hex: no English word is "qz" + hex digits
+
+
+def term(token: str) -> str:
+    """An analyzed token as one word of the server's tokenizer (letters and digits only)."""
+    return token if _ALNUM.fullmatch(token) else _MARK + token.encode("utf-8", "surrogatepass").hex()
+
+
+def page_terms(text: str) -> str:
+    """What a page's ``text`` field holds: its analyzed tokens, in order, as server words."""
+    return " ".join(term(t) for t in text_analysis.analyze(text))
 
 
 def tokens(text: str) -> list[str]:
-    """What the server-side analyzer makes of ``text`` (``\\w+``, lower case, no stop words)."""
-    return [t for t in _WORD.findall(text.lower()) if t not in _STOP]
+    """The server words of ``text`` (pages and phrases): ``text_analysis.analyze``, then ``term``."""
+    return [term(t) for t in text_analysis.analyze(text)]
 
 
 @dataclass
 class MilvusQuery:
-    """A query as Milvus sees it: the BM25 text, a filter expression (or None), phrases to check."""
+    """A query as Milvus sees it: the BM25 text, a filter expression (or None), phrases to check, and
+    for a plain query of several words the filter requiring every word (ranked first)."""
 
     text: str
     filter: str | None
     phrases: list[list[str]] = field(default_factory=list)  # checked here when the server has no phrase_match
     notes: list[str] = field(default_factory=list)
-
-
-def parse(text: str) -> Any:
-    """A tree of ("or", [...]), ("and", [...]), ("not", x), ("phrase", s), ("word", s)."""
-    toks = _LEX.findall(text)
-    pos = 0
-
-    def peek() -> str | None:
-        return toks[pos] if pos < len(toks) else None
-
-    def parse_or() -> Any:
-        nonlocal pos
-        items = [parse_and()]
-        while peek() == "OR":
-            pos += 1
-            items.append(parse_and())
-        return ("or", items)
-
-    def parse_and() -> Any:
-        nonlocal pos
-        items = []
-        while peek() not in (None, "OR", ")"):
-            if peek() == "AND":
-                pos += 1
-                continue
-            items.append(parse_unary())
-        return ("and", items)
-
-    def parse_unary() -> Any:
-        nonlocal pos
-        tok = toks[pos]
-        pos += 1
-        if tok == "NOT":
-            return ("not", parse_unary()) if peek() not in (None, "OR", "AND", ")") else ("and", [])
-        if tok == "(":
-            inner = parse_or()
-            if peek() == ")":
-                pos += 1
-            return inner
-        if tok.startswith('"'):
-            return ("phrase", tok.strip('"'))
-        return ("word", tok)
-
-    items = [parse_or()]
-    while pos < len(toks):  # a stray ")": the rest is more of the same AND
-        pos += 1
-        items.append(parse_or())
-    return ("and", items)
+    every: str | None = None
 
 
 def _quote(words: list[str]) -> str:
-    return "'" + " ".join(words) + "'"  # analyzed tokens are \w+: nothing to escape
+    return "'" + " ".join(words) + "'"  # server words are letters and digits: nothing to escape
+
+
+def _match(token: str) -> str:
+    """Pages holding a query token: the token, or (a compound the pages may write apart) all its parts."""
+    whole = f"text_match(text, {_quote([term(token)])})"
+    parts = text_analysis.compound_parts(token) if text_analysis.is_compound(token) else []
+    if len(parts) < 2:
+        return whole
+    return "(" + whole + " or (" + " and ".join(f"text_match(text, {_quote([term(p)])})" for p in parts) + "))"
+
+
+def _ranked(token: str) -> list[str]:
+    """The server words a query token ranks by: a compound and its parts (a page may hold either)."""
+    parts = text_analysis.compound_parts(token) if text_analysis.is_compound(token) else []
+    return [term(token), *(term(p) for p in parts if p != token)]
 
 
 class _Filter:
     def __init__(self, phrase_match: bool) -> None:
         self.phrase_match = phrase_match
         self.phrases: list[list[str]] = []
-        self.positive: list[str] = []  # words to rank by
+        self.positive: list[str] = []  # server words to rank by
         self.wildcards = False
 
     def build(self, node: Any, negated: bool = False) -> str | None:
+        if node is None:
+            return None
         kind, value = node
         if kind == "word":
-            if "*" in value or "?" in value:
+            if query_language.WILDCARD.search(value):
                 self.wildcards = True
-                value = value.replace("*", " ").replace("?", " ")
-            words = tokens(value)
+                value = query_language.WILDCARD.sub(" ", value)
+            toks = [t for w in value.split() for t in text_analysis.query_tokens(w)]
             if not negated:
-                self.positive.extend(words)
-            return " and ".join(f"text_match(text, {_quote([w])})" for w in words) or None
+                self.positive.extend(w for t in toks for w in _ranked(t))
+            return " and ".join(_match(t) for t in toks) or None
         if kind == "phrase":
-            if "*" in value or "?" in value:
+            if query_language.WILDCARD.search(value):
                 self.wildcards = True
-            words = tokens(value.replace("*", " ").replace("?", " "))
+            words = tokens(query_language.WILDCARD.sub(" ", value))
             if not negated:
                 self.positive.extend(words)
             if len(words) > 1 and self.phrase_match:
@@ -141,14 +127,18 @@ class _Filter:
 
 def to_milvus(text: str, phrase_match: bool) -> MilvusQuery:
     """Map a madqa query for Milvus; ``phrase_match`` says whether the server has ``phrase_match``."""
-    tree = parse(text)
+    plain = query_language.plain_terms(text)
+    if plain is not None:  # a question or keyword query: every word first, then BM25 over any of them
+        ranked = [w for t in plain for w in _ranked(t)]
+        every = " and ".join(_match(t) for t in plain) if len(plain) > 1 else None
+        return MilvusQuery(" ".join(ranked), None, [], [], every)
     builder = _Filter(phrase_match)
-    expression = builder.build(tree)
+    expression = builder.build(("and", query_language.parse(text)))
     notes = []
     if builder.wildcards:
         notes.append("milvus has no wildcards: * and ? were dropped, the rest searched as words")
     if not OPERATOR_HINT.search(text):
-        # plain words: BM25 ranking only (any word may match), as a search engine does
+        # one word (or words with wildcards): BM25 ranking only (any word may match)
         return MilvusQuery(" ".join(builder.positive), None, [], notes)
     if builder.phrases:
         notes.append("this Milvus has no phrase_match: a phrase's words are required and their order "
@@ -159,7 +149,7 @@ def to_milvus(text: str, phrase_match: bool) -> MilvusQuery:
 
 
 def has_phrase(text: str, words: list[str]) -> bool:
-    """Whether ``words`` occur in this order, adjacent (stop words skipped), in ``text``."""
+    """Whether ``words`` (server words) occur in this order, adjacent (stop words skipped), in ``text``."""
     seq = tokens(text)
     n = len(words)
     return any(seq[i:i + n] == words for i in range(len(seq) - n + 1))

@@ -83,6 +83,24 @@ def test_embedded_lite_bm25_and_the_query_language(corpus_root, settings, regist
     assert milvus.search("NOT annual", 5).hits == () and "no searchable words" in milvus.search("the").note
 
 
+def test_short_punctuated_tokens_and_questions_as_the_bm25_retrievers_read_them(tmp_path, settings, registry):
+    root = tmp_path / "docs"
+    make_pdf(root / "m.pdf", ["The server answers with the MIME type image/png for pictures.",
+                              "Run gnuplot -v to print the version; C++ bindings exist.",
+                              "Clause 6 covers the image archive and its png thumbnails.",
+                              "The default line width of a plot is 0.5 points, and widths vary."])
+    ingest(root, settings, registry)
+    milvus = registry.create("retriever", "milvus", Corpus.open(root, settings.corpora_dir), {"dense": "off"})
+    assert refs(milvus.search("image/png", 1)) == [("m.pdf", 1)]  # the compound itself, not image OR png
+    assert refs(milvus.search("-v", 5)) == [("m.pdf", 2)] and refs(milvus.search("C++", 5)) == [("m.pdf", 2)]
+    assert refs(milvus.search("6", 5)) == [("m.pdf", 3)]
+    asked = milvus.search("What is the default line width?", 5)  # question words dropped, every word first
+    assert refs(asked)[0] == ("m.pdf", 4) and asked.note is None
+    some = milvus.search("default width zeppelin", 5)  # no page holds all three: the best of the others
+    assert refs(some)[0] == ("m.pdf", 4) and "no page matched every word" in some.note
+    assert refs(milvus.search('"png thumbnails"', 5)) == [("m.pdf", 3)]  # phrases use the same analysis
+
+
 def test_ingest_updates_a_used_lite_index_incrementally(corpus_root, settings, registry):
     ingest(corpus_root, settings, registry)
     registry.create("retriever", "milvus", Corpus.open(corpus_root, settings.corpora_dir), {"dense": "off"})
