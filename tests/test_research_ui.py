@@ -24,7 +24,7 @@ def test_evaluate_with_the_oracle_reports_the_gap(server):  # noqa: F811
                                     api_name="/evaluate")
     status, metrics, gap = result[0], result[2], result[9]
     assert "Ran 3 questions" in status
-    assert metrics["headers"] == ["metric", "what it means", "offline", "offline (oracle)"]
+    assert metrics["headers"] == ["metric", "offline", "offline (oracle)", "what it means"]
     rows = {r[0]: r[1:] for r in gap["data"]}
     assert gap["headers"] == ["oracle gap", "offline"] and rows["questions in both runs"] == ["3"]
     bins = [int(rows[k][0]) for k in ("lost to retrieval (right with the gold pages only)",

@@ -239,8 +239,8 @@ def test_evaluate_reports_metrics_plots_and_downloads(server: SimpleNamespace) -
     assert gap["data"] in ([], [[]]) or not any(gap["data"])  # no oracle asked for
     assert "Ran 3 questions of **demo questions** through 1 config(s) on **the demo corpus**" in status
     assert "Accuracy" in cards and "Page F1" in cards and "Evidence recall" in cards
-    rows = {r[0]: r[2:] for r in metrics["data"]}
-    assert metrics["headers"] == ["metric", "what it means", "offline"] and rows["questions"] == ["3"]
+    rows = {r[0]: r[1:-1] for r in metrics["data"]}
+    assert metrics["headers"] == ["metric", "offline", "what it means"] and rows["questions"] == ["3"]
     assert "accuracy" in rows and not any("_" in name for name in rows)  # plain words, no snake_case
     assert len(per_question["data"]) == 3
     ids = [r[1] for r in per_question["data"]]

@@ -236,6 +236,28 @@ def test_plots_say_when_the_kuiper_curve_is_undefined():
     assert set(kuiper["config"]) == {"mixed"}
     assert notes == ["all-right: no Kuiper curve, every answer was right", "all-right: no wrong answer to decompose"]
     assert set(accuracy["config"]) == {"all-right", "mixed"}
+    assert "wrong page" in set(errors["category"]) and not any("_" in c for c in errors["category"])
+
+
+def test_step_ticks_are_whole_numbers_in_numeric_order():
+    import pandas as pd
+
+    from madqa.ui.evaluate import step_ticks
+
+    labels, order = step_ticks(pd.Series([10.0, 2.0, 1.0, 2.0]))
+    assert labels == ["10", "2", "1", "2"] and order == ["1", "2", "10"]  # not "1", "10", "2"; never "7.5"
+
+
+def test_metrics_table_puts_the_numbers_before_their_explanation():
+    from madqa.ui.evaluate import headline_cards, metrics_frame
+
+    results = {"offline": {"overall": {"n": 3, "accuracy": 0.5, "page_f1": 0.25, "evidence_recall": 1.0}}}
+    frame = metrics_frame(results)
+    assert list(frame.columns) == ["metric", "offline", "what it means"]
+    row = frame[frame["metric"] == "accuracy"].iloc[0]
+    assert row["offline"] == "0.5" and "ANLS*" in row["what it means"]
+    cards = headline_cards({"<b>x</b>": results["offline"]})
+    assert cards.count('class="eval-card"') == 3 and "&lt;b&gt;x&lt;/b&gt;" in cards and "<b>x</b>" not in cards
 
 
 def test_config_panel_options_round_trip_and_errors():

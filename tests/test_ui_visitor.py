@@ -120,9 +120,19 @@ def test_the_compare_summary_fits_at_1440(visitors: Visitors) -> None:
     picker.fill("demo-002")
     page.get_by_role("option", name=re.compile("^demo-002")).click()
     expect(page.locator("#compare-question textarea")).to_have_value(EBIT_QUESTION)
+    expect(page.locator("#compare-stop")).to_be_disabled()  # nothing to stop yet
     page.locator("#compare-run").click()
     summary = page.locator("#compare-summary")
     expect(summary).to_contain_text("ANLS*")
+    expect(page.locator("#compare-stop")).to_be_disabled()  # idle again
+    for pane in ("#compare-chat-a", "#compare-chat-b"):  # answer first, and who answered
+        expect(page.locator(pane)).to_contain_text("offline extractive baseline — no language model")
+        expect(page.locator(pane).get_by_text(re.compile(r"^Searched \d+×")).first).to_be_visible()
+    chats_right = page.locator("#compare-chat-b").bounding_box()
+    viewer = page.locator("#compare-page").bounding_box()
+    assert viewer["x"] >= chats_right["x"] + chats_right["width"] - 1, (viewer, chats_right)  # beside the chats
+    page.locator("#compare-chat-b button.option").first.click()
+    expect(page.locator("#compare-page-caption")).to_contain_text("page 6 of")
     expect(summary).to_contain_text("gold answer: 15,005")
     expect(page.locator("#compare-drift-note")).to_contain_text("Query drift")
     overflow = summary.evaluate("""el => [...el.querySelectorAll('*')].filter(e => e.scrollWidth > e.clientWidth + 1
@@ -141,10 +151,30 @@ def test_the_compare_summary_fits_at_1440(visitors: Visitors) -> None:
 def test_the_phone_shows_the_question_box_first(visitors: Visitors) -> None:
     page = visit(visitors, 390, 844)
     box = page.locator("#ask-question textarea").bounding_box()
-    assert box["y"] < 844, box
+    assert box["y"] < 844 and box["width"] >= 280, box  # in the first screen, a whole line wide (204 px beside the buttons)
     assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
     assert page.locator("h1").count() >= 1
     shot(page, "visitor-empty-390")
     ask(page, EBIT_QUESTION)
     assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
     shot(page, "visitor-answer-390")
+
+
+def test_evaluate_leads_with_cards_and_shows_every_number(visitors: Visitors) -> None:
+    page = visit(visitors, 1440, 900)
+    page.get_by_role("tab", name="Evaluate").click()
+    page.locator("#eval-limit input").fill("3")
+    page.locator("#eval-run").click()
+    expect(page.locator("#eval-status")).to_contain_text("on the demo corpus")
+    cards = page.locator("#eval-cards .eval-card")
+    expect(cards).to_have_count(3)
+    tops = {round(cards.nth(i).bounding_box()["y"]) for i in range(3)}
+    assert len(tops) == 1, tops  # three cards in one row, not a stack of text
+    expect(cards.first).to_contain_text("Accuracy")
+    metrics = page.locator("#eval-metrics")
+    expect(metrics).to_contain_text("strict accuracy")
+    column = metrics.get_by_role("columnheader", name="offline").first.bounding_box()
+    table = metrics.bounding_box()
+    assert column["x"] + column["width"] <= table["x"] + table["width"] + 1, (column, table)  # the numbers in view
+    assert page.get_by_text("needs OPENAI_API_KEY or your key").count() >= 1  # keyless configs marked in the menu
+    shot(page, "visitor-evaluate-1440")

@@ -51,6 +51,14 @@ CSS = """
   overflow-wrap: anywhere;
   font-size: .85em; }
 .gallery-title p { margin: 0; }
+/* Evaluate's headline cards: one row per config, the number big, its meaning under it */
+.eval-cards { display: flex; flex-wrap: wrap; gap: 10px; align-items: stretch; margin-bottom: 10px; }
+.eval-cards > b { flex-basis: 100%; }
+.eval-card { flex: 1 1 150px; border: 1px solid var(--border-color-primary); border-radius: 10px; padding: 10px 12px;
+  background: var(--background-fill-secondary); }
+.eval-card-value { font-size: 1.8rem; font-weight: 700; line-height: 1.1; }
+.eval-card-name { font-weight: 600; }
+.eval-card-why { font-size: .82em; opacity: .8; }
 #ask-counter p, #ask-documents p { font-size: .85em; opacity: .8; margin: 0; }
 /* a visible focus ring for keyboard users */
 :focus-visible { outline: 3px solid #2563eb !important; outline-offset: 2px !important; }
@@ -62,6 +70,9 @@ CSS = """
   #header > * { min-width: 100% !important; }
   #app-intro { display: none; }
   #ask-chat { height: 330px !important; max-height: 330px !important; }
+  /* the question box a whole line, Ask and Stop under it */
+  #ask-input-row { flex-wrap: wrap !important; }
+  #ask-input-row > .form:has(#ask-question) { flex: 1 1 100% !important; min-width: 100% !important; }
 }
 footer { opacity: 0.7; }
 """

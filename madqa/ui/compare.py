@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,7 +20,15 @@ import pandas as pd
 
 from madqa.errors import MadqaError
 from madqa.trace import Trace
-from madqa.ui.ask import build_page_viewer, check_question_length, next_pending, run_steps, viewer_handlers
+from madqa.types import AnswerStep, ErrorStep
+from madqa.ui.ask import (
+    backend_problem_message,
+    build_page_viewer,
+    check_question_length,
+    next_pending,
+    run_steps,
+    viewer_handlers,
+)
 from madqa.ui.config_panel import FIELD_NAMES, build_config_panel, describe, resolve_config
 from madqa.ui.context import (
     AGENT_CONCURRENCY,
@@ -31,19 +40,25 @@ from madqa.ui.context import (
 )
 from madqa.ui.diff_view import build_diff_view
 from madqa.ui.messages import (
+    backend_badge,
     hide_paths,
     md_escape,
     notice_message,
     pending_message,
     redact,
+    says_nothing,
     shorten,
     step_message,
     summary_rows,
+    trace_message,
     user_message,
 )
 from madqa.ui.model_access import key_problem
 
 SIDES = ("A", "B")
+SCROLL_TO_VIEWER_JS = ("() => { const el = document.getElementById('compare-page'); "
+                       "if (el && el.getBoundingClientRect().top > window.innerHeight) "
+                       "el.scrollIntoView({behavior: 'smooth', block: 'start'}); }")
 PANEL_SIZE = len(FIELD_NAMES)
 
 
@@ -77,23 +92,24 @@ def build_compare_tab(ctx: AppContext) -> None:
         question = gr.Textbox(label="Question", placeholder="One question, answered by both configs at once",
                               scale=5, elem_id="compare-question", max_length=2000)
         run_btn = gr.Button("Run both", variant="primary", scale=1, min_width=100, elem_id="compare-run")
-        stop_btn = gr.Button("Stop", variant="stop", scale=0, min_width=70)
+        stop_btn = gr.Button("Stop", variant="stop", scale=0, min_width=70, interactive=False, elem_id="compare-stop")
     example = gr.Dropdown(ctx.question_choices, value=None, label="Pick a demo question (scored against its gold "
                           "answer)", visible=bool(ctx.questions), elem_id="compare-example")
-    with gr.Row(equal_height=False):
-        with gr.Column():
+    with gr.Row(equal_height=False):  # the page viewer beside the two chats
+        with gr.Column(min_width=300):
             panel_a = build_config_panel(ctx.configs, ctx.registry, ctx.default_config, "Config A",
                                          backends=ctx.backends, elem_id="compare-config-a")
             chat_a = gr.Chatbot(label="A", height=520, elem_id="compare-chat-a")
-        with gr.Column():
+        with gr.Column(min_width=300):
             panel_b = build_config_panel(ctx.configs, ctx.registry, ctx.default_config, "Config B",
                                          initial={"top_k": 3}, backends=ctx.backends, elem_id="compare-config-b")
             chat_b = gr.Chatbot(label="B", height=520, elem_id="compare-chat-b")
+        with gr.Column(min_width=300):
+            viewer = build_page_viewer("Cited page", "compare-page", height=520,
+                                       hint="_Click a cited page under either answer to see it here._")
     summary = gr.DataFrame(empty_summary(), label="Summary (yellow: A and B differ; green/red: right/wrong)",
                            interactive=False, wrap=True, elem_id="compare-summary", column_widths=["18%", "41%", "41%"])
     gr.Markdown(DRIFT_NOTE, elem_id="compare-drift-note")
-    viewer = build_page_viewer("Cited page", "compare-page", height=560,
-                               hint="_Click a cited page under either answer to see it here._")
     build_diff_view(ctx)
 
     @api_parameters(["question", "question_id", *(f"{side.lower()}_{n}" for side in SIDES for n in FIELD_NAMES),
@@ -116,6 +132,9 @@ def build_compare_tab(ctx: AppContext) -> None:
             gold = None  # the question was edited after picking it: no gold answer applies
         corpus_key = session.get("corpus", "demo") if isinstance(session, dict) else "demo"
         chats = {side: [user_message(text)] for side in SIDES}
+        thoughts: dict[str, list[dict[str, Any]]] = {side: [] for side in SIDES}  # folded under the summary line
+        after: dict[str, list[dict[str, Any]]] = {side: [] for side in SIDES}  # the answer or a problem
+        started = time.perf_counter()
         pending: dict[str, dict[str, Any] | None] = {
             side: pending_message("Starting", md_escape(describe(configs[side][0]))) for side in SIDES}
         traces = {side: Trace(text, configs[side][0], gold["id"] if gold else None) for side in SIDES}
@@ -139,9 +158,17 @@ def build_compare_tab(ctx: AppContext) -> None:
             finally:
                 inbox.put((side, None))
 
+        def pane(side: str) -> list[dict[str, Any]]:
+            steps = traces[side].steps
+            if not steps and not pending[side]:
+                return chats[side] + after[side]
+            summary = trace_message(f"trace-{side}", steps, time.perf_counter() - started, side not in running)
+            now = [pending[side] | {"metadata": {**pending[side]["metadata"], "parent_id": f"trace-{side}"}}] \
+                if pending[side] else []
+            return [*chats[side], summary, *thoughts[side], *now, *after[side]]
+
         def out(table: pd.DataFrame | None = None) -> tuple[Any, ...]:
-            return tuple(chats[s] + ([pending[s]] if pending[s] else []) for s in SIDES) + (
-                table if table is not None else empty_summary(),)
+            return tuple(pane(s) for s in SIDES) + (table if table is not None else empty_summary(),)
 
         running = set(SIDES)
 
@@ -152,16 +179,28 @@ def build_compare_tab(ctx: AppContext) -> None:
                 running.discard(side)
             elif isinstance(item, BaseException):
                 what = str(item) if isinstance(item, MadqaError) else internal_error(item, "compare")
-                chats[side].append(notice_message(f"⚠ {md_escape(shorten(hide_paths(redact(what, secrets)), 500))}"))
+                after[side].append(notice_message(f"⚠ {md_escape(shorten(hide_paths(redact(what, secrets)), 500))}"))
             elif isinstance(item, str):
                 pending[side] = pending_message("Waiting for the demo corpus", item)
+            elif isinstance(item, AnswerStep):
+                config = configs[side][0]
+                failed = next((s for s in traces[side].steps if isinstance(s, ErrorStep) and s.where == "backend"),
+                              None)
+                if failed is not None:
+                    after[side].append(backend_problem_message(config, failed, secrets))
+                else:
+                    message = step_message(item, corpus_key, secrets)
+                    message["content"] += "  \n" + backend_badge(config.backend, config.model, hint=False)
+                    after[side].append(message)
+                pending[side] = next_pending(item)
             else:
-                chats[side].append(step_message(item, corpus_key, secrets))
+                if not says_nothing(item):
+                    thoughts[side].append(step_message(item, corpus_key, secrets, parent=f"trace-{side}"))
                 pending[side] = next_pending(item)
 
         for side in SIDES:
             if problems[side]:
-                chats[side].append(notice_message(
+                after[side].append(notice_message(
                     f"⚠ **The model cannot be reached.** {md_escape(problems[side] or '')}"))
         threads = [threading.Thread(target=work, args=(side,), name=f"madqa-compare-{side}", daemon=True)
                    for side in SIDES]
@@ -191,14 +230,19 @@ def build_compare_tab(ctx: AppContext) -> None:
             stop.set()
 
     inputs = [question, example, *panel_a.inputs, *panel_b.inputs, ctx.session]
-    event = gr.on([question.submit, run_btn.click], compare, inputs, [chat_a, chat_b, summary], api_name="compare",
-                  concurrency_limit=AGENT_CONCURRENCY, concurrency_id=AGENT_CONCURRENCY_ID, show_progress="minimal",
-                  trigger_mode="once")
-    stop_btn.click(None, None, None, cancels=[event], api_visibility="private")
+    busy = gr.on([question.submit, run_btn.click], lambda: gr.Button(interactive=True), None, stop_btn,
+                 queue=False, api_visibility="private")
+    event = busy.then(compare, inputs, [chat_a, chat_b, summary], api_name="compare",
+                      concurrency_limit=AGENT_CONCURRENCY, concurrency_id=AGENT_CONCURRENCY_ID,
+                      show_progress="minimal", trigger_mode="once")
+    event.then(lambda: gr.Button(interactive=False), None, stop_btn, queue=False, api_visibility="private")
+    stop_btn.click(lambda: gr.Button(interactive=False), None, stop_btn, cancels=[event], queue=False,
+                   api_visibility="private")  # Stop only while a run goes on
 
     example.change(ctx.pick_question, [example], [question], queue=False, api_visibility="private")
     question.input(lambda: None, None, [example], queue=False, api_visibility="private")  # edited: no gold applies
     on_option, _ = viewer_handlers(ctx)
     for chat in (chat_a, chat_b):
         chat.option_select(on_option, [ctx.session], [viewer.image, viewer.caption], api_visibility="private",
-                           concurrency_limit=8)
+                           concurrency_limit=8) \
+            .then(None, None, None, js=SCROLL_TO_VIEWER_JS, api_visibility="private")  # below the chats on a phone

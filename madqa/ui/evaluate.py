@@ -57,9 +57,11 @@ def cell(value: Any) -> Any:
 def metrics_frame(results: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
     """One row per metric of ``TABLE_ROWS``, one column per config (the overall numbers)."""
     names = list(results)
-    rows = [[*plain_metric(label), *(str(cell(lookup(results[n]["overall"], path))) for n in names)]
-            for label, path in TABLE_ROWS]
-    return pd.DataFrame(rows, columns=["metric", "what it means", *names])
+    rows = []
+    for label, path in TABLE_ROWS:
+        name, why = plain_metric(label)
+        rows.append([name, *(str(cell(lookup(results[n]["overall"], path))) for n in names), why])
+    return pd.DataFrame(rows, columns=["metric", *names, "what it means"])  # the numbers first: never cut off
 
 
 PLAIN = {
@@ -136,10 +138,17 @@ def plots(records_by_config: Mapping[str, Sequence[Mapping[str, Any]]]) -> tuple
         if not any(r["error_category"] for r in records):
             notes.append(f"{name}: no wrong answer to decompose")
         counts = Counter(r["error_category"] for r in records if r["error_category"])
-        errors += [{"config": name, "category": c, "count": counts.get(c, 0)} for c in ERROR_CATEGORIES]
+        errors += [{"config": name, "category": c.replace("_", " "), "count": counts.get(c, 0)}  # plain words
+                   for c in ERROR_CATEGORIES]
     return (pd.DataFrame(accuracy, columns=["config", "steps", "accuracy", "questions"]),
             pd.DataFrame(kuiper, columns=["config", "k", "deviation", "steps"]),
             pd.DataFrame(errors, columns=["config", "category", "count"]), notes)
+
+
+def step_ticks(steps: pd.Series) -> tuple[list[str], list[str]]:
+    """Step counts as axis categories in numeric order, so the axis reads 1, 2, 8 (never 0.5 or 7.5)."""
+    label = [f"{v:g}" for v in steps]
+    return label, [f"{v:g}" for v in sorted(set(steps))]
 
 
 def question_frame(rows_by_config: Mapping[str, Sequence[Mapping[str, Any]]],
@@ -233,14 +242,14 @@ def build_evaluate_tab(ctx: AppContext) -> None:
         with gr.Column(scale=3):
             cards = gr.HTML(elem_id="eval-cards")
             metrics = gr.DataFrame(pd.DataFrame(columns=["metric"]), label="Metrics (official MADQA numbers, then ours)", interactive=False,
-                                   elem_id="eval-metrics", max_height=420)
+                                   elem_id="eval-metrics", max_height=420, wrap=True)
             accuracy_plot = gr.ScatterPlot(x="steps", y="accuracy", color="config", y_lim=[0, 1.05], height=260,
                                            title="Accuracy by steps taken (one point per number of searches)",
                                            tooltip=["config", "steps", "accuracy", "questions"])
             kuiper_plot = gr.LinePlot(x="k", y="deviation", color="config", height=260,
                                       title="Kuiper cumulative deviation (questions sorted by effort)")
             error_plot = gr.BarPlot(x="category", y="count", color="config", title="Why answers were wrong",
-                                    height=260)
+                                    height=260, y_axis_format="d")
     gap_table = gr.DataFrame(pd.DataFrame(columns=["oracle gap"]), label="Oracle gap (with the oracle checkbox)",
                              interactive=False, elem_id="eval-gap")
     per_question_table = gr.DataFrame(pd.DataFrame(columns=QUESTION_COLUMNS), label="Per question",
@@ -363,8 +372,8 @@ def build_evaluate_tab(ctx: AppContext) -> None:
         accuracy, kuiper, errors, notes = plots(records)
         if notes:
             text += "  \n" + "; ".join(md_escape(n) for n in notes) + "."
-        most = int(accuracy["steps"].max()) if len(accuracy) else 1
-        accuracy_update = gr.ScatterPlot(accuracy, x_lim=[0, most + 1])  # no point on the frame's edge
+        steps, order = step_ticks(accuracy["steps"])
+        accuracy_update = gr.ScatterPlot(accuracy.assign(steps=steps), sort=order)
         EVAL_FOLDERS.returned(folder)
         return (text, headline_cards(results), metrics_frame(results), accuracy_update, kuiper, errors,
                 question_frame(rows_by_config, records), str(predictions), str(report), gap_frame(gaps))
