@@ -15,6 +15,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import re
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -138,9 +139,12 @@ def test_questions_and_model_output_are_shown_as_text(page: Any, app: SimpleName
     box.press("Enter")
     expect(page.locator("#ask-chat")).to_contain_text("Answer:")
     expect(page.locator("#ask-stop")).to_be_disabled()  # the run is over: the chat no longer re-renders
-    for title in ("Model · step 1", "Search 1:"):  # collapsed thoughts: open them so their content renders
-        for handle in page.locator("#ask-chat").get_by_text(title).all():
-            handle.click()
+    chat = page.locator("#ask-chat")
+    chat.get_by_text(re.compile(r"^Searched \d+× · \d+ pages? read")).first.click()  # the answer-first fold
+    for title in ("Model · step 1", "Search 1:"):  # the steps inside: open them so their content renders
+        expect(chat.get_by_text(title).first).to_be_visible()
+        for n in range(chat.get_by_text(title).count()):
+            chat.get_by_text(title).nth(n).click()
     assert_inert(page, "Ask")
     chat = shown(page, "#ask-chat")
     for needle in ("<script>window.__xss = 1</script>", "javascript:window.__xss=4", "id=xss-overlay"):
