@@ -12,6 +12,7 @@ import os
 import socket
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -43,29 +44,36 @@ pytestmark = [
 os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", str(10**9))
 
 
+@contextmanager
+def served(settings: Settings) -> Iterator[str]:
+    """The web app of ``settings`` on a free 127.0.0.1 port, closed on exit; yields its URL."""
+    from madqa.ui import build_app, launch_options
+
+    app = build_app(settings, collect(get_plugin_manager(entry_points=False)))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    app.launch(**{**launch_options(settings, app), "server_name": "127.0.0.1", "server_port": port,
+                  "prevent_thread_lock": True, "quiet": True})
+    gc.collect()
+    try:
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        app.close()
+        gc.collect()
+
+
 @pytest.fixture(scope="session")
 def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The web app on a free 127.0.0.1 port, without provider keys, for every browser test."""
-    from madqa.ui import build_app, launch_options
-
     with pytest.MonkeyPatch.context() as mp:
         for name in KEY_VARIABLES:
             mp.delenv(name, raising=False)
         # every visitor here comes from 127.0.0.1: the per-address limits are tested in test_ui_limits.py
         settings = Settings.from_env(env={}, home=tmp_path_factory.mktemp("browser-home"),
                                      web_requests_per_minute=100_000, web_jobs_per_client=100)
-        app = build_app(settings, collect(get_plugin_manager(entry_points=False)))
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        app.launch(**{**launch_options(settings, app), "server_name": "127.0.0.1", "server_port": port,
-                      "prevent_thread_lock": True, "quiet": True})
-        gc.collect()
-        try:
-            yield f"http://127.0.0.1:{port}/"
-        finally:
-            app.close()
-            gc.collect()
+        with served(settings) as url:
+            yield url
 
 
 @pytest.fixture(scope="session")

@@ -16,7 +16,6 @@ import gc
 import json
 import os
 import re
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -25,10 +24,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from madqa.plugins import collect, get_plugin_manager
 from madqa.settings import Settings
-from madqa.ui import build_app, launch_options
-from tests.browser_support import CHROMIUM, TIMEOUT_MS
+from tests.browser_support import CHROMIUM, TIMEOUT_MS, served
 from tests.conftest import REPO, make_pdf
 from tests.fake_provider import Provider, completion, text_completion
 from tests.test_ui_browser import tab
@@ -68,18 +65,10 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimpleNamespace]:
     os.environ.update(OPENAI_API_BASE=provider.url, OPENAI_API_KEY="sk-operator-test")
     settings = Settings.from_env(env={}, home=tmp_path_factory.mktemp("xss-home"), config="local-openai-compatible",
                                  web_calls_budget=100_000)  # the evaluation runs every payload question
-    blocks = build_app(settings, collect(get_plugin_manager(entry_points=False)))
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    blocks.launch(**{**launch_options(settings, blocks), "server_name": "127.0.0.1", "server_port": port,
-                     "prevent_thread_lock": True, "quiet": True})
-    gc.collect()
     try:
-        yield SimpleNamespace(url=f"http://127.0.0.1:{port}/", provider=provider,
-                              files=tmp_path_factory.mktemp("xss-files"))
+        with served(settings) as url:
+            yield SimpleNamespace(url=url, provider=provider, files=tmp_path_factory.mktemp("xss-files"))
     finally:
-        blocks.close()
         provider.close()
         for k, v in saved.items():
             if v is None:

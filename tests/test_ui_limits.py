@@ -11,7 +11,6 @@ from __future__ import annotations
 import gc
 import json
 import os
-import socket
 import time
 import uuid
 from collections.abc import Iterator
@@ -26,8 +25,8 @@ from gradio_client import Client, handle_file
 
 from madqa.plugins import collect, get_plugin_manager
 from madqa.settings import Settings
-from madqa.ui import build_app, launch_options
 from madqa.ui.sessions import SessionStore, new_session
+from tests.browser_support import served
 from tests.conftest import make_pdf
 from tests.fake_provider import Provider, completion
 
@@ -53,18 +52,11 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimpleNamespace]:
     saved = os.environ.get("GRADIO_TEMP_DIR")
     os.environ["GRADIO_TEMP_DIR"] = str(gradio_tmp)  # the upload quota counts this folder
     settings = Settings.from_env(env={}, home=home, allowed_api_bases=f"{hanging.url},{answering.url}", **LIMITS)
-    blocks = build_app(settings, collect(get_plugin_manager(entry_points=False)))
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    blocks.launch(**{**launch_options(settings, blocks), "server_name": "127.0.0.1", "server_port": port,
-                     "prevent_thread_lock": True, "quiet": True})
-    gc.collect()
     try:
-        yield SimpleNamespace(url=f"http://127.0.0.1:{port}/", home=home, hanging=hanging, answering=answering,
-                              files=tmp_path_factory.mktemp("limits-files"))
+        with served(settings) as url:
+            yield SimpleNamespace(url=url, home=home, hanging=hanging, answering=answering,
+                                  files=tmp_path_factory.mktemp("limits-files"))
     finally:
-        blocks.close()
         hanging.close()
         answering.close()
         if saved is None:
