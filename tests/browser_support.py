@@ -33,13 +33,16 @@ KEY_VARIABLES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGL
 
 # Two Gradio quirks (as in test_ui_api.py): dropped event loops reported by the garbage collector, and
 # sockets of the closed server.
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"needs Chromium at {CHROMIUM} (scripts/install --dev)"),
+GRADIO_QUIRKS = [  # for any test module that runs the app's server (served() below)
     pytest.mark.filterwarnings("ignore:unclosed event loop <_UnixSelectorEventLoop:ResourceWarning"),
     pytest.mark.filterwarnings("ignore:unclosed <socket.socket fd=[0-9]+, family=1:ResourceWarning"),
     pytest.mark.filterwarnings(r"ignore:Exception ignored in. (<socket\.socket fd=[0-9]+, family=1|<function "
                                r"BaseEventLoop\.__del__):pytest.PytestUnraisableExceptionWarning"),
+]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"needs Chromium at {CHROMIUM} (scripts/install --dev)"),
+    *GRADIO_QUIRKS,
 ]
 os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", str(10**9))
 

@@ -17,7 +17,6 @@ import json
 import os
 import re
 from collections.abc import Iterator
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -25,22 +24,15 @@ import pytest
 from playwright.sync_api import expect
 
 from madqa.settings import Settings
-from tests.browser_support import CHROMIUM, TIMEOUT_MS, served
+from tests.browser_support import TIMEOUT_MS, served
+from tests.browser_support import pytestmark as browser_pytestmark
 from tests.conftest import REPO, make_pdf
 from tests.fake_provider import Provider, completion, text_completion
 from tests.test_ui_browser import tab
 
 PAYLOADS = [line for line in (REPO / "tests" / "fixtures" / "xss_payloads.txt").read_text(encoding="utf-8")
             .splitlines() if line.strip() and not line.startswith("#")]
-pytestmark = [
-    pytest.mark.browser, pytest.mark.slow,
-    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"needs Chromium at {CHROMIUM} (scripts/install --dev)"),
-    pytest.mark.filterwarnings("ignore:unclosed event loop <_UnixSelectorEventLoop:ResourceWarning"),
-    pytest.mark.filterwarnings("ignore:unclosed <socket.socket fd=[0-9]+, family=1:ResourceWarning"),
-    pytest.mark.filterwarnings(r"ignore:Exception ignored in. (<socket\.socket fd=[0-9]+, family=1|<function "
-                               r"BaseEventLoop\.__del__):pytest.PytestUnraisableExceptionWarning"),
-]
-os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", str(10**9))
+pytestmark = [*browser_pytestmark, pytest.mark.slow]
 INJECTED = """() => {
   const made = [...document.querySelectorAll('[id*="xss" i], [class*="xss" i], [title="xss-md"]')]
     .map(e => e.outerHTML.slice(0, 120));

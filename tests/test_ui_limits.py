@@ -26,18 +26,11 @@ from gradio_client import Client, handle_file
 from madqa.plugins import collect, get_plugin_manager
 from madqa.settings import Settings
 from madqa.ui.sessions import SessionStore, new_session
-from tests.browser_support import served
+from tests.browser_support import GRADIO_QUIRKS, served
 from tests.conftest import make_pdf
 from tests.fake_provider import Provider, completion
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.filterwarnings("ignore:unclosed event loop <_UnixSelectorEventLoop:ResourceWarning"),
-    pytest.mark.filterwarnings("ignore:unclosed <socket.socket fd=[0-9]+, family=1:ResourceWarning"),
-    pytest.mark.filterwarnings(r"ignore:Exception ignored in. (<socket\.socket fd=[0-9]+, family=1|<function "
-                               r"BaseEventLoop\.__del__):pytest.PytestUnraisableExceptionWarning"),
-]
-os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", str(10**9))
+pytestmark = [pytest.mark.slow, *GRADIO_QUIRKS]
 LIMITS = {"web_jobs_per_client": 2, "web_jobs_per_session": 2, "web_requests_per_minute": 30,
           "web_provider_timeout_s": 3.0, "web_calls_budget": 3, "upload_quota_mb": 3, "upload_mb_per_hour": 2,
           "proxy_hops": 1, "session_ttl_s": 3}
