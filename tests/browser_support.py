@@ -31,8 +31,9 @@ TIMEOUT_MS = 90_000  # generous for a loaded 2-core machine, still bounded
 KEY_VARIABLES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "MISTRAL_API_KEY",
                  "GROQ_API_KEY", "OPENROUTER_API_KEY")
 
-# Two Gradio quirks (as in test_ui_api.py): dropped event loops reported by the garbage collector, and
-# sockets of the closed server.
+# Two Gradio quirks: Gradio makes a fresh asyncio event loop for every lock it creates outside a running
+# loop (gradio.utils.safe_get_lock, from Blocks() and queue()) and never closes the ones it replaces, so the
+# garbage collector reports them; and the sockets of the closed server. Only those reports are ignored.
 GRADIO_QUIRKS = [  # for any test module that runs the app's server (served() below)
     pytest.mark.filterwarnings("ignore:unclosed event loop <_UnixSelectorEventLoop:ResourceWarning"),
     pytest.mark.filterwarnings("ignore:unclosed <socket.socket fd=[0-9]+, family=1:ResourceWarning"),

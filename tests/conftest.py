@@ -58,6 +58,23 @@ def registry() -> Registry:
     return collect(get_plugin_manager(entry_points=False))
 
 
+def two_file_corpus(root: Path, settings: Settings, registry: Registry, report: str = "report.pdf"):  # noqa: ANN201
+    """A report of two pages (revenue, headcount) and a one-page memo (the board's budget), ingested."""
+    from madqa.corpus import Corpus
+    from madqa.index import ingest
+
+    make_pdf(root / report, ["Revenue in 2024 was 7.5 million.", "Headcount was 120 employees."])
+    make_pdf(root / "memo.pdf", ["Memo: the board approved the budget on 3 May 2024."])
+    ingest(root, settings, registry, ocr="never")
+    return Corpus.open(root, settings.corpora_dir)
+
+
+@pytest.fixture
+def corpus(tmp_path: Path, settings: Settings, registry: Registry):  # noqa: ANN201 - a Corpus
+    """``two_file_corpus`` in a temp folder: the agent, context and budget tests' small collection."""
+    return two_file_corpus(tmp_path / "docs", settings, registry)
+
+
 @pytest.fixture(scope="session")
 def demo_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     return Settings.from_env(env={}, home=tmp_path_factory.mktemp("demo-home"))

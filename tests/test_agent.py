@@ -8,21 +8,15 @@ import pytest
 
 import madqa
 from madqa.agent import Agent
-from madqa.corpus import Corpus
-from madqa.index import ingest
 from madqa.settings import load_config
 from madqa.trace import Trace
 from madqa.types import AnswerStep, ErrorStep, ModelStep, SearchStep
-from tests.conftest import make_pdf
+from tests.conftest import two_file_corpus
 
 
 @pytest.fixture
 def corpus(tmp_path, settings, registry):
-    root = tmp_path / "docs"
-    make_pdf(root / "fin" / "report.pdf", ["Revenue in 2024 was 7.5 million.", "Headcount was 120 employees."])
-    make_pdf(root / "memo.pdf", ["Memo: the board approved the budget on 3 May 2024."])
-    ingest(root, settings, registry, ocr="never")
-    return Corpus.open(root, settings.corpora_dir)
+    return two_file_corpus(tmp_path / "docs", settings, registry, report="fin/report.pdf")
 
 
 def run(corpus, registry, settings, script, **overrides):

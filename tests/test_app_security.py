@@ -35,7 +35,7 @@ SECRET = f"sk-madqa-test-{secrets.token_hex(8)}"
 SERVER_KEY = f"sk-madqa-server-{secrets.token_hex(8)}"  # the operator's key, in the app's environment
 UNIQUE = "quetzalcoatlus"
 CLI_ENV_KEYS = ("PATH", "HOME", "LANG", "OMP_THREAD_LIMIT")
-pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore:.*`ReadOnly` qualifier:UserWarning")]
+pytestmark = pytest.mark.slow
 
 
 def free_port() -> int:

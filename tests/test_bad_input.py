@@ -349,10 +349,6 @@ def provider_errors():
     }
 
 
-pytestmark_litellm = pytest.mark.filterwarnings("ignore:.*`ReadOnly` qualifier:UserWarning")
-
-
-@pytestmark_litellm
 @pytest.mark.parametrize("kind", ["rate limit", "timeout", "5xx", "unavailable", "bad key"])
 def test_provider_errors_end_in_a_row_that_says_what_happened(small_corpus, registry, settings, kind):
     replies, expected = provider_errors()[kind]
@@ -363,7 +359,6 @@ def test_provider_errors_end_in_a_row_that_says_what_happened(small_corpus, regi
         assert row["error"] == expected  # the provider and the kind of error, nothing else
 
 
-@pytestmark_litellm
 def test_odd_model_output_ends_in_a_row_that_says_what_happened(small_corpus, registry, settings):
     invalid = litellm_row(small_corpus, registry, settings, ['{"answer": ["41', "{not json at all, " * 20],
                           max_steps=2)

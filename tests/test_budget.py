@@ -9,23 +9,11 @@ import pytest
 import madqa
 from madqa.agent import Agent
 from madqa.budget import Budget
-from madqa.corpus import Corpus
-from madqa.index import ingest
 from madqa.settings import load_config
 from madqa.trace import Trace
 from madqa.types import Usage
-from tests.conftest import make_pdf
 
 SEARCHES = [{"search": "revenue"}, {"search": "headcount"}, {"search": "budget"}, {"search": "memo"}]
-
-
-@pytest.fixture
-def corpus(tmp_path, settings, registry):
-    root = tmp_path / "docs"
-    make_pdf(root / "report.pdf", ["Revenue in 2024 was 7.5 million.", "Headcount was 120 employees."])
-    make_pdf(root / "memo.pdf", ["Memo: the board approved the budget on 3 May 2024."])
-    ingest(root, settings, registry, ocr="never")
-    return Corpus.open(root, settings.corpora_dir)
 
 
 def agent_for(corpus, registry, settings, script, **budget):

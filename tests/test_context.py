@@ -7,12 +7,9 @@ import pytest
 import madqa
 from madqa.agent import Agent
 from madqa.context import ContextOptions, ModelTurn, ShownPage, ToolTurn, build_messages, excerpt
-from madqa.corpus import Corpus
-from madqa.index import ingest
 from madqa.settings import load_config
 from madqa.trace import Trace
 from madqa.types import PageRef
-from tests.conftest import make_pdf
 
 PNG = b"\x89PNG\r\n\x1a\n page"
 
@@ -108,15 +105,6 @@ def test_bad_context_options_are_refused(options, match):
 
 
 # --- through the loop --------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def corpus(tmp_path, settings, registry):
-    root = tmp_path / "docs"
-    make_pdf(root / "report.pdf", ["Revenue in 2024 was 7.5 million.", "Headcount was 120 employees."])
-    make_pdf(root / "memo.pdf", ["Memo: the board approved the budget on 3 May 2024."])
-    ingest(root, settings, registry, ocr="never")
-    return Corpus.open(root, settings.corpora_dir)
 
 
 def run(corpus, registry, settings, script, **context):

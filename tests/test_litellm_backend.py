@@ -28,12 +28,6 @@ from tests.conftest import make_pdf  # noqa: E402
 MODEL = "openai/gpt-4o-mini"  # in litellm's bundled model map: vision, tools and prices known
 SECRET = "sk-test-SECRET123"
 
-# litellm's first completion() lazily imports its GitHub Copilot auth module, whose TypedDict uses
-# ReadOnly; pydantic then warns (UserWarning "... using the `ReadOnly` qualifier ..."). litellm
-# silences exactly this warning in a process-wide filter at import (litellm/_process_defaults.py),
-# but pytest drops filters installed while collecting, so it resurfaces here, under
-# filterwarnings=error. Ignore that one message, as litellm itself does.
-pytestmark = pytest.mark.filterwarnings("ignore:.*`ReadOnly` qualifier:UserWarning")
 PNG = b"\x89PNG\r\n\x1a\n fake page"
 
 

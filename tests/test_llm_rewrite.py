@@ -16,8 +16,6 @@ from plugins.llm_rewrite import LLMRewrite, parse_query
 from tests.conftest import make_pdf
 
 pytest.importorskip("litellm")
-# litellm's first completion() warns about a ReadOnly TypedDict (see test_litellm_backend.py): not ours.
-pytestmark = pytest.mark.filterwarnings("ignore:.*`ReadOnly` qualifier:UserWarning")
 SECRET = "sk-test-1234567890abcdef"
 
 

@@ -26,18 +26,11 @@ from madqa.settings import Settings
 from madqa.ui import build_app, launch_options
 from madqa.ui.messages import inert
 from madqa.ui.sessions import SessionStore, new_session
+from tests.browser_support import GRADIO_QUIRKS
 from tests.conftest import DEMO_QUESTIONS, make_pdf
 from tests.fake_provider import Provider, completion
 
-# Gradio makes a fresh asyncio event loop for every lock it creates outside a running loop
-# (gradio.utils.safe_get_lock, called from Blocks() and queue()) and never closes the ones it
-# replaces; the garbage collector then reports them. Only those reports are ignored here.
-pytestmark = [
-    pytest.mark.filterwarnings("ignore:unclosed event loop <_UnixSelectorEventLoop:ResourceWarning"),
-    pytest.mark.filterwarnings("ignore:unclosed <socket.socket fd=[0-9]+, family=1:ResourceWarning"),
-    pytest.mark.filterwarnings(r"ignore:Exception ignored in. (<socket\.socket fd=[0-9]+, family=1|<function "
-                               r"BaseEventLoop\.__del__):pytest.PytestUnraisableExceptionWarning"),
-]
+pytestmark = GRADIO_QUIRKS  # Gradio's dropped event loops and closed sockets (see browser_support.py)
 # After each event Gradio's queue summarises timings with a pandas option pandas deprecates; under
 # filterwarnings=error that kills the summary task. The summary only feeds the API page's timings.
 os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", str(10**9))
