@@ -50,14 +50,14 @@ def ingest_job(root: str, home: str) -> dict:
 
 
 def our_index_job(root: str, home: str, out: str) -> dict:
+    from madqa.indexers import index_names
+
     corpus, _, registry = _corpus(root, home)
     pages = list(corpus.iter_pages())
     base = _peak_mb()
     timings = {}
-    for name in registry.names("retriever"):
-        update = getattr(registry.get("retriever", name).factory, "update_index", None)
-        if update is None:
-            continue
+    for name in index_names(registry, None):  # what a default ingest writes (not dense: it embeds every page)
+        update = registry.get("retriever", name).factory.update_index
         started = time.perf_counter()
         update(Path(out) / name, None, pages, set())
         timings[name] = time.perf_counter() - started
