@@ -24,7 +24,8 @@ server for every corpus. Otherwise the index is built on first use, so corpora t
 
 Options (``[options.retriever]``): ``uri`` (str, ""), ``token`` (str, ""), ``dense`` ("auto" | "on" |
 "off": the vector field when the model is installed), ``ranker`` ("rrf" | "weighted"), ``rrf_k``
-(int, 60), ``bm25_weight`` (float, 0.5: the weighted ranker's share for BM25).
+(int, 60), ``bm25_weight`` (float, 0.5: the weighted ranker's share for BM25), ``proximity`` (0.5; 0
+off: the adjacent-words bonus of ``plugins.proximity`` for plain queries, BM25-only searches only).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 import madqa
+from plugins import proximity, query_language
 from plugins.index_build import build_once
 from plugins.milvus_query import ANALYZER, has_phrase, page_terms, to_milvus
 from plugins.snippets import query_words, snippet
@@ -259,11 +261,13 @@ class MilvusRetriever:
 
     def __init__(self, corpus: Any, options: dict[str, Any] | None = None) -> None:
         opts = madqa.read_options(options, {"uri": "", "token": "", "dense": "auto", "ranker": "rrf",
-                                            "rrf_k": 60, "bm25_weight": 0.5}, "retriever milvus")
+                                            "rrf_k": 60, "bm25_weight": 0.5, "proximity": proximity.WEIGHT},
+                                  "retriever milvus")
         if opts["dense"] not in ("auto", "on", "off") or opts["ranker"] not in ("rrf", "weighted"):
             raise madqa.PluginError("retriever milvus: dense must be auto, on or off; ranker rrf or weighted")
-        if not 0.0 <= float(opts["bm25_weight"]) <= 1.0 or int(opts["rrf_k"]) < 1:
-            raise madqa.PluginError("retriever milvus: bm25_weight must be in 0..1 and rrf_k at least 1")
+        if not 0.0 <= float(opts["bm25_weight"]) <= 1.0 or int(opts["rrf_k"]) < 1 or opts["proximity"] < 0:
+            raise madqa.PluginError("retriever milvus: bm25_weight must be in 0..1, rrf_k at least 1 and "
+                                    "proximity 0 (off) or more")
         if opts["dense"] == "on" and not _dense_installed():
             raise madqa.PluginError("retriever milvus: dense=on needs the embedding model "
                                     "(requirements-optional.txt)")
@@ -352,10 +356,18 @@ class MilvusRetriever:
                                                            "stopwords, wildcards or excluded words)", *notes]))
         k = max(1, int(k))
         if query.every:  # a plain query of several words: pages holding every word first, then the rest
-            every = self._request(query.text, query.every, k, text)
+            # BM25 alone: a proximity bonus over more candidates (plugins.proximity); RRF scores are not BM25
+            near = self.opts["proximity"] if not self.dense else 0.0
+            depth = max(k, proximity.DEPTH) if near else k
+            every = self._request(query.text, query.every, depth, text)
             shown = {(f, p) for f, p, _ in every}
-            rest = self._request(query.text, None, k, text) if len(every) < k else []
+            rest = self._request(query.text, None, depth, text) if len(every) < depth else []
             found = every + [r for r in rest if (r[0], r[1]) not in shown]
+            if near:
+                ranked = proximity.rerank([(int((r[0], r[1]) in shown), r[2], r) for r in found],
+                                          query_language.plain_terms(text) or [],
+                                          lambda r: self.corpus.page_text(r[0], r[1]), near, k)
+                found = [(f, p, raised) for _, raised, (f, p, _) in ranked]
             if found and not every:
                 notes.insert(0, "no page matched every word; showing pages that match any of them")
         else:

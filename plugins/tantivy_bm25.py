@@ -26,7 +26,8 @@ folder renamed into place, so a half-built index is never used.
 
 Options (``[options.retriever]``): ``analyzer`` = ``"standard"`` (default: exact words first) or
 ``"stemming"`` (start with stemmed matching), and ``ranking`` = ``"all-first"`` (default) or
-``"or"``, as for ``whoosh`` (``coordination`` needs per-page match counts Tantivy does not expose).
+``"or"``, as for ``whoosh`` (``coordination`` needs per-page match counts Tantivy does not expose),
+and ``proximity`` (0.5; 0 off), the adjacent-words bonus of ``plugins.proximity``, as for ``whoosh``.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 import madqa
-from plugins import query_language, text_analysis
+from plugins import proximity, query_language, text_analysis
 from plugins.index_build import build_once
 from plugins.snippets import snippet
 
@@ -234,12 +235,16 @@ class TantivyRetriever:
     """BM25 (Tantivy) over the ``text`` field, with stemmed and any-term fallbacks like ``whoosh``."""
 
     def __init__(self, corpus: Any, options: dict[str, Any] | None = None) -> None:
-        opts = madqa.read_options(options, {"analyzer": "standard", "ranking": "all-first"}, "retriever tantivy")
+        opts = madqa.read_options(options, {"analyzer": "standard", "ranking": "all-first",
+                                            "proximity": proximity.WEIGHT}, "retriever tantivy")
         if opts["analyzer"] not in ("standard", "stemming"):
             raise madqa.PluginError("retriever tantivy: option analyzer must be 'standard' or 'stemming'")
         if opts["ranking"] not in RANKINGS:
             raise madqa.PluginError(f"retriever tantivy: option ranking must be one of {', '.join(RANKINGS)}")
+        if opts["proximity"] < 0:
+            raise madqa.PluginError("retriever tantivy: option proximity must be 0 (off) or more")
         self.stem_first, self.ranking = opts["analyzer"] == "stemming", opts["ranking"]
+        self.proximity = opts["proximity"]
         self.corpus = corpus
         folder = corpus.retriever_dir("tantivy")
         if not _usable(folder):
@@ -319,7 +324,7 @@ class TantivyRetriever:
     def _plain(self, searcher: Any, text: str, terms: list[str], k: int) -> madqa.SearchResult:
         """A question or keyword query, ranked as ``whoosh`` ranks it: pages holding every word first
         (a constant bonus above any page's BM25 sum), then by BM25 over the words they hold."""
-        best: tuple[list[Any], bool, str] | None = None
+        best: tuple[list[Any], bool, str, float | None, bool] | None = None
         budget = madqa.SearchBudget()  # the time budget, checked between the two tries
         for field in (["stem"] if self.stem_first else ["text", "stem"]):
             if budget.expired():
@@ -335,22 +340,38 @@ class TantivyRetriever:
             if self.ranking == "all-first" and len(groups) > 1:
                 every = tantivy.Query.boolean_query([(tantivy.Occur.Must, g) for g in groups])
                 should.append((tantivy.Occur.Should, tantivy.Query.const_score_query(every, bound)))
-            hits = searcher.search(tantivy.Query.boolean_query(should), k).hits
+            near = self.proximity > 0 and len(groups) > 1
+            hits = searcher.search(tantivy.Query.boolean_query(should), max(k, proximity.DEPTH) if near else k).hits
             complete = bool(hits) and (len(groups) == 1 or (self.ranking == "all-first" and hits[0][0] >= bound))
             if hits and (best is None or (complete and not best[1])):
-                best = (hits, complete, field)
+                best = (hits, complete, field, bound if near and self.ranking == "all-first" else None, near)
             if best and best[1]:
                 break
         if best is None:
             return madqa.SearchResult((), text, budget.with_notes("no page matches; try synonyms, abbreviations "
                                                                   "or fewer words"))
-        hits, complete, field = best
+        hits, complete, field, bound, near = best
+        hits = (self._near(searcher, hits, terms, bound, k) if near else hits)[:k]
         note = None
         if not complete:
             note = "no page matched every word; showing pages that match any of them, most words first"
         elif field == "stem" and not self.stem_first:
             note = "no page matched exactly; matched stemmed variants (e.g. report/reports)"
         return madqa.SearchResult(self._hits(searcher, hits, terms), text, budget.with_notes(note))
+
+
+    def _near(self, searcher: Any, hits: list[tuple[float, Any]], terms: list[str],
+              bound: float | None, k: int) -> list[tuple[float, Any]]:
+        """``hits`` reordered by the proximity bonus (``plugins.proximity``) within each band: the
+        pages holding every word (their score carries the constant ``bound``), then the others."""
+        def text_of(address: Any) -> str:
+            doc = searcher.doc(address)
+            return self.corpus.page_text(doc["file"][0], int(doc["page"][0]))
+
+        top = bound if bound is not None else math.inf
+        banded = [(1, score - top, address) if score >= top else (0, score, address) for score, address in hits]
+        return [(raised + top if band else raised, address)
+                for band, raised, address in proximity.rerank(banded, terms, text_of, self.proximity, k)]
 
 
 def _build_in_place(folder: Path, corpus: Any) -> None:

@@ -76,13 +76,13 @@ class ArrayBM25:
         return found[:k]
 
     def top_plain(self, searcher: Any, groups: list[query.Query], k: int,
-                  ranking: str) -> list[tuple[float, int, int]] | None:
-        """[(score, global docnum, words matched)] best first for a plain query of word ``groups``
-        (each a Term or an OR of variants), ranked by ``ranking`` (see ``plain_scores``); None when a
-        group is not for us. Pages deleted in a segment are masked out."""
+                  ranking: str) -> list[tuple[float, int, int, float]] | None:
+        """[(score, global docnum, words matched, BM25 sum)] best first for a plain query of word
+        ``groups`` (each a Term or an OR of variants), ranked by ``ranking`` (see ``plain_scores``);
+        None when a group is not for us. Pages deleted in a segment are masked out."""
         if not groups or not all(self.supports(g) for g in groups):
             return None
-        found: list[tuple[float, int, int]] = []
+        found: list[tuple[float, int, int, float]] = []
         for sub, offset in searcher.leaf_searchers():
             lengths = self._lengths(sub)
             parts = [self._eval(searcher, sub, g, lengths) for g in groups]
@@ -93,7 +93,8 @@ class ArrayBM25:
             if reader.has_deletions():
                 matched &= ~np.fromiter((reader.is_deleted(d) for d in range(len(lengths))), bool, len(lengths))
             scores = plain_scores(total, count, len(groups), ranking, self._bound(searcher, groups))
-            found += [(s, d, int(count[d - offset])) for s, d in self._best(scores, matched, k, offset)]
+            found += [(s, d, int(count[d - offset]), float(total[d - offset]))
+                      for s, d in self._best(scores, matched, k, offset)]
         found.sort(key=lambda item: (-item[0], item[1]))
         return found[:k]
 

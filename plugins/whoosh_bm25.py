@@ -14,6 +14,8 @@ Options (the ``options`` dict of ``WhooshRetriever(corpus, options)``):
   stay exact until the fallback).
 - ``ranking`` of plain queries: ``"all-first"`` (default), ``"coordination"`` (BM25 times the
   share of words present) or ``"or"`` (plain OR-grouped BM25); see docs/search.md for the figures.
+- ``proximity`` (0.5; 0 turns it off): a plain query's top candidates are reordered within their
+  band by how many of its adjacent word pairs a page writes side by side (``plugins.proximity``).
 
 Words are analyzed by ``plugins.text_analysis`` at index and query time alike: one-character and
 punctuated tokens (``6``, ``-v``, ``image/png``, ``C++``, ``2.0``, ``max_steps``) are searchable.
@@ -41,7 +43,7 @@ from whoosh import analysis, fields, index, query
 from whoosh.codec.whoosh3 import W3Codec
 
 import madqa
-from plugins import query_language, text_analysis
+from plugins import proximity, query_language, text_analysis
 from plugins.index_build import OpenedIndexes, build_once
 from plugins.snippets import snippet
 from plugins.whoosh_arrays import RANKINGS, ArrayBM25, BM25FCachedLengths
@@ -237,8 +239,11 @@ class WhooshRetriever:
     index_usable = staticmethod(usable)  # madqa.indexers rebuilds an index this says is stale
 
     def __init__(self, corpus: Any, options: dict[str, Any] | None = None) -> None:
-        opts = madqa.read_options(options, {"analyzer": "standard", "ranking": "all-first"}, "retriever whoosh")
-        self.analyzer, self.ranking = opts["analyzer"], opts["ranking"]
+        opts = madqa.read_options(options, {"analyzer": "standard", "ranking": "all-first",
+                                            "proximity": proximity.WEIGHT}, "retriever whoosh")
+        self.analyzer, self.ranking, self.proximity = opts["analyzer"], opts["ranking"], opts["proximity"]
+        if self.proximity < 0:
+            raise madqa.PluginError("whoosh: proximity must be 0 (off) or more")
         if self.analyzer not in ANALYZERS:
             raise madqa.PluginError(f"whoosh: analyzer must be one of {', '.join(ANALYZERS)}, not {self.analyzer!r}")
         if self.ranking not in RANKINGS:
@@ -360,14 +365,16 @@ class WhooshRetriever:
         groups = [query.And([query.Term("text", w) for w in g.words]) if isinstance(g, query.Phrase) else g
                   for g in groups]
         tries = [self.analyzer == "stemming"] + ([True] if self.analyzer == "standard" else [])
-        best: tuple[list[tuple[float, int, int]], bool] | None = None
+        near = self.proximity > 0 and len(groups) > 1
+        depth = max(k, proximity.DEPTH) if near else k  # candidates for the proximity bonus
+        best: tuple[list[tuple[float, int, int, float]], bool] | None = None
         budget = madqa.SearchBudget()  # the time budget, checked between the two tries
         for stemmed in tries:
             if budget.expired():
                 budget.stop()
                 break
             qs = [_expand(g, self._variants) if stemmed else g for g in groups]
-            ranked = state.fast.top_plain(state.searcher, qs, k, self.ranking)
+            ranked = state.fast.top_plain(state.searcher, qs, depth, self.ranking)
             if ranked is None:
                 return None, None  # a phrase among the groups (a compound's parts): the general path
             if ranked and (best is None or ranked[0][2] > best[0][0][2]):
@@ -377,12 +384,35 @@ class WhooshRetriever:
         if best is None:
             return [], budget.with_notes("no page matches; try synonyms, abbreviations or fewer words")
         ranked, stemmed = best
+        complete = ranked[0][2]
+        if near:
+            ranked = self._near(state.searcher, ranked, terms, len(groups), k)
+        ranked = ranked[:k]
         note = None
-        if ranked[0][2] < len(groups):
+        if complete < len(groups):
             note = "no page matched every word; showing pages that match any of them, most words first"
         elif stemmed and self.analyzer == "standard":
             note = "no page matched exactly; matched stemmed variants (e.g. report/reports)"
-        return [(score, doc) for score, doc, _ in ranked], budget.with_notes(note)
+        return [(score, doc) for score, doc, *_ in ranked], budget.with_notes(note)
+
+    def _near(self, searcher: Any, ranked: list[tuple[float, int, int, float]], terms: list[str],
+              n: int, k: int) -> list[tuple[float, int, int, float]]:
+        """``ranked`` reordered by the proximity bonus (``plugins.proximity``) within each band: with
+        ``all-first``, pages holding all ``n`` words, then the rest; one band for the other rankings."""
+        banded = self.ranking == "all-first"
+        rows = {doc: (score, count, bm25) for score, doc, count, bm25 in ranked}
+        candidates = [(int(banded and count >= n), bm25 if banded else score, doc)
+                      for score, doc, count, bm25 in ranked]
+
+        def text_of(doc: int) -> str:
+            fields = searcher.stored_fields(doc)
+            return self.corpus.page_text(fields["file"], int(fields["page"]))
+
+        out = []
+        for _, raised, doc in proximity.rerank(candidates, terms, text_of, self.proximity, k):
+            score, count, bm25 = rows[doc]
+            out.append((raised + (score - bm25 if banded else 0.0), doc, count, bm25))
+        return out
 
     def _structured(self, state: Any, text: str, known: Callable[[str], bool], k: int) -> madqa.SearchResult:
         loosened = ("no page matched exactly; matched stemmed variants (e.g. report/reports), "

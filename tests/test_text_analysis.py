@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 from madqa.corpus import Corpus
 from madqa.index import ingest
-from plugins import query_language
+from madqa.errors import PluginError
+from plugins import proximity, query_language
 from plugins.text_analysis import analyze, compound_parts, query_tokens
 from tests.conftest import make_pdf
 
@@ -120,3 +121,49 @@ def test_pages_with_every_keyword_rank_first(ranked):
     assert [h.score for h in result.hits] == sorted((h.score for h in result.hits), reverse=True)
     ored = ranked.search("terminal OR png")  # the query language keeps its meaning
     assert ored.hits[0].file == "b.pdf" and {(h.file, h.page) for h in ored.hits} == {("a.pdf", 2), ("b.pdf", 1)}
+
+
+NEAR = {
+    "near.pdf": ["The default line width is 0.5bp. " + " ".join(f"filler{i}" for i in range(3))],
+    "far.pdf": ["Line and line here. Default words there. Width, width."],
+    "adjacent.pdf": ["Line width, line width, line width."],  # no "default": below every page holding all three
+}
+
+
+@pytest.fixture(params=["whoosh", "tantivy"])
+def near(request, tmp_path, settings, registry):
+    if request.param == "tantivy":
+        pytest.importorskip("tantivy")
+    root = tmp_path / "docs"
+    for name, pages in NEAR.items():
+        make_pdf(root / name, pages)
+    ingest(root, settings, registry, ocr="never")
+    corpus = Corpus.open(root, settings.corpora_dir)
+    return lambda **options: registry.create("retriever", request.param, corpus, options)
+
+
+def test_a_question_ranks_the_page_writing_its_words_side_by_side_first(near):
+    """BM25 alone prefers the short page repeating 'line' and 'width' apart; the proximity bonus puts
+    the page writing 'default line width' first, and a page lacking a word stays below both."""
+    question = "What is the default line width?"
+    assert [h.file for h in near(proximity=0).search(question).hits] == ["far.pdf", "near.pdf", "adjacent.pdf"]
+    assert [h.file for h in near().search(question).hits] == ["near.pdf", "far.pdf", "adjacent.pdf"]
+    hits = near().search(question).hits
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    # the query language is untouched: a phrase, an OR and a NOT mean what they did
+    assert {h.file for h in near().search('"line width"').hits} == {"near.pdf", "adjacent.pdf"}
+    assert [h.file for h in near().search("default AND NOT filler0").hits] == ["far.pdf"]
+    assert {h.file for h in near().search("default OR width").hits} == {"near.pdf", "far.pdf", "adjacent.pdf"}
+
+
+def test_proximity_must_not_be_negative(near):
+    with pytest.raises(PluginError, match="proximity"):
+        near(proximity=-1)
+
+
+@pytest.mark.parametrize(("text", "found"), [
+    ("the default line width", 2), ("width of the line, by default", 2), ("line-width", 1),
+    ("outline widths by default", 0), ("line\nwidth", 1), ("the line is wide; width", 0),
+])
+def test_pairs_side_by_side(text, found):
+    assert proximity.pairs_found(text, proximity.pairs(["default", "line", "width"])) == found
