@@ -169,20 +169,23 @@ def _duration(seconds: float) -> str:
 
 def _write(folder: Path, pages: Iterable[Any], reuse: dict[str, np.ndarray], max_windows: int,
            progress: EmbedProgress, kept: Iterable[tuple[str, int, str, np.ndarray]] = (),
-           batch_pages: int = 16) -> None:
+           batch_windows: int = 128) -> None:
     """Write a dense index into ``folder``: the ``kept`` rows (file, page, text hash, vectors) as they
     are, then ``pages`` (PageText), each embedded unless its text hash is in ``reuse``. Embedding
-    runs in batches so memory stays bounded on big corpora."""
+    runs in batches of about ``batch_windows`` windows, so memory stays bounded on big corpora; a
+    batch that large lets the encoder group windows of like length (16 pages at a time padded a
+    quarter more tokens than the windows hold, 128 windows 6%)."""
     encoder = minilm.encoder()
     refs: list[list[Any]] = []
     keys: list[str] = []
     blocks: list[np.ndarray | None] = []  # window vectors per page row, filled in as batches finish
     embedded = reused = 0
-    batch: list[tuple[int, str]] = []  # (row, text) waiting to be embedded
+    batch: list[tuple[int, list[list[int]]]] = []  # (row, token windows) waiting to be embedded
+    pending = 0  # windows in the batch
 
     def flush() -> None:
-        nonlocal embedded
-        windows = [encoder.windows(text, max_windows) if text.strip() else [] for _, text in batch]
+        nonlocal embedded, pending
+        windows = [ws for _, ws in batch]
         flat = [w for ws in windows for w in ws]
         vectors = encoder.embed_windows(flat) if flat else np.zeros((0, minilm.MiniLM.dim), np.float32)
         embedded += len(flat)
@@ -192,6 +195,7 @@ def _write(folder: Path, pages: Iterable[Any], reuse: dict[str, np.ndarray], max
             start += len(ws)
         progress.add(len(batch), len(flat))
         batch.clear()
+        pending = 0
 
     for file, page, key, vectors in kept:
         refs.append([file, page])
@@ -208,8 +212,10 @@ def _write(folder: Path, pages: Iterable[Any], reuse: dict[str, np.ndarray], max
             progress.add(1, 0)
         else:
             blocks.append(None)
-            batch.append((len(blocks) - 1, page.text))
-            if len(batch) >= batch_pages:
+            windows = encoder.windows(page.text, max_windows) if page.text.strip() else []
+            batch.append((len(blocks) - 1, windows))
+            pending += len(windows)
+            if pending >= batch_windows:
                 flush()
     if batch:
         flush()

