@@ -19,3 +19,11 @@ def test_curves_and_plot(tmp_path):
     assert "cluster_local2.peak_rss_mb" not in fits  # not measured: not fitted
     plot(rows, fits, tmp_path / "scale.png")
     assert (tmp_path / "scale.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_cpu_seconds_are_fitted_from_the_driver_and_its_children():
+    rows = [{"pages": n, "single": {"seconds": n, "cpu_driver_s": n / 1000, "cpu_children_s": n / 250}}
+            for n in (3_000, 10_000)]
+    fits = curves(rows)
+    assert fits["single.cpu_s"]["exponent"] == 1.0 and fits["single.cpu_s"]["estimate_1M"] == 5_000
+    assert fits["single.seconds"]["estimate_1M"] == 1_000_000  # wall time is fitted on its own
