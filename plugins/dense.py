@@ -15,7 +15,7 @@ The index is built at ingest when asked (``madqa index --retrievers whoosh,dense
 ``MADQA_INDEX_RETRIEVERS``), with progress (pages, windows/s, time left), incrementally: the
 previous generation's vectors are kept for unchanged files and for any page whose text was embedded
 before. Otherwise it is built on first use (progress in the log, ``plugins.dense`` at INFO):
-embedding is the cost (about one page per second on a shared 2-core CPU: hours for 18,000 pages),
+embedding is the cost (~560 CPU-seconds per 1,000 pages on one core here: hours for 18,000 pages),
 and corpora that never use ``dense`` should not pay it. On first use it is written into ``corpus.retriever_dir("dense")`` through a temporary folder
 renamed into place, under a lock, and reuses the vectors of pages whose text is unchanged from any
 other generation of the same corpus, so re-indexing after adding a file embeds only the new pages.
@@ -174,7 +174,7 @@ def _write(folder: Path, pages: Iterable[Any], reuse: dict[str, np.ndarray], max
     are, then ``pages`` (PageText), each embedded unless its text hash is in ``reuse``. Embedding
     runs in batches of about ``batch_windows`` windows, so memory stays bounded on big corpora; a
     batch that large lets the encoder group windows of like length (16 pages at a time padded a
-    quarter more tokens than the windows hold, 128 windows 6%)."""
+    quarter more tokens than the windows hold, 128 windows a tenth)."""
     encoder = minilm.encoder()
     refs: list[list[Any]] = []
     keys: list[str] = []
