@@ -228,7 +228,7 @@ def test_compare_without_a_gold_question_has_no_score(server: SimpleNamespace) -
 def test_evaluate_reports_metrics_plots_and_downloads(server: SimpleNamespace) -> None:
     result = client(server).predict(question_file=None, configs=["offline"], limit=3, workers=2,
                                     api_key=SECRET, api_name="/evaluate")
-    status, cards, metrics, accuracy, kuiper, errors, per_question, predictions, report, gap = result
+    status, cards, metrics, accuracy, kuiper, errors, per_question, predictions, report, gap, nothing = result
     assert gap["data"] in ([], [[]]) or not any(gap["data"])  # no oracle asked for
     assert "Ran 3 questions of **demo questions** through 1 config(s) on **the demo corpus**" in status
     assert "Accuracy" in cards and "Page F1" in cards and "Evidence recall" in cards

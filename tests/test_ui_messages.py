@@ -239,6 +239,21 @@ def test_plots_say_when_the_kuiper_curve_is_undefined():
     assert "wrong page" in set(errors["category"]) and not any("_" in c for c in errors["category"])
 
 
+def test_a_plot_with_nothing_to_show_is_replaced_by_a_line_saying_why():
+    from madqa.ui.evaluate import nothing_to_plot, plots
+
+    right = [{"effort": 2, "correct": True, "error_category": None}, {"effort": 3, "correct": True, "error_category": None}]
+    _, kuiper, errors, notes = plots({"all-right": right})
+    empty = nothing_to_plot(kuiper, errors, notes)
+    assert empty["kuiper"].startswith("Kuiper curve — nothing to plot: all-right: no Kuiper curve, every answer was right")
+    assert empty["errors"] == "Why answers were wrong — nothing to plot: no answer was wrong."
+    mixed = [*right, {"effort": 5, "correct": False, "error_category": "wrong_page"}]
+    _, kuiper, errors, notes = plots({"mixed": mixed})
+    assert nothing_to_plot(kuiper, errors, notes) == {}  # both drawn
+    _, kuiper, errors, notes = plots({"all-right": right, "mixed": mixed})
+    assert nothing_to_plot(kuiper, errors, notes) == {}  # one config with something to show is enough
+
+
 def test_step_ticks_are_whole_numbers_in_numeric_order():
     import pandas as pd
 

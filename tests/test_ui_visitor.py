@@ -178,3 +178,120 @@ def test_evaluate_leads_with_cards_and_shows_every_number(visitors: Visitors) ->
     assert column["x"] + column["width"] <= table["x"] + table["width"] + 1, (column, table)  # the numbers in view
     assert page.get_by_text("needs OPENAI_API_KEY or your key").count() >= 1  # keyless configs marked in the menu
     shot(page, "visitor-evaluate-1440")
+
+
+SCRIPTS_JS = "() => performance.getEntriesByType('resource').filter(e => e.name.endsWith('.js')).length"
+
+
+def test_tabs_not_opened_yet_fetch_their_code_on_the_first_click(visitors: Visitors) -> None:
+    page = visit(visitors, 1440, 900)
+    page.wait_for_timeout(500)  # whatever the first paint still fetches
+    before = page.evaluate(SCRIPTS_JS)
+    assert page.locator("#eval-run").count() == 0 and page.locator("#ask-seen").count() == 0  # not drawn yet
+    for name, control in (("Compare", "#compare-run"), ("Corpus", "#corpus-docs"), ("Evaluate", "#eval-run"),
+                          ("You search", "#human-pick"), ("Plugins", "#plugins-components")):
+        page.get_by_role("tab", name=name).click()
+        expect(page.locator(control)).to_be_visible()
+        assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth"), name
+    assert page.evaluate(SCRIPTS_JS) > before  # data frames, plots, file pickers: fetched when first needed
+    page.get_by_role("tab", name="Evaluate").click()
+    expect(page.locator("#eval-run")).to_be_visible()  # a second opening shows it as well
+    ask_page = visit(visitors, 390, 844)
+    ask(ask_page, EBIT_QUESTION)
+    expect(ask_page.locator("#ask-seen img").first).to_be_visible()  # the galleries appear with their first page
+
+
+INSIDE_JS = "() => document.getElementById('ask-page-viewer').contains(document.activeElement)"
+
+
+def test_a_citation_on_a_phone_opens_the_page_in_a_modal(visitors: Visitors) -> None:
+    page = visit(visitors, 390, 844)
+    ask(page, EBIT_QUESTION)
+    chip = page.locator("#ask-chat button.option").first
+    chip.click()
+    viewer = page.locator("#ask-page-viewer")
+    expect(viewer).to_have_attribute("role", "dialog")
+    expect(page.locator("#ask-page-caption")).to_contain_text("the quote is marked in yellow")
+    expect(page.locator("#ask-page img")).to_be_visible()
+    box = viewer.bounding_box()
+    assert box["x"] <= 1 and box["y"] <= 1 and box["width"] >= 385, box  # over the page, not below the chat
+    close = viewer.get_by_role("button", name="Close the page")
+    expect(close).to_be_focused()
+    for _ in range(6):  # the focus stays in the dialog
+        page.keyboard.press("Tab")
+        assert page.evaluate(INSIDE_JS)
+    page.keyboard.press("Shift+Tab")
+    assert page.evaluate(INSIDE_JS)
+    assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+    page.wait_for_timeout(400)
+    page.screenshot(path=str(ARTIFACTS / "visitor-citation-modal-390.png"))
+    page.keyboard.press("Escape")
+    expect(viewer).not_to_have_attribute("role", "dialog")
+    expect(chip).to_be_focused()  # back where the visitor was
+    chip.click()
+    expect(viewer).to_have_attribute("role", "dialog")
+    close.click()
+    expect(viewer).not_to_have_attribute("role", "dialog")
+    wide = visit(visitors, 1440, 900)
+    ask(wide, EBIT_QUESTION)
+    wide.locator("#ask-chat button.option").first.click()
+    expect(wide.locator("#ask-page-caption")).to_contain_text("the quote is marked in yellow")
+    expect(wide.locator("#ask-page-viewer")).not_to_have_attribute("role", "dialog")  # the side viewer, as before
+    chat, side = wide.locator("#ask-chat").bounding_box(), wide.locator("#ask-page-viewer").bounding_box()
+    assert side["x"] >= chat["x"] + chat["width"] - 1, (chat, side)
+
+
+OPACITY_JS = "el => Number(getComputedStyle(el).opacity)"
+
+
+def test_keyless_configs_are_greyed_with_the_reason_and_still_say_why_when_chosen(visitors: Visitors) -> None:
+    page = visit(visitors, 1440, 900)
+    page.get_by_text("Settings: config, model, retrieval").click()
+    expect(page.locator("#ask-config")).to_contain_text("greyed: needs a provider key")
+    page.locator("#ask-config").get_by_label("Named config").click()
+    keyless = page.get_by_role("option", name=re.compile(r"^gpt-4\.1-mini \(needs OPENAI_API_KEY"))
+    expect(keyless).to_have_class(re.compile("keyless-config"))
+    assert keyless.evaluate(OPACITY_JS) < 0.8
+    assert "OPENAI_API_KEY" in (keyless.get_attribute("title") or "")
+    runnable = page.get_by_role("option", name="offline", exact=True)
+    assert runnable.evaluate(OPACITY_JS) == 1.0
+    shot(page, "visitor-keyless-greyed-1440")
+    page.keyboard.press("Escape")
+    page.get_by_role("tab", name="Evaluate").click()
+    label = page.locator("#eval-configs label").filter(has_text="gpt-4.1-mini")
+    expect(label).to_have_class(re.compile("keyless-config"))
+    assert label.evaluate(OPACITY_JS) < 0.8
+    label.click()  # still choosable: the run says why it is not scored
+    page.locator("#eval-limit input").fill("2")
+    page.locator("#eval-run").click()
+    status = page.locator("#eval-status")
+    expect(status).to_contain_text("gpt-4.1-mini: not run, needs a key")
+    expect(status).to_contain_text("OPENAI_API_KEY")
+    expect(page.locator("#eval-cards .eval-card")).to_have_count(3)  # offline's cards only: no 0.0 for the keyless
+    assert page.locator("#eval-metrics").get_by_role("columnheader", name="gpt-4.1-mini").count() == 0
+
+
+def test_captions_wrap_at_separators_and_keep_the_full_name_as_title(visitors: Visitors) -> None:
+    page = visit(visitors, 1440, 900)
+    ask(page, "travel expense claim TEC-2024-0342 total")
+    name = "travel_expense_claim_tec_2024_0342.pdf"
+    caption = page.locator(f'#ask-seen .caption-label[title*="{name}"]').first
+    expect(caption).to_have_attribute("data-shown", re.compile("…"))
+    shown = caption.get_attribute("data-shown") or ""
+    assert shown.startswith("p.") and "travel_\u200bexpense" in shown and "…" in shown, shown  # cut in the middle
+    assert re.search(r"\.\u200bpdf( \(search \d+\))?$", shown), shown  # the end of the name is kept
+    fits = caption.evaluate("el => el.getBoundingClientRect().right <= el.closest('.thumbnail-item')"
+                            ".getBoundingClientRect().right + 1")
+    assert fits
+    shot(page, "visitor-captions-1440")
+
+
+def test_a_plot_with_nothing_to_show_says_so_instead_of_an_empty_frame(visitors: Visitors) -> None:
+    page = visit(visitors, 1440, 900)
+    page.get_by_role("tab", name="Evaluate").click()
+    page.locator("#eval-limit input").fill("1")  # one question: never both right and wrong answers
+    page.locator("#eval-run").click()
+    note = page.locator("#eval-nothing-to-plot")
+    expect(note).to_contain_text("Kuiper curve — nothing to plot")
+    assert page.get_by_text("Kuiper cumulative deviation").count() == 0  # no empty frame drawn
+    shot(page, "visitor-evaluate-nothing-to-plot-1440")

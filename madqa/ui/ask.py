@@ -42,6 +42,7 @@ from madqa.ui.messages import (
     trace_message,
     user_message,
 )
+from madqa.ui.modal import open_viewer_js
 from madqa.ui.model_access import key_problem
 from madqa.ui.pages import LARGE_BUDGET_PX, SOURCE_WORDS, THUMB_BUDGET_PX, highlighted_page_file, page_file
 from madqa.ui.policy import visitor_steps
@@ -57,9 +58,11 @@ class PageViewer:
 
 
 def build_page_viewer(label: str, elem_id: str, height: int = 680, hint: str = VIEWER_HINT) -> PageViewer:
-    image = gr.Image(label=label, type="filepath", interactive=False, height=height,
-                     buttons=["download", "fullscreen"], elem_id=elem_id)
-    caption = gr.Markdown(hint, elem_id=f"{elem_id}-caption")
+    """The page image and its caption, in a column ``<elem_id>-viewer`` (the modal on a phone)."""
+    with gr.Column(elem_id=f"{elem_id}-viewer", elem_classes=["page-viewer"]):
+        image = gr.Image(label=label, type="filepath", interactive=False, height=height,
+                         buttons=["download", "fullscreen"], elem_id=elem_id)
+        caption = gr.Markdown(hint, elem_id=f"{elem_id}-caption")
     return PageViewer(image, caption)
 
 
@@ -165,11 +168,15 @@ def thumbnails(ctx: AppContext, session: Any, corpus_key: str, step: SearchStep)
     return out
 
 
+def starting() -> tuple[Any, Any, Any]:
+    """Before a question runs (browser only): Stop enabled, the galleries drawn (their code fetched now)."""
+    return gr.Button(interactive=True), gr.Gallery(visible=True), gr.Gallery(visible=True)
+
+
 EXAMPLES_SHOWN = 4
 QUESTION_CHARS = MAX_QUESTION_CHARS
 COUNTER_JS = f"(q) => `${{(q || '').length}} / {QUESTION_CHARS:,} characters`"
-SCROLL_TO_VIEWER_JS = ("() => { const el = document.getElementById('ask-page'); "
-                       "if (el) el.scrollIntoView({behavior: 'smooth', block: 'start'}); }")
+SHOW_VIEWER_JS = open_viewer_js("ask-page-viewer")  # a modal on a phone, beside the chat on a wide screen
 
 
 def check_question_length(text: str) -> None:
@@ -227,11 +234,13 @@ def build_ask_tab(ctx: AppContext) -> None:
                                                     elem_id="ask-config")
         with gr.Column(scale=2):
             gr.Markdown("**Pages found** (shown to the model)", elem_classes=["gallery-title"])
+            # galleries stay out of the first paint (their code is a good part of the page's weight) until
+            # there is a page to show
             seen = gr.Gallery(show_label=False, columns=3, height="auto", allow_preview=False, fit_columns=False,
-                              object_fit="contain", elem_id="ask-seen", elem_classes=["page-gallery"])
+                              object_fit="contain", elem_id="ask-seen", elem_classes=["page-gallery"], visible=False)
             gr.Markdown("**Cited pages**", elem_classes=["gallery-title"])
             cited = gr.Gallery(show_label=False, columns=3, height="auto", allow_preview=False, fit_columns=False,
-                               object_fit="contain", elem_id="ask-cited", elem_classes=["page-gallery"])
+                               object_fit="contain", elem_id="ask-cited", elem_classes=["page-gallery"], visible=False)
             viewer = build_page_viewer("Page", "ask-page")
     seen_refs = gr.State([])
     cited_refs = gr.State([])
@@ -326,7 +335,7 @@ def build_ask_tab(ctx: AppContext) -> None:
 
     inputs = [question, chatbot, *panel.inputs, ctx.session]
     outputs = [question, chatbot, seen, cited, seen_refs, cited_refs, viewer.image, viewer.caption]
-    busy = gr.on([question.submit, ask_btn.click], lambda: gr.Button(interactive=True), None, stop_btn,
+    busy = gr.on([question.submit, ask_btn.click], starting, None, [stop_btn, seen, cited],
                  queue=False, api_visibility="private")
     event = busy.then(ask, inputs, outputs, api_name="ask", concurrency_limit=AGENT_CONCURRENCY,
                       concurrency_id=AGENT_CONCURRENCY_ID, show_progress="minimal", trigger_mode="once")
@@ -337,7 +346,7 @@ def build_ask_tab(ctx: AppContext) -> None:
     question.change(None, [question], [counter], js=COUNTER_JS, api_visibility="private")
 
     def clear() -> tuple[Any, ...]:
-        return [], [], [], [], None, VIEWER_HINT
+        return gr.Gallery([], visible=False), gr.Gallery([], visible=False), [], [], None, VIEWER_HINT
 
     chatbot.clear(clear, None, [seen, cited, seen_refs, cited_refs, viewer.image, viewer.caption], queue=False,
                   api_visibility="private")
@@ -345,7 +354,7 @@ def build_ask_tab(ctx: AppContext) -> None:
         return evt.value.get("text", "") if isinstance(evt.value, dict) else gr.skip()
 
     chatbot.example_select(pick_example, None, [question], queue=False, api_visibility="private") \
-        .then(lambda: gr.Button(interactive=True), None, stop_btn, queue=False, api_visibility="private") \
+        .then(starting, None, [stop_btn, seen, cited], queue=False, api_visibility="private") \
         .then(ask, inputs, outputs, api_visibility="private", concurrency_limit=AGENT_CONCURRENCY,
               concurrency_id=AGENT_CONCURRENCY_ID, show_progress="minimal") \
         .then(lambda: gr.Button(interactive=False), None, stop_btn, queue=False, api_visibility="private")
@@ -354,10 +363,10 @@ def build_ask_tab(ctx: AppContext) -> None:
     on_option, on_thumbnail = viewer_handlers(ctx)
     view_out = [viewer.image, viewer.caption]
     chatbot.option_select(on_option, [ctx.session], view_out, api_visibility="private", concurrency_limit=8) \
-        .then(None, None, None, js=SCROLL_TO_VIEWER_JS, api_visibility="private")
-    seen.select(on_thumbnail, [seen_refs, ctx.session], view_out, api_visibility="private", concurrency_limit=8)
-    cited.select(on_thumbnail, [cited_refs, ctx.session], view_out, api_visibility="private", concurrency_limit=8) \
-        .then(None, None, None, js=SCROLL_TO_VIEWER_JS, api_visibility="private")
+        .then(None, None, None, js=SHOW_VIEWER_JS, api_visibility="private")
+    for gallery, refs in ((seen, seen_refs), (cited, cited_refs)):
+        gallery.select(on_thumbnail, [refs, ctx.session], view_out, api_visibility="private", concurrency_limit=8) \
+            .then(None, None, None, js=SHOW_VIEWER_JS, api_visibility="private")
 
 
 def backend_problem_message(config: PipelineConfig, failed: ErrorStep, secrets: list[str]) -> dict[str, Any]:

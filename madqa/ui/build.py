@@ -22,7 +22,9 @@ from madqa.ui.context import AppContext
 from madqa.ui.corpus import build_corpus_tab
 from madqa.ui.evaluate import build_evaluate_tab
 from madqa.ui.human import build_human_tab
+from madqa.ui.lazy import defer_until_opened
 from madqa.ui.limits import Limits, RequestGuard
+from madqa.ui.modal import MODAL_CSS, MODAL_JS
 from madqa.ui.plugins import build_plugins_tab
 from madqa.ui.policy import WebPolicy
 from madqa.ui.sessions import MAX_UPLOAD_MB, SessionStore, new_session
@@ -48,8 +50,11 @@ CSS = """
 .page-gallery .thumbnail-item img { height: 150px !important; object-fit: contain; }
 .page-gallery .caption-label { position: static !important; max-width: 100% !important; white-space: normal !important;
   overflow: visible !important; text-overflow: clip !important; border: none !important; opacity: 1 !important;
-  overflow-wrap: anywhere;
-  font-size: .85em; }
+  overflow-wrap: break-word; word-break: normal; font-size: .85em; }
+/* what shows is the page script's data-shown (wrapped at the file name's separators); the text stays in the
+   element for Gradio to update */
+.page-gallery .caption-label[data-shown] { font-size: 0 !important; }
+.page-gallery .caption-label[data-shown]::after { content: attr(data-shown); font-size: .85rem; }
 .gallery-title p { margin: 0; }
 /* Evaluate's headline cards: one row per config, the number big, its meaning under it */
 .eval-cards { display: flex; flex-wrap: wrap; gap: 10px; align-items: stretch; margin-bottom: 10px; }
@@ -75,20 +80,48 @@ CSS = """
   #ask-input-row > .form:has(#ask-question) { flex: 1 1 100% !important; min-width: 100% !important; }
 }
 footer { opacity: 0.7; }
-"""
+/* a config that cannot reach its model here: still choosable (it says why), but greyed */
+.keyless-config { opacity: .5; font-style: italic; }
+""" + MODAL_CSS
 # Accessible names Gradio leaves empty (the expand arrow of a thought), kept up as the chat re-renders.
-A11Y_JS = """
+A11Y_JS = r"""
 () => {
+  const KEYLESS = /\(needs ([A-Z0-9_]+) or your key\)/;
+  // a thumbnail's caption: the full text stays in the page (Gradio updates it) and in the title; what shows
+  // is the file name wrapped at its separators (_ - . /), never mid-word, long names cut in the middle
+  const CAPTION = /^(p\.\d+ · )(.*?)( \(search \d+\))?$/;
+  const middle = (n) => n.length <= 32 ? n : `${n.slice(0, 18)}…${n.slice(-13)}`;
+  const shown = (text) => {
+    const m = CAPTION.exec(text);
+    const [head, file, tail] = m ? [m[1], m[2], m[3] || ''] : ['', text, ''];
+    return head + middle(file).replace(/([_\-./])/g, '$1\u200b') + tail;
+  };
+  const captions = () => document.querySelectorAll('.page-gallery .caption-label').forEach((el) => {
+    const text = el.textContent || '';
+    if (el.title === text) return;
+    el.title = text;
+    el.dataset.shown = shown(text);
+  });
   const name = () => {
+    captions();
     document.querySelectorAll('span.arrow button.icon-button').forEach((b) => {
       if (!b.getAttribute('aria-label')) b.setAttribute('aria-label', 'Show or hide the steps');
     });
     document.querySelectorAll('button.icon-button').forEach((b) => {
       if (!b.getAttribute('aria-label') && b.title) b.setAttribute('aria-label', b.title);
     });
+    // configs that need a key this server lacks: greyed in every picker, the reason in a tooltip
+    document.querySelectorAll('[role="option"]:not(.keyless-config), #eval-configs label:not(.keyless-config)')
+      .forEach((el) => {
+        const m = KEYLESS.exec(el.textContent || '');
+        if (!m) return;
+        el.classList.add('keyless-config');
+        el.title = `Needs ${m[1]} on the server, or paste your own key under API key (it stays in this session)`;
+      });
   };
   name();
-  new MutationObserver(name).observe(document.body, {childList: true, subtree: true});
+  new MutationObserver(name).observe(document.body, {childList: true, subtree: true, characterData: true});
+""" + MODAL_JS + """
 }
 """
 
@@ -157,16 +190,18 @@ def build_app(settings: Settings, registry: Any, *, demo_dir: str | Path | None 
         with gr.Tabs():
             with gr.Tab("Ask", id="ask"):
                 build_ask_tab(ctx)
-            with gr.Tab("Compare", id="compare"):
+            with gr.Tab("Compare", id="compare") as compare_tab:
                 build_compare_tab(ctx)
             with gr.Tab("Corpus", id="corpus") as corpus_tab:
                 build_corpus_tab(ctx, corpus_tab)
-            with gr.Tab("Evaluate", id="evaluate"):
+            with gr.Tab("Evaluate", id="evaluate") as evaluate_tab:
                 build_evaluate_tab(ctx)
-            with gr.Tab("You search", id="human"):
+            with gr.Tab("You search", id="human") as human_tab:
                 build_human_tab(ctx)
-            with gr.Tab("Plugins", id="plugins"):
+            with gr.Tab("Plugins", id="plugins") as plugins_tab:
                 build_plugins_tab(ctx)
+        for tab in (compare_tab, corpus_tab, evaluate_tab, human_tab, plugins_tab):
+            defer_until_opened(tab)  # their code is fetched when first opened, not before the first paint
         timer = gr.Timer(1.0, active=not sessions.demo.ready)
 
         def status(session: Any) -> tuple[str, Any]:

@@ -53,12 +53,11 @@ from madqa.ui.messages import (
     trace_message,
     user_message,
 )
+from madqa.ui.modal import open_viewer_js
 from madqa.ui.model_access import key_problem
 
 SIDES = ("A", "B")
-SCROLL_TO_VIEWER_JS = ("() => { const el = document.getElementById('compare-page'); "
-                       "if (el && el.getBoundingClientRect().top > window.innerHeight) "
-                       "el.scrollIntoView({behavior: 'smooth', block: 'start'}); }")
+SHOW_VIEWER_JS = open_viewer_js("compare-page-viewer")  # a modal on a phone, beside the chats on a wide screen
 PANEL_SIZE = len(FIELD_NAMES)
 
 
@@ -245,4 +244,4 @@ def build_compare_tab(ctx: AppContext) -> None:
     for chat in (chat_a, chat_b):
         chat.option_select(on_option, [ctx.session], [viewer.image, viewer.caption], api_visibility="private",
                            concurrency_limit=8) \
-            .then(None, None, None, js=SCROLL_TO_VIEWER_JS, api_visibility="private")  # below the chats on a phone
+            .then(None, None, None, js=SHOW_VIEWER_JS, api_visibility="private")

@@ -16,7 +16,7 @@ import gradio as gr
 from madqa.errors import MadqaError
 from madqa.settings import PipelineConfig, parse_options
 from madqa.ui.context import shown_error
-from madqa.ui.model_access import config_choices
+from madqa.ui.model_access import config_choices, picker_info
 from madqa.ui.policy import WebPolicy
 
 FIELD_NAMES = ("config", "backend", "model", "retriever", "reranker", "query_strategy", "top_k", "max_steps",
@@ -86,7 +86,7 @@ def build_config_panel(configs: dict[str, PipelineConfig], registry: Any, defaul
     models = sorted({c.model for c in configs.values()} | {config.model})
     with gr.Accordion(label, open=open, elem_id=elem_id):
         name = gr.Dropdown(config_choices(configs), value=base.name, label="Named config",
-                           info="a preset; change any part below to adjust it")
+                           info=picker_info(configs, "a preset; change any part below to adjust it"))
         with gr.Row():
             offered = registry.names("backend") if backends is None else backends
             backend = gr.Dropdown(_choices(offered, config.backend), value=config.backend, label="Backend")

@@ -39,7 +39,7 @@ from madqa.evaluation.runner import run_batch
 from madqa.jsonl import dumps
 from madqa.ui.context import AppContext, internal_error, shown_error
 from madqa.ui.messages import md_escape, redact, shorten
-from madqa.ui.model_access import config_choices, key_problem
+from madqa.ui.model_access import config_choices, key_problem, picker_info
 from madqa.ui.policy import visitor_row
 from madqa.ui.sessions import shorten_name
 
@@ -145,6 +145,17 @@ def plots(records_by_config: Mapping[str, Sequence[Mapping[str, Any]]]) -> tuple
             pd.DataFrame(errors, columns=["config", "category", "count"]), notes)
 
 
+def nothing_to_plot(kuiper: pd.DataFrame, errors: pd.DataFrame, notes: Sequence[str]) -> dict[str, str]:
+    """A line per plot that would be drawn empty ({"kuiper"|"errors": "nothing to plot: ..."}), so it is not drawn."""
+    out = {}
+    if kuiper.empty:
+        why = "; ".join(n for n in notes if "Kuiper" in n) or "no questions were scored"
+        out["kuiper"] = f"Kuiper curve — nothing to plot: {why} (it needs both right and wrong answers)."
+    if errors.empty or not errors["count"].any():
+        out["errors"] = "Why answers were wrong — nothing to plot: no answer was wrong."
+    return out
+
+
 def step_ticks(steps: pd.Series) -> tuple[list[str], list[str]]:
     """Step counts as axis categories in numeric order, so the axis reads 1, 2, 8 (never 0.5 or 7.5)."""
     label = [f"{v:g}" for v in steps]
@@ -224,7 +235,8 @@ def build_evaluate_tab(ctx: AppContext) -> None:
                                           f"{len(ctx.questions)} demo questions)",
                                     file_types=[".jsonl", ".ndjson", ".parquet", ".pq"], elem_id="eval-file")
             names = gr.CheckboxGroup(config_choices(ctx.configs), value=[ctx.default_config] if ctx.default_config in
-                                     ctx.configs else [], label="Configs to run", elem_id="eval-configs")
+                                     ctx.configs else [], label="Configs to run", elem_id="eval-configs",
+                                     info=picker_info(ctx.configs, "") or None)
             with gr.Row():
                 limit = gr.Number(0, precision=0, minimum=0, label="Questions (0 = all)", elem_id="eval-limit")
                 workers = gr.Slider(1, MAX_WORKERS, value=2, step=1, label="Questions at once")
@@ -250,6 +262,7 @@ def build_evaluate_tab(ctx: AppContext) -> None:
                                       title="Kuiper cumulative deviation (questions sorted by effort)")
             error_plot = gr.BarPlot(x="category", y="count", color="config", title="Why answers were wrong",
                                     height=260, y_axis_format="d")
+            nothing = gr.Markdown(visible=False, elem_id="eval-nothing-to-plot")  # instead of an empty frame
     gap_table = gr.DataFrame(pd.DataFrame(columns=["oracle gap"]), label="Oracle gap (with the oracle checkbox)",
                              interactive=False, elem_id="eval-gap")
     per_question_table = gr.DataFrame(pd.DataFrame(columns=QUESTION_COLUMNS), label="Per question",
@@ -374,10 +387,13 @@ def build_evaluate_tab(ctx: AppContext) -> None:
             text += "  \n" + "; ".join(md_escape(n) for n in notes) + "."
         steps, order = step_ticks(accuracy["steps"])
         accuracy_update = gr.ScatterPlot(accuracy.assign(steps=steps), sort=order)
+        empty = nothing_to_plot(kuiper, errors, notes)
         EVAL_FOLDERS.returned(folder)
-        return (text, headline_cards(results), metrics_frame(results), accuracy_update, kuiper, errors,
-                question_frame(rows_by_config, records), str(predictions), str(report), gap_frame(gaps))
+        return (text, headline_cards(results), metrics_frame(results), accuracy_update,
+                gr.LinePlot(kuiper, visible="kuiper" not in empty), gr.BarPlot(errors, visible="errors" not in empty),
+                question_frame(rows_by_config, records), str(predictions), str(report), gap_frame(gaps),
+                gr.Markdown("  \n".join(md_escape(line) for line in empty.values()), visible=bool(empty)))
 
     run_btn.click(run, [question_file, names, limit, workers, api_key, api_base, oracle, ctx.session],
                   [status, cards, metrics, accuracy_plot, kuiper_plot, error_plot, per_question_table, predictions_file,
-                   report_file, gap_table], api_name="evaluate", concurrency_limit=2)
+                   report_file, gap_table, nothing], api_name="evaluate", concurrency_limit=2)

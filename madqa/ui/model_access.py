@@ -89,3 +89,12 @@ def config_choices(configs: Mapping[str, PipelineConfig], env: Mapping[str, str]
     """(label, name) pairs for a config menu: runnable configs first, keyless ones marked after them."""
     pairs = [(config_label(c, env), name) for name, c in configs.items()]
     return sorted(pairs, key=lambda pair: pair[0] != pair[1])
+
+
+KEYLESS_HINT = "greyed: needs a provider key this server lacks; paste yours under API key"
+
+
+def picker_info(configs: Mapping[str, PipelineConfig], info: str, env: Mapping[str, str] | None = None) -> str:
+    """A config picker's info line, saying what greyed entries mean when there are any."""
+    keyless = any(required_keys(c, env=env) for c in configs.values())
+    return f"{info}; {KEYLESS_HINT}" if keyless and info else (KEYLESS_HINT if keyless else info)
