@@ -15,6 +15,7 @@ machine's load average (other work on a shared machine stretches every figure).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import socket
@@ -164,7 +165,8 @@ def main() -> int:
                     figures["floor_one_textbox_1440x900"] = {"median_ms": round(statistics.median(loads)),
                                                              "loads_ms": loads}
                 finally:
-                    floor.close()
+                    with contextlib.redirect_stdout(sys.stderr):  # Gradio says "Closing server": stdout is the JSON
+                        floor.close()
                 browser.close()
             figures["load_average_1min"] = round(os.getloadavg()[0], 1)
         finally:

@@ -19,7 +19,8 @@ from tests.browser_support import GRADIO_QUIRKS
 from tests.conftest import make_pdf
 
 pytestmark = GRADIO_QUIRKS
-HEAVY = {"dataframe", "nativeplot", "file", "gallery", "html", "checkboxgroup", "radio", "number", "checkbox"}
+HEAVY = {"dataframe", "nativeplot", "file", "gallery", "html", "checkboxgroup", "radio", "number", "checkbox", "image",
+         "slider"}  # image: the page viewer, drawn with its first page; slider: in the closed settings
 
 
 def visible_at_first_paint(config: dict) -> dict[str, set[str]]:
@@ -77,5 +78,17 @@ def test_a_deferred_tab_is_revealed_once_and_keeps_what_was_hidden_on_purpose() 
     assert hidden not in deferred
     again = reveal.fn(True)
     assert all(isinstance(u, type(gr.skip())) for u in again)  # later opens cost no update
+    app.close()
+    gc.collect()
+
+
+def test_a_closed_accordion_is_revealed_when_expanded() -> None:
+    with gr.Blocks() as app:
+        with gr.Accordion("settings", open=False) as settings:
+            slider = gr.Slider(1, 5)
+        defer_until_opened(settings)
+    assert slider.visible is False
+    reveal = next(fn for fn in app.fns.values() if fn.name == "reveal")
+    assert [t[1] for t in reveal.targets] == ["expand"]
     app.close()
     gc.collect()

@@ -129,7 +129,7 @@ def test_the_compare_summary_fits_at_1440(visitors: Visitors) -> None:
         expect(page.locator(pane)).to_contain_text("offline extractive baseline — no language model")
         expect(page.locator(pane).get_by_text(re.compile(r"^Searched \d+×")).first).to_be_visible()
     chats_right = page.locator("#compare-chat-b").bounding_box()
-    viewer = page.locator("#compare-page").bounding_box()
+    viewer = page.locator("#compare-page-viewer").bounding_box()
     assert viewer["x"] >= chats_right["x"] + chats_right["width"] - 1, (viewer, chats_right)  # beside the chats
     page.locator("#compare-chat-b button.option").first.click()
     expect(page.locator("#compare-page-caption")).to_contain_text("page 6 of")

@@ -60,8 +60,9 @@ class PageViewer:
 def build_page_viewer(label: str, elem_id: str, height: int = 680, hint: str = VIEWER_HINT) -> PageViewer:
     """The page image and its caption, in a column ``<elem_id>-viewer`` (the modal on a phone)."""
     with gr.Column(elem_id=f"{elem_id}-viewer", elem_classes=["page-viewer"]):
+        # drawn with its first page (not in the first paint: one component less to fetch before it)
         image = gr.Image(label=label, type="filepath", interactive=False, height=height,
-                         buttons=["download", "fullscreen"], elem_id=elem_id)
+                         buttons=["download", "fullscreen"], elem_id=elem_id, visible=False)
         caption = gr.Markdown(hint, elem_id=f"{elem_id}-caption")
     return PageViewer(image, caption)
 
@@ -109,18 +110,20 @@ def highlight_note(highlight: Highlight, quoted: bool) -> str:
 
 def viewer_handlers(ctx: AppContext) -> tuple[Any, Any]:
     """Event functions: show a clicked citation option; show the clicked thumbnail of a gallery."""
-    def on_option(session: Any, evt: gr.SelectData) -> tuple[str, str]:
+    def on_option(session: Any, evt: gr.SelectData) -> tuple[Any, str]:
         parsed = parse_citation_value(evt.value)
         if parsed is None:
             raise shown_error("That is not a page citation.")
-        return show_page(ctx, session, *parsed, marks=citation_marks(evt.value))
+        path, caption = show_page(ctx, session, *parsed, marks=citation_marks(evt.value))
+        return gr.Image(path, visible=True), caption
 
-    def on_thumbnail(refs: list[list[Any]], session: Any, evt: gr.SelectData) -> tuple[str, str]:
+    def on_thumbnail(refs: list[list[Any]], session: Any, evt: gr.SelectData) -> tuple[Any, str]:
         index = evt.index if isinstance(evt.index, int) else -1
         if not 0 <= index < len(refs or []):
             raise shown_error("That page is no longer listed; ask again.")
         key, file, page, *marks = refs[index]  # a cited page also holds (quotes, answer words)
-        return show_page(ctx, session, key, PageRef(file, int(page)), tuple(marks[0]) if marks else None)
+        path, caption = show_page(ctx, session, key, PageRef(file, int(page)), tuple(marks[0]) if marks else None)
+        return gr.Image(path, visible=True), caption
 
     return on_option, on_thumbnail
 
@@ -346,7 +349,8 @@ def build_ask_tab(ctx: AppContext) -> None:
     question.change(None, [question], [counter], js=COUNTER_JS, api_visibility="private")
 
     def clear() -> tuple[Any, ...]:
-        return gr.Gallery([], visible=False), gr.Gallery([], visible=False), [], [], None, VIEWER_HINT
+        return gr.Gallery([], visible=False), gr.Gallery([], visible=False), [], [], gr.Image(None, visible=False), \
+            VIEWER_HINT
 
     chatbot.clear(clear, None, [seen, cited, seen_refs, cited_refs, viewer.image, viewer.caption], queue=False,
                   api_visibility="private")

@@ -16,6 +16,7 @@ import gradio as gr
 from madqa.errors import MadqaError
 from madqa.settings import PipelineConfig, parse_options
 from madqa.ui.context import shown_error
+from madqa.ui.lazy import defer_until_opened
 from madqa.ui.model_access import config_choices, picker_info
 from madqa.ui.policy import WebPolicy
 
@@ -84,7 +85,7 @@ def build_config_panel(configs: dict[str, PipelineConfig], registry: Any, defaul
     base = configs.get(default) or next(iter(configs.values()), PipelineConfig())
     config = base.with_overrides(**(initial or {}))
     models = sorted({c.model for c in configs.values()} | {config.model})
-    with gr.Accordion(label, open=open, elem_id=elem_id):
+    with gr.Accordion(label, open=open, elem_id=elem_id) as accordion:
         name = gr.Dropdown(config_choices(configs), value=base.name, label="Named config",
                            info=picker_info(configs, "a preset; change any part below to adjust it"))
         with gr.Row():
@@ -116,6 +117,8 @@ def build_config_panel(configs: dict[str, PipelineConfig], registry: Any, defaul
                                   placeholder="e.g. http://localhost:8000/v1")
     panel = ConfigPanel(name, backend, model, retriever, reranker, strategy, top_k, max_steps, budget,
                         options, api_key, api_base)
+    if not open:
+        defer_until_opened(accordion)  # drawn (and its sliders' code fetched) when first opened
 
     def fill(chosen: str) -> list[Any]:
         picked = configs.get(chosen)

@@ -3,7 +3,7 @@
 Gradio's page fetches the code of every visible component in its config before it shows the first
 tab, also of components in tabs nobody has opened yet (data frames, plots, file pickers: most of
 the page's weight). ``defer_until_opened(tab)`` hides a tab's components in the config and shows
-them when the visitor first opens the tab, so their code is fetched then. Their events (and API
+them when the visitor first opens the tab, so their code is fetched then; a closed accordion likewise. Their events (and API
 endpoints) stay as they are: a hidden component still takes and gives values.
 """
 
@@ -27,8 +27,9 @@ def components_in(block: Block) -> Iterator[gr.components.Component]:
             yield from components_in(child)
 
 
-def defer_until_opened(tab: gr.Tab) -> list[gr.components.Component]:
-    """Hide ``tab``'s visible components until the visitor first opens it; returns them.
+def defer_until_opened(tab: gr.Tab | gr.Accordion) -> list[gr.components.Component]:
+    """Hide the visible components of ``tab`` (or of a closed accordion) until the visitor first opens it;
+    returns them.
 
     Call it after the tab is built, inside the Blocks. Components hidden on purpose stay hidden."""
     hidden = [c for c in components_in(tab) if c.visible is True and not isinstance(c, NEVER_HIDDEN)]
@@ -43,5 +44,6 @@ def defer_until_opened(tab: gr.Tab) -> list[gr.components.Component]:
             return [gr.skip()] * (len(hidden) + 1)
         return [*(gr.update(visible=True) for _ in hidden), True]
 
-    tab.select(reveal, [opened], [*hidden, opened], queue=False, api_visibility="private")
+    opens = tab.expand if isinstance(tab, gr.Accordion) else tab.select
+    opens(reveal, [opened], [*hidden, opened], queue=False, api_visibility="private")
     return hidden
