@@ -37,6 +37,7 @@ from madqa.repair import check_generation
 from madqa.settings import Settings
 
 Progress = Callable[[str, int, int], None]  # (file, done, total)
+PageProgress = Callable[[str, int, int, str], None]  # (file, page, pages, source): each page as it is read
 
 pymupdf.TOOLS.mupdf_display_errors(False)  # MuPDF's own stderr chatter; we report per file instead
 
@@ -144,13 +145,17 @@ def _imported_for(imported: dict[tuple[str, int], str], ambiguous: set[str]) -> 
 
 def _document_reads(plan: list[tuple[str, Path, str, bool]], reader: DocumentReader,
                     imported_for: Callable[[str], dict[int, str]], executor: Any, settings: Settings,
-                    ocr: str) -> Iterator[Any]:
-    """(pages, page list, warnings) or the CorpusError/OSError, for each file to read, in plan order."""
+                    ocr: str, page_progress: PageProgress | None = None) -> Iterator[Any]:
+    """(pages, page list, warnings) or the CorpusError/OSError, for each file to read, in plan order.
+
+    ``page_progress`` hears every page read here (files read on cluster workers arrive whole)."""
     to_read = [(file, path) for file, path, _, reuse in plan if not reuse]
     if executor is None:
         for file, path in to_read:
+            on_page = (lambda page, pages, source, file=file: page_progress(file, page, pages, source)) \
+                if page_progress else None
             try:
-                yield reader.read(path, file, imported_for(file))
+                yield reader.read(path, file, imported_for(file), on_page)
             except (CorpusError, OSError) as exc:
                 yield exc
         return
@@ -171,6 +176,7 @@ def ingest(
     executor: Any = None,
     retrievers: list[str] | None = None,
     index_progress: IndexProgress | None = None,
+    page_progress: PageProgress | None = None,
 ) -> IngestReport:
     """Ingest every PDF under ``root`` into a new generation and make it current.
 
@@ -180,8 +186,9 @@ def ingest(
     on its workers, with the same reader and limits; this process alone writes and swaps the
     generation. ``retrievers`` names the indexes to write (default: ``settings.index_retrievers``, else
     every BM25 one; ``dense`` only when named); ``index_progress(retriever, done, total, detail)`` hears
-    the slow ones (embedding: pages, windows/s, time left). Raises CorpusError only when nothing can be
-    done at all.
+    the slow ones (embedding: pages, windows/s, time left); ``page_progress(file, page, pages, source)``
+    hears each page as it is read (an OCR of a long scan, page by page). Raises CorpusError only when
+    nothing can be done at all.
     """
     started = time.perf_counter()
     root = Path(root)
@@ -229,7 +236,8 @@ def ingest(
         feed = IndexFeed(registry, tmp_dir, previous, set(previous.documents) - reused if previous else set(),
                          files_to_read=len(plan) - len(reused), retrievers=retrievers, progress=index_progress)
         try:
-            reads = _document_reads(plan, reader, _imported_for(imported, ambiguous), executor, settings, ocr)
+            reads = _document_reads(plan, reader, _imported_for(imported, ambiguous), executor, settings, ocr,
+                                    page_progress)
             documents, changed = _ingest_files(plan, previous, reads, tmp_dir, report, feed, progress)
             feed.finish()
         except BaseException:
@@ -422,7 +430,8 @@ def _remove_old(state: Path, keep: set[str | None]) -> None:
 
 def open_or_build(root: str | Path, settings: Settings, registry: Registry,
                   progress: Progress | None = None, check: bool = False,
-                  rebuild: str | None = None) -> tuple[Corpus, IngestReport | None]:
+                  rebuild: str | None = None, page_progress: PageProgress | None = None
+                  ) -> tuple[Corpus, IngestReport | None]:
     """Open the corpus at ``root``, ingesting it first when it was never indexed or is damaged (its
     manifest; with ``check`` also its page store and indexes, see madqa.repair; ``rebuild``: known to be)."""
     problem = rebuild
@@ -437,5 +446,5 @@ def open_or_build(root: str | Path, settings: Settings, registry: Registry,
             if problem is None:
                 return corpus, None
             corpus.close()
-    report = ingest(root, settings, registry, progress=progress, rebuild=problem)
+    report = ingest(root, settings, registry, progress=progress, rebuild=problem, page_progress=page_progress)
     return Corpus.open(root, settings.corpora_dir), report

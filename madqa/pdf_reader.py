@@ -19,6 +19,7 @@ import pickle
 import resource
 import signal
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -251,8 +252,12 @@ class DocumentReader:
         self.blob = pickle.dumps((text, ocr, mode))  # the page readers travel to the worker
         self.worker: _Worker | None = None
 
-    def read(self, path: Path, file: str, imported: dict[int, str]) -> tuple[int, list[PageText], list[str]]:
-        """(page count, pages, warnings) of one PDF; CorpusError with a plain reason when it cannot be used."""
+    def read(self, path: Path, file: str, imported: dict[int, str],
+             on_page: Callable[[int, int, str], None] | None = None) -> tuple[int, list[PageText], list[str]]:
+        """(page count, pages, warnings) of one PDF; CorpusError with a plain reason when it cannot be used.
+
+        ``on_page(page, pages, source)`` hears each page as it is read (source: text, ocr, imported, none),
+        so an OCR of a long scan shows progress page by page."""
         if self.worker is None:
             self.worker = POOL.acquire(self.limits.memory_mb)
         worker = self.worker
@@ -268,6 +273,8 @@ class DocumentReader:
                 pages.append(message[1])
                 if message[2]:
                     warnings.append(message[2])
+                if on_page is not None:
+                    on_page(message[1].page, count, message[1].source)
             elif kind == "done":
                 return count, pages, warnings
             elif kind == "failed":

@@ -46,6 +46,16 @@ def index_progress(out: Any = None) -> Callable[[str, int, int | None, str], Non
     return report
 
 
+def page_progress(out: Any = None) -> Callable[[str, int, int, str], None]:
+    """Progress of OCR, page by page (a scan takes seconds a page; text pages are not reported), one stderr
+    line each: ``OCR page 3/12 · scans/report.pdf``."""
+    def report(file: str, page: int, pages: int, source: str) -> None:
+        if source == "ocr":
+            print(f"OCR page {page}/{pages} · {file}", file=out or sys.stderr, flush=True)
+
+    return report
+
+
 def show_index_logs() -> None:
     """Have an index built on first use (``dense``) say its progress on stderr."""
     import logging

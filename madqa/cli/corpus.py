@@ -25,7 +25,7 @@ def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
         with cluster_for(args.cluster) as executor:
             report = ingest(args.dir, settings, common.registry(settings), ocr=args.ocr,
                             ocr_jsonl=args.ocr_jsonl, progress=update, executor=executor, retrievers=retrievers,
-                            index_progress=common.index_progress())
+                            index_progress=common.index_progress(), page_progress=common.page_progress())
     finally:
         close()
     if args.json:

@@ -1,8 +1,8 @@
 """The Corpus tab: upload PDFs into this session's own corpus, list documents, switch corpora.
 
-Uploads are copied (under sanitised names) into the session's folder, indexed with per-file
-progress, and reported file by file; a file that cannot be indexed is said so and removed.
-The list shows each document's pages and where each page's searchable text came from.
+Uploads are copied (under sanitised names) into the session's folder, indexed with progress per
+file and per page (an OCR of a scan says which page), and reported file by file; a file that cannot
+be indexed is said so and removed. The list shows each document's pages and where each page's searchable text came from.
 """
 
 from __future__ import annotations
@@ -126,7 +126,8 @@ def build_corpus_tab(ctx: AppContext, tab: gr.Tab) -> None:
         uploads = [(Path(p).name, Path(p)) for p in paths]
 
         def report(done: int, total: int, what: str) -> None:
-            progress((done, total), desc=what, unit="files")
+            pages = what.startswith(("OCR page", "reading page")) or "embedding pages" in what
+            progress((done, total), desc=what, unit="pages" if pages else "files")  # "OCR page 3/12 · scan.pdf"
 
         try:
             outcome = ctx.sessions.add_files(session["token"], uploads, report)

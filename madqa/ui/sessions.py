@@ -83,6 +83,7 @@ class DemoCorpus:
         self.corpus: Corpus | None = None
         self.error: str | None = None
         self.progress: tuple[str, int, int] | None = None
+        self.page: str | None = None  # "OCR page 3/12 · file" while a scan is read
         self.indexed_now = False
         self._ready = threading.Event()
         self._thread: threading.Thread | None = None
@@ -98,7 +99,8 @@ class DemoCorpus:
         try:
             if not self.root.is_dir():
                 raise CorpusError(f"the demo corpus folder {self.root} is missing")
-            corpus, report = open_or_build(self.root, self.settings, self.registry, progress=self._progress)
+            corpus, report = open_or_build(self.root, self.settings, self.registry, progress=self._progress,
+                                           page_progress=self._page)
             self.indexed_now = report is not None
             self.corpus = corpus
         except MadqaError as exc:
@@ -110,6 +112,10 @@ class DemoCorpus:
 
     def _progress(self, file: str, done: int, total: int) -> None:
         self.progress = (file, done, total)
+        self.page = None
+
+    def _page(self, file: str, page: int, pages: int, source: str) -> None:
+        self.page = page_words(file, page, pages, source) if source == "ocr" else None
 
     @property
     def ready(self) -> bool:
@@ -130,7 +136,8 @@ class DemoCorpus:
         if not self.ready:
             if self.progress:
                 file, done, total = self.progress
-                return f"Indexing the demo corpus (first start): file {done} of {total}, {md_escape(file)}…"
+                page = f" ({md_escape(self.page)})" if self.page else ""
+                return f"Indexing the demo corpus (first start): file {done} of {total}, {md_escape(file)}{page}…"
             return "Indexing the demo corpus (first start)…"
         if self.corpus is None:
             return f"⚠ The demo corpus is unavailable: {md_escape(str(self.error))}"
@@ -248,8 +255,13 @@ class SessionStore:
                 if progress:  # embedding for dense (MADQA_INDEX_RETRIEVERS): pages, windows/s, time left
                     progress(done, total or max(done, 1), f"{name}: embedding pages, {detail}")
 
+            def on_page(file: str, page: int, pages: int, source: str) -> None:
+                if progress:  # a scan is read page by page, seconds each: say which page, not just which file
+                    progress(page, pages, page_words(file, page, pages, source))
+
             try:
-                report = ingest(folder, self.settings, self.registry, progress=on_file, index_progress=on_index)
+                report = ingest(folder, self.settings, self.registry, progress=on_file, index_progress=on_index,
+                                page_progress=on_page)
             except (OSError, sqlite3.Error) as exc:  # e.g. the disk filled up while indexing
                 for name, result in saved.items():
                     (folder / name).unlink(missing_ok=True)  # the upload is undone; what was there stays
@@ -361,6 +373,12 @@ class SessionStore:
                 self.remove_all(entry.name)
                 removed += 1
         return removed
+
+
+def page_words(file: str, page: int, pages: int, source: str) -> str:
+    """``OCR page 3/12 · report.pdf`` (``reading page …`` for a text layer): a long job's progress, per page."""
+    what = "OCR page" if source == "ocr" else "reading page"
+    return f"{what} {page}/{pages} · {shorten_name(file)}"
 
 
 def disk_reason(exc: BaseException) -> str:
