@@ -1,6 +1,6 @@
 """A first-time visitor of the demo: how long until the question box can be used, and what the page weighs.
 
-    python -m bench.first_visit [--loads 7] [--width 1440 --height 900]
+    python -m bench.first_visit [--loads 7] [--sizes 1440x900,390x844] [--repo CHECKOUT]
 
 Starts ``app.py`` on a free 127.0.0.1 port with a fresh ``MADQA_HOME`` and no provider key, then prints
 one JSON object: seconds from starting the process to the server answering (``server_ready_s``) and to
@@ -127,6 +127,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--loads", type=int, default=7)
     parser.add_argument("--sizes", default="1440x900,390x844")
+    parser.add_argument("--repo", type=Path, default=REPO, help="the checkout whose app.py to start (before/after)")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -135,9 +136,10 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="madqa-first-visit-") as home:
         env = {k: v for k, v in os.environ.items() if k not in KEYS} | {
             "MADQA_HOME": home, "MADQA_HOST": "127.0.0.1", "MADQA_PORT": str(port),
-            "GRADIO_ANALYTICS_ENABLED": "False", "LITELLM_LOCAL_MODEL_COST_MAP": "True", "OMP_THREAD_LIMIT": "1"}
+            "GRADIO_ANALYTICS_ENABLED": "False", "LITELLM_LOCAL_MODEL_COST_MAP": "True", "OMP_THREAD_LIMIT": "1",
+            "PYTHONDONTWRITEBYTECODE": "1"}
         started = time.perf_counter()
-        server = subprocess.Popen([sys.executable, str(REPO / "app.py")], env=env, cwd=REPO,
+        server = subprocess.Popen([sys.executable, str(args.repo / "app.py")], env=env, cwd=args.repo,
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             ready = wait_http(url, 120)

@@ -92,3 +92,4 @@ def test_a_closed_accordion_is_revealed_when_expanded() -> None:
     assert [t[1] for t in reveal.targets] == ["expand"]
     app.close()
     gc.collect()
+
