@@ -4,8 +4,10 @@ test_ui_visitor.py). The reason names the provider and what to do."""
 
 from __future__ import annotations
 
+import pytest
+
 from madqa.settings import list_configs
-from madqa.ui.model_access import KEYLESS_HINT, config_choices, key_problem, picker_info
+from madqa.ui.model_access import KEYLESS_HINT, PROVIDER_KEYS, config_choices, key_problem, picker_info
 
 
 def test_keyless_configs_are_marked_with_what_they_lack_and_listed_last() -> None:
@@ -36,3 +38,18 @@ def test_the_reason_names_the_provider_the_variable_and_what_to_do() -> None:
     assert "OpenAI API key" in reason and "OPENAI_API_KEY" in reason and "Settings → API key" in reason
     assert key_problem(config, {"api_key": "sk-visitor"}, env={}) is None  # the visitor's own key is enough
     assert key_problem(config, env={"OPENAI_API_KEY": "sk-server"}) is None
+
+
+def test_the_provider_key_table_agrees_with_litellm(monkeypatch) -> None:
+    """The table exists so the web app need not import litellm to mark configs; it must say what litellm says."""
+    litellm = pytest.importorskip("litellm")
+    for variables in PROVIDER_KEYS.values():
+        for name in variables:
+            monkeypatch.delenv(name, raising=False)
+    models = {"openai": "openai/gpt-4o", "anthropic": "anthropic/claude-sonnet-4-5", "gemini": "gemini/gemini-2.5-flash",
+              "mistral": "mistral/mistral-large-latest", "groq": "groq/llama-3.1-8b-instant",
+              "openrouter": "openrouter/openai/gpt-4o"}
+    assert set(models) == set(PROVIDER_KEYS)
+    for provider, model in models.items():
+        missing = litellm.validate_environment(model=model)["missing_keys"]
+        assert set(missing) == set(PROVIDER_KEYS[provider]), (provider, missing)
