@@ -1,5 +1,6 @@
 """Answer types codes for the offline reader: identifiers and reference numbers, versions, command-line
-option flags, file names and paths, and programming identifiers (``set_terminal``, ``\\SIunit``)."""
+option flags, file names and paths, and programming identifiers (``set_terminal``, ``\\SIunit``,
+``GNUTERM``, ``MetaPost``, ``MArray<T>``), and how code-like a span looks (``codeish``)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,27 @@ FLAG_RE = re.compile(r"(?<![\w\-/])--?[A-Za-z][\w\-]*(?:=[\w\-./]+)?(?![\w\-])")
 _EXT = (r"pdf|txt|ly|ily|asy|tex|sty|cls|bib|m|c|h|cc|cpp|hh|py|sh|dat|gp|gnu|plt|png|jpe?g|eps|ps|svg|xml|html?|json|"
         r"cfg|conf|ini|log|mac|dem|mid|midi|oct|mat|csv|gz|tar|zip|el|rc|in|mk|ac|am|texi|info|1")
 FILE_RE = re.compile(rf"(?<![\w/~.-])(?:(?:~|\.{{1,2}})?/(?:[\w.+-]+/)*[\w.+-]+|[\w+-][\w.+-]*\.(?:{_EXT}))(?![\w/])")
-IDENT_RE = re.compile(r"(?<![\w\\-])(?:\\[A-Za-z@]+|[a-z][a-z0-9]*(?:[_-][a-z0-9]+)+|[a-z]+[A-Z][A-Za-z0-9]*|"
+IDENT_RE = re.compile(r"(?<![\w\\-])(?:\\[A-Za-z@]+"
+                      r"|[A-Za-z]\w*<[\w ,:*]+>"  # a template: MArray<T>
+                      r"|[A-Z][A-Z0-9]*_[A-Z0-9_]+|[A-Z]{2}[A-Z0-9]+"  # an environment variable, a constant: GNUTERM
+                      r"|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+"  # CamelCase: MetaPost, ColumnVector
+                      r"|[a-z][a-z0-9]*(?:[_-][a-z0-9]+)+|[a-z]+[A-Z][A-Za-z0-9]*|"
                       r"[a-z][a-z0-9]*(?=\s*\())(?![\w-])")
+# a quoted command or value ("use 'set fit maxiter <n>'"): the quoted text, not its bullet or verb
+QUOTED_RE = re.compile(r"(?<![\w'])(?:'[^'\n]{2,60}'|`[^`\n]{2,60}`|\"[^\"\n]{2,60}\"|‘[^’\n]{2,60}’)(?![\w'])")
+SYMBOL_RE = re.compile(r"(?<![\w\-.])[A-Za-z]{1,3}(?![\w\-])")  # a unit's or an element's symbol: Wb, cd, mol
 
 SPAN_RES = {"code": CODE_RE, "version": VERSION_RE, "flag": FLAG_RE, "file": FILE_RE, "ident": IDENT_RE}
+
+
+def codeish(value: str, common: set[str]) -> float:
+    """How much ``value`` looks like a name in code (1) rather than a common word (0.5): all capitals,
+    CamelCase, or holding ``_ . < > \\ ( )`` or a digit count as code; a word (or hyphenated words) that
+    the corpus also writes in running lower case does not."""
+    if re.search(r"[_<>\\().]|\d", value) or re.search(r"[a-z][A-Z]|[A-Z]{2}", value) or \
+            re.fullmatch(r"[A-Z][a-z]?", value):
+        return 1.0
+    parts = [p for p in re.split(r"[-\s]+", value.lower()) if p]
+    if parts and all(p in common for p in parts):
+        return 0.5
+    return 0.8

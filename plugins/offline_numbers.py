@@ -28,3 +28,7 @@ UNITS = (r"seconds?|minutes?|hours?|days?|weeks?|months?|years?|mm|cm|km|m|kg|g|
          r"pieces?|pcs|people|persons|employees|sites|rooms|beds|seats")
 QUANTITY_RE = re.compile(rf"(?<![\w.,])(?:{_NUM}|(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b)"
                          rf"\s?(?:{UNITS})(?![\w²])", re.I)
+# an ordinal with the noun it counts, and a year in brackets after it: "9th century", "13th CGPM (1967)"
+ORDINAL_NOUN_RE = re.compile(r"(?<![\w.])\d+(?:st|nd|rd|th)\s+(?:[A-Z][\w-]*|[a-z]{3,}\b)(?:\s+\((?:1[5-9]|20)\d\d\))?")
+# a whole bracketed tuple of numbers: "(0.0,0.0)", "(1, 2, 3)"
+TUPLE_RE = re.compile(r"\(\s*-?\d+(?:\.\d+)?(?:\s*,\s*-?\d+(?:\.\d+)?)+\s*\)")

@@ -50,6 +50,9 @@ def phrase_after_terms(text: str, file: str, page: int, q: Question, weights: di
                 fit = 0.9 if weights.get(stem(key), 0) >= max(weights.get(stem(c), 0) for c in codes) else 0.6
                 found.append((m.group(1), fit, f"the first cell of the row of {key}"))
         for value, fit, why in found:
+            quoted = re.search(r"['`\"\u2018]([^'`\"\u2019]{2,60})", value)
+            if quoted:  # "- use 'set fit maxiter <n>'": the quoted command, without its placeholder
+                value = re.sub(r"(?:\s+(?:<[^<>]*>?|\[[^][]*\]?))+$", "", quoted.group(1)) or quoted.group(1)
             value = clean(" ".join(value.split()[:6]))
             if value and not set(stems_of(value)) <= own:
                 local, on_page, _ = proximity(bags, i, Bag(), weights, page_bag, q.alts)

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import re
 
+from plugins.offline_codes import QUOTED_RE, SYMBOL_RE, codeish
 from plugins.offline_codes import SPAN_RES as CODE_RES
 from plugins.offline_dates import DATE_RE, TIME_RE, YEAR_RE
 from plugins.offline_names import HONORIFICS, NAME_RE, NOT_NAME, ORG_SUFFIX, PROPER_RE
-from plugins.offline_numbers import MONEY_RE, NUMBER_RE, PERCENT_RE, QUANTITY_RE, UNIT_OF
+from plugins.offline_numbers import MONEY_RE, NUMBER_RE, ORDINAL_NOUN_RE, PERCENT_RE, QUANTITY_RE, TUPLE_RE, UNIT_OF
 from plugins.offline_phrases import expansions
+from plugins.offline_question import STOPWORDS as STOP
 from plugins.offline_spans import (
     Bag,
     Candidate,
@@ -35,23 +37,25 @@ COMPATIBLE = {  # expected kind -> {candidate kind: fit}
     "time": {"time": 1.0, "phrase": 0.3},
     "money": {"money": 1.0, "number": 0.8, "quantity": 0.3, "percent": 0.2},
     "percent": {"percent": 1.0, "number": 0.5},
-    "number": {"number": 1.0, "quantity": 0.75, "money": 0.6, "percent": 0.55, "year": 0.15},
-    "quantity": {"quantity": 1.0, "number": 0.6, "money": 0.5, "percent": 0.4, "phrase": 0.3},
+    "number": {"number": 1.0, "tuple": 0.5, "quantity": 0.75, "money": 0.6, "percent": 0.55, "year": 0.15},
+    "quantity": {"quantity": 1.0, "tuple": 0.5, "number": 0.6, "money": 0.5, "percent": 0.4, "phrase": 0.3},
     "person": {"person": 1.0, "proper": 0.55},
     "org": {"proper": 1.0, "person": 0.4, "phrase": 0.45},
     "place": {"proper": 1.0, "phrase": 0.45},
-    "code": {"code": 1.0, "number": 0.55, "phrase": 0.35},
+    "code": {"code": 1.0, "tuple": 0.6, "number": 0.55, "phrase": 0.35},
     "expansion": {"expansion": 1.0, "phrase": 0.5},
     "version": {"version": 1.0, "code": 0.6, "number": 0.4},
-    "flag": {"flag": 1.0, "code": 0.5, "ident": 0.4, "phrase": 0.3},
+    "flag": {"flag": 1.0, "quoted": 0.6, "code": 0.5, "ident": 0.4, "phrase": 0.3},
     "file": {"file": 1.0, "code": 0.5, "ident": 0.4, "phrase": 0.3},
-    "ident": {"ident": 1.0, "code": 0.6, "flag": 0.5, "file": 0.4, "phrase": 0.6},
-    "phrase": {"phrase": 0.8, "proper": 0.7, "person": 0.65, "code": 0.7, "quantity": 0.7, "date": 0.6, "money": 0.6,
+    "ident": {"ident": 1.0, "symbol": 1.0, "quoted": 0.8, "code": 0.6, "flag": 0.5, "file": 0.4, "phrase": 0.6},
+    "phrase": {"phrase": 0.8, "ordinal": 0.8, "tuple": 0.75, "quoted": 0.75, "proper": 0.7, "person": 0.65, "code": 0.7, "quantity": 0.7, "date": 0.6, "money": 0.6,
                "number": 0.55, "percent": 0.6, "time": 0.6, "year": 0.45, "version": 0.6, "flag": 0.6,
                "file": 0.6, "ident": 0.6},
 }
 SPAN_RES = {"date": DATE_RE, "year": YEAR_RE, "time": TIME_RE, "money": MONEY_RE, "percent": PERCENT_RE,
-            "number": NUMBER_RE, "quantity": QUANTITY_RE, "person": NAME_RE, "proper": PROPER_RE, **CODE_RES}
+            "number": NUMBER_RE, "quantity": QUANTITY_RE, "person": NAME_RE, "proper": PROPER_RE,
+            "ordinal": ORDINAL_NOUN_RE, "tuple": TUPLE_RE, "quoted": QUOTED_RE, **CODE_RES}
+
 
 
 def _kind_spans(text: str, kind: str, limit: int) -> list[tuple[int, str]]:
@@ -107,10 +111,14 @@ def find_candidates(text: str, file: str, page: int, q: Question, weights: dict[
         pairs = label_pairs(line)
         dates = [(m.start(), m.end()) for m in DATE_RE.finditer(joined)] + \
                 [(m.start(), m.end()) for m in TIME_RE.finditer(joined)]
+        wholes = [(m.start(), m.end()) for r in (TUPLE_RE, ORDINAL_NOUN_RE) for m in r.finditer(joined)]
         spans: list[tuple[int, str, str]] = []
         for kind in fits:
             if kind in SPAN_RES:
                 spans += [(pos, s, kind) for pos, s in _kind_spans(joined, kind, len(line))]
+        if "symbol" in q.target and q.kind == "ident":  # "the symbol of the weber": Wb, cd, mol
+            spans += [(m.start(), m.group(), "symbol") for m in SYMBOL_RE.finditer(joined)
+                      if m.start() < len(line) and m.group().lower() not in common and m.group().lower() not in STOP]
         if "expansion" in fits:
             spans += [(pos, s, "expansion") for pos, s in expansions(joined, q)]
         spans += [(pos, value[:80], "value") for _, pos, value in pairs]
@@ -121,12 +129,17 @@ def find_candidates(text: str, file: str, page: int, q: Question, weights: dict[
         seen: set[tuple[str, str]] = set()
         anchors = [m.start() for m in re.finditer(r"[^\W_][\w'&.\-/]*", joined) if stem(m.group()) in qterms]
         for pos, value, kind in spans:
+            if kind == "quoted":
+                value = unquote(value)
             value = clean(value)
             vstems = set(stems_of(value))
             if not value or (value, kind) in seen or not vstems or vstems <= qstems:
                 continue  # the question's own words are not its answer
             if kind in ("number", "money", "quantity", "percent") and any(a <= pos < b for a, b in dates):
                 continue  # the day of a date or the hour of a time is no amount
+            if kind in ("number", "code", "version", "quantity", "ident") and any(a <= pos < b for a, b in wholes) and not \
+                    any(a == pos and b == pos + len(value) for a, b in wholes):
+                continue  # "9" of "(9, 2)" or "13th" of "13th CGPM (1967)": the whole span is proposed
             if kind == "number" and not line[:pos].strip() and re.match(r"\d{1,2}[.)]\s", line[pos:]):
                 continue  # a section number
             seen.add((value, kind))
@@ -151,6 +164,12 @@ def find_candidates(text: str, file: str, page: int, q: Question, weights: dict[
             fit = fits.get(kind, 0.0)
             if kind == "value":  # the whole value of a label the question names, whatever its type
                 fit = max(fits.get("phrase", 0.3), 0.9 * lab if lab >= 0.5 else 0.0)
+            if kind == "symbol":
+                fit *= 1.0 if len(value) > 1 else 0.7  # a lone letter is more often a variable than a unit
+            elif q.kind == "ident":
+                fit *= codeish(value, common)  # a variable or command is rarely a word of running text
+                if "symbol" in q.target and kind != "symbol":
+                    fit *= 0.6  # a symbol is a few letters, not "s-2" of a unit's expansion
             if units and kind in ("quantity", "number"):
                 fit *= 1.0 if re.search(rf"(?:{units})$", value) else 0.6
             beside = words(line[pos + len(value):pos + len(value) + 30])[:2] + words(before)[-2:]
@@ -182,6 +201,12 @@ def find_candidates(text: str, file: str, page: int, q: Question, weights: dict[
     return out
 
 
+
+
+def unquote(value: str) -> str:
+    """A quoted command without its quotes and a trailing ``<placeholder>`` argument ("set fit maxiter")."""
+    inner = value[1:-1].strip()
+    return re.sub(r"(?:\s+(?:<[^<>]+>|\[[^][]+\]))+$", "", inner) or inner
 
 
 def _closeness(pos: int, length: int, anchors: list[int]) -> float:

@@ -99,7 +99,14 @@ class Candidate:
 
 
 def clean(value: str) -> str:
-    return " ".join(value.split()).strip(" \t,;:.([]\"'").strip()
+    """A span without surrounding punctuation, a list bullet, or a bracket it does not close."""
+    value = re.sub(r"^\s*(?:[-*\u2022\u2013>]\s+)+", "", " ".join(value.split()))
+    value = value.strip(" \t,;:.[]\"'").strip()
+    while value[:1] == "(" and value.count("(") > value.count(")"):
+        value = value[1:].strip(" \t,;:.[]\"'")
+    while value[-1:] == ")" and value.count(")") > value.count("("):
+        value = value[:-1].strip(" \t,;:.[]\"'")
+    return value
 
 
 
