@@ -63,7 +63,7 @@ KIND_CUES: tuple[tuple[str, str], ...] = (  # the question word first, then the 
      r"\b(?:file|directory|folder|path)\s+(?:is|does|do|did|should|must|can|will)\b", "file"),
     (r"\b(?:which|what)\s+(?:\w+\s+){0,2}(?:command|function|macro|keyword|method|class|variable|environment|"
      r"package|procedure|routine|operator|directive|type|tool|program|utility|script|backend|terminal|engraver|"
-     r"property|symbol|setting)s?\b", "ident"),
+     r"property|symbol|setting|library|libraries|editor|module|interpreter|compiler)s?\b", "ident"),
     (r"\b(?:in|during)\s+(?:what|which)\s+year\b|\b(?:what|which)\s+year\b|\byear\s+(?:did|was|were)\b", "year"),
     (r"\b(?:what|which)\s+(?:percentage|percent|proportion|fraction)\b|\bhow many percent\b|\bby what percent", "percent"),
     (r"^(?:\w+\s+){0,3}(?:who|whom|whose)\b|\b(?:which|what) (?:person|employee|author|manager|officer|individual|"

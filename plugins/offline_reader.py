@@ -129,6 +129,12 @@ def find_candidates(text: str, file: str, page: int, q: Question, weights: dict[
         seen: set[tuple[str, str]] = set()
         anchors = [m.start() for m in re.finditer(r"[^\W_][\w'&.\-/]*", joined) if stem(m.group()) in qterms]
         for pos, value, kind in spans:
+            end = pos + len(value)
+            if joined[pos - 1:pos] == "<" and joined[end:end + 1] == ">" and joined[pos - 2:pos - 1] in ("", " "):
+                continue  # a <placeholder> says what to write there, it is no answer
+            inner = QUOTED_RE.search(value) if kind in ("value", "phrase") else None
+            if inner:  # "FIT_MAXITER: use 'set fit maxiter <n>' instead": the quoted command is the value
+                pos, value, kind = pos + inner.start(), inner.group(), "quoted"
             if kind == "quoted":
                 value = unquote(value)
             value = clean(value)
@@ -175,6 +181,8 @@ def find_candidates(text: str, file: str, page: int, q: Question, weights: dict[
             beside = words(line[pos + len(value):pos + len(value) + 30])[:2] + words(before)[-2:]
             if q.target and set(q.target) & {stem(w) for w in beside} and kind != "value":
                 lab = max(lab, 0.6)  # "Celia Marchetti (the Tenant)", "rent of GBP 1,150"
+            if kind == "ordinal" and set(q.target) & vstems:
+                lab = max(lab, 0.6)  # "13th CGPM" for "which CGPM meeting": the noun it counts is the one asked
             if kind in ("phrase", "value") and len(words(value)) > 8:
                 fit *= 0.5
             if kind in ("number", "money") and YEAR_RE.fullmatch(value):
@@ -220,9 +228,13 @@ _DEFAULT = re.compile(r"\b[Dd]efaults?(?:\s+(?:value|setting|size|resolution|lev
                       r"([^\s,;]+?(?:\s(?:ms|s|seconds?|dpi|points?|pt|bp|cm|mm|in|inches|px|pixels|%|lines?))?)(?=[\s,;)]|\.\s|\.?$)")
 
 
+_MARKED_DEFAULT = re.compile(r"([^\s,;()]+)\s*\((?:the\s+)?default\)")
+
+
 def _defaults(text: str, limit: int) -> list[tuple[int, str]]:
-    """(position, value) stated as a default ("Default: #f", "defaults to 75 dpi", "the default is 300 ms")."""
-    out = []
+    """(position, value) stated as a default ("Default: #f", "defaults to 75 dpi", "the default is 300 ms",
+    "PROGRESS (default)")."""
+    out = [(m.start(1), m.group(1).strip("\"'`")) for m in _MARKED_DEFAULT.finditer(text) if m.start(1) < limit]
     for m in _DEFAULT.finditer(text):
         value = m.group(1).strip("\"'`")
         if m.start(1) < limit and value and value.lower() not in ("the", "a", "an", "value", "setting", "is", "this"):

@@ -12,10 +12,11 @@ from madqa.corpus import Corpus
 from madqa.index import ingest
 from madqa.settings import load_config
 from madqa.trace import Trace
+from plugins.offline_codes import codeish
 from plugins.offline_confidence import absent_share, confidence
 from plugins.offline_question import analyze
 from plugins.offline_reader import find_candidates
-from plugins.offline_spans import Candidate, readable, term_weights
+from plugins.offline_spans import Candidate, clean, readable, term_weights
 from tests.conftest import make_pdf
 
 MANUAL = [
@@ -105,3 +106,75 @@ def test_confidence_rises_with_evidence_and_falls_with_absent_terms():
     weights = {"guile": 2.0, "fortran": 3.0}
     assert absent_share(weights, {"guile": 4}, 10) == pytest.approx(0.6)
     assert absent_share(weights, {}, 0) == 0.0  # unknown statistics: nothing is known to be absent
+
+
+# --- span boundaries and code-like answers (general rules, each on a small generated page) ------
+
+@pytest.mark.parametrize(("question", "page", "answer"), [
+    # an ordinal keeps the noun it counts, and a year in brackets after it
+    ("Around which century did ligatures appear in chant manuscripts?",
+     "Ligatures first appeared around the 9th century in chant manuscripts, long before print.", "9th century"),
+    ("Which CGPM meeting defined the second?",
+     "The second was defined by the 13th CGPM (1967), Resolution 1, from the caesium transition.", "13th CGPM (1967)"),
+    # a bracketed tuple is proposed whole, not its first number
+    ("What is the implicit initializer for pairs?",
+     "Variables are initialised. The implicit initializer for pairs is (0.0,0.0).", "(0.0,0.0)"),
+    # a quoted command: no bullet, no quotes, no <placeholder> argument
+    ("Which set fit option replaces the deprecated FIT_MAXITER variable?",
+     "Deprecated variables:\n- FIT_MAXITER: use 'set fit maxiter <number_of_cycles>' instead", "set fit maxiter"),
+])
+def test_spans_end_where_the_answer_ends(question, page, answer):
+    assert best(question, page) == answer
+
+
+@pytest.mark.parametrize(("question", "page", "answer"), [
+    # an environment variable in capitals beats a word of the running text beside it
+    ("Which environment variable sets the terminal type on start-up?",
+     "GNUTERM, if defined, is used to set the terminal type on start-up. The encoding (utf8) of the\n"
+     "terminal is set separately; the terminal type and encoding are read on start-up.", "GNUTERM"),
+    # CamelCase names a program; hyphenated common words do not
+    ("Which program inspired the framework?",
+     "The high-quality framework was inspired by a program called MetaPost. The framework is high-quality\n"
+     "and the program is script-based.", "MetaPost"),
+    # a template class with its parameter
+    ("From which class will the vector classes be derived?",
+     "The vector classes resize (n) on demand. They will be derived from the MArray<T> class, which\n"
+     "resize (n) as well.", "MArray<T>"),
+    # a unit's symbol is a few letters of a table row, not a word of it
+    ("What is the symbol of the SI base unit of luminous intensity?",
+     "Base quantity  name  symbol\nluminous intensity  candela  cd\namount of substance  mole  mol\n"
+     "The amount of substance and the luminous intensity are base quantities.", "cd"),
+])
+def test_code_questions_prefer_code_like_answers(question, page, answer):
+    assert analyze(question).kind == "ident"
+    assert best(question, page) == answer
+
+
+def test_codeish_and_clean():
+    common = {"encoding", "high", "quality", "resize"}
+    assert codeish("GNUTERM", common) == codeish("MetaPost", common) == codeish("MArray<T>", common) == 1.0
+    assert codeish("set_terminal", common) == codeish("Wb", common) == 1.0
+    assert codeish("encoding", common) == codeish("high-quality", common) == 0.5
+    assert codeish("cd", common) == 0.8  # not a word of the running text, not code-like either
+    assert clean("- use it") == "use it" and clean("\u2022 item,") == "item"
+    assert clean("(0.0,0.0)") == "(0.0,0.0)" and clean("(open") == "open" and clean("close)") == "close"
+    assert clean("13th CGPM (1967).") == "13th CGPM (1967)"
+
+
+def test_a_value_marked_default_in_a_list_is_the_default():
+    page = ("Set the output verbosity to loglevel. Possible values, in upper case, are NONE, ERROR,\n"
+            "WARNING, BASIC, PROGRESS (default), and DEBUG. The log file is named out.log.")
+    assert best("What is the default log level of the converter?", page) == "PROGRESS"
+
+
+@pytest.mark.parametrize(("question", "page", "answer"), [
+    ("Which optional GNU library lets the program tell stack overflows from segmentation faults?",
+     "The program can use the optional GNU library libsigsegv (version 2.4 or later) to tell stack overflows\n"
+     "from segmentation faults.", "libsigsegv"),
+    ("Which limited editor, formerly installed on macOS and Windows, did the project discontinue?",
+     "The project discontinued the limited editor that was installed on macOS and Windows, LilyPad, and\n"
+     "its high-level helpers in version 2.24.", "LilyPad"),
+])
+def test_a_library_or_an_editor_is_asked_by_its_name(question, page, answer):
+    assert analyze(question).kind == "ident"
+    assert best(question, page) == answer
