@@ -25,7 +25,7 @@ PERCENT_RE = re.compile(rf"(?<![\w.,])[-+−]?(?:{_NUM})\s?(?:%|percent\b|per ce
 NUMBER_RE = re.compile(rf"(?<![\w.,/:-])[-−]?(?:{_NUM})(?![\w%/:]|[.,]\d|-\d)")
 UNITS = (r"seconds?|minutes?|hours?|days?|weeks?|months?|years?|mm|cm|km|m|kg|g|t|tonnes?|l|ml|V|mV|A|mA|Ah|mAh|W|"
          r"kW|kWh|MW|MWh|Hz|kHz|MHz|GHz|°C|°F|bar|psi|Pa|kPa|dB|MB|GB|TB|Mbit/s|km/h|mph|m²|sq ft|pages?|units?|"
-         r"pieces?|pcs|people|persons|employees|sites|rooms|beds|seats")
+         r"pieces?|pcs|people|persons|employees|sites|rooms|beds|seats|points?|pt|bp|px|pixels?|dpi|em|inches|lines?")
 QUANTITY_RE = re.compile(rf"(?<![\w.,])(?:{_NUM}|(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b)"
                          rf"\s?(?:{UNITS})(?![\w²])", re.I)
 # an ordinal with the noun it counts, and a year in brackets after it: "9th century", "13th CGPM (1967)"

@@ -178,3 +178,12 @@ def test_a_value_marked_default_in_a_list_is_the_default():
 def test_a_library_or_an_editor_is_asked_by_its_name(question, page, answer):
     assert analyze(question).kind == "ident"
     assert best(question, page) == answer
+
+
+@pytest.mark.parametrize(("question", "page", "answer"), [
+    ("What is the default line width?", "Pens are drawn with a default line width of 0.5bp; a bigger one is 2pt.", "0.5bp"),
+    ("How big is the default staff size?", "The staff size is set globally; the default staff size is 20 points.",
+     "20 points"),
+])
+def test_a_typographic_quantity_keeps_its_unit(question, page, answer):
+    assert best(question, page) == answer
