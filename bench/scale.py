@@ -4,7 +4,7 @@ search latency (whoosh, tantivy, milvus; dense at small sizes) on generated corp
     nice -n 10 python -m bench.scale                       # 10k, 30k and 100k pages
     python -m bench.scale --sizes 10000,30000 --json bench/.cache/scale.json --plot docs/scale.png
     python -m bench.scale --sizes 1000 --dense-up-to 1000  # the dense retriever's build, where it fits
-    python -m bench.scale --refit bench/.cache/scale.json --plot docs/scale.png   # fit + plot only
+    python -m bench.scale --refit docs/img/scale-rows.json --plot docs/img/scale.png   # fit + plot only
     python -m bench.scale --runs 46                        # madqa run: one process vs --cluster local:2
 
 Corpora are plain generated PDFs (``bench/plain_pdf.py``: ``bench/corpus.py``'s text, written without
