@@ -144,6 +144,13 @@ def test_spans_end_where_the_answer_ends(question, page, answer):
     ("What is the symbol of the SI base unit of luminous intensity?",
      "Base quantity  name  symbol\nluminous intensity  candela  cd\namount of substance  mole  mol\n"
      "The amount of substance and the luminous intensity are base quantities.", "cd"),
+    # a library or an editor is asked by its name
+    ("Which optional GNU library lets the program tell stack overflows from segmentation faults?",
+     "The program can use the optional GNU library libsigsegv (version 2.4 or later) to tell stack overflows\n"
+     "from segmentation faults.", "libsigsegv"),
+    ("Which limited editor, formerly installed on macOS and Windows, did the project discontinue?",
+     "The project discontinued the limited editor that was installed on macOS and Windows, LilyPad, and\n"
+     "its high-level helpers in version 2.24.", "LilyPad"),
 ])
 def test_code_questions_prefer_code_like_answers(question, page, answer):
     assert analyze(question).kind == "ident"
@@ -165,19 +172,6 @@ def test_a_value_marked_default_in_a_list_is_the_default():
     page = ("Set the output verbosity to loglevel. Possible values, in upper case, are NONE, ERROR,\n"
             "WARNING, BASIC, PROGRESS (default), and DEBUG. The log file is named out.log.")
     assert best("What is the default log level of the converter?", page) == "PROGRESS"
-
-
-@pytest.mark.parametrize(("question", "page", "answer"), [
-    ("Which optional GNU library lets the program tell stack overflows from segmentation faults?",
-     "The program can use the optional GNU library libsigsegv (version 2.4 or later) to tell stack overflows\n"
-     "from segmentation faults.", "libsigsegv"),
-    ("Which limited editor, formerly installed on macOS and Windows, did the project discontinue?",
-     "The project discontinued the limited editor that was installed on macOS and Windows, LilyPad, and\n"
-     "its high-level helpers in version 2.24.", "LilyPad"),
-])
-def test_a_library_or_an_editor_is_asked_by_its_name(question, page, answer):
-    assert analyze(question).kind == "ident"
-    assert best(question, page) == answer
 
 
 @pytest.mark.parametrize(("question", "page", "answer"), [

@@ -8,8 +8,8 @@ from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
 from madqa.corpus import Corpus
-from madqa.index import ingest
 from madqa.errors import PluginError
+from madqa.index import ingest
 from plugins import proximity, query_language
 from plugins.text_analysis import analyze, compound_parts, query_tokens
 from tests.conftest import make_pdf
@@ -62,15 +62,20 @@ PAGES = {
 }
 
 
-@pytest.fixture(params=["whoosh", "tantivy"])
-def retriever(request, tmp_path, settings, registry):
+def _corpus_of(request, tmp_path, settings, registry, pages: dict[str, list[str]]) -> Corpus:
+    """``pages`` (file name -> page texts) as PDFs, ingested, for the retriever ``request.param``."""
     if request.param == "tantivy":
         pytest.importorskip("tantivy")
     root = tmp_path / "docs"
-    for name, pages in PAGES.items():
-        make_pdf(root / name, pages)
+    for name, texts in pages.items():
+        make_pdf(root / name, texts)
     ingest(root, settings, registry, ocr="never")
-    return registry.create("retriever", request.param, Corpus.open(root, settings.corpora_dir), {})
+    return Corpus.open(root, settings.corpora_dir)
+
+
+@pytest.fixture(params=["whoosh", "tantivy"])
+def retriever(request, tmp_path, settings, registry):
+    return registry.create("retriever", request.param, _corpus_of(request, tmp_path, settings, registry, PAGES), {})
 
 
 @pytest.mark.parametrize(("query", "page"), [
@@ -132,13 +137,7 @@ NEAR = {
 
 @pytest.fixture(params=["whoosh", "tantivy"])
 def near(request, tmp_path, settings, registry):
-    if request.param == "tantivy":
-        pytest.importorskip("tantivy")
-    root = tmp_path / "docs"
-    for name, pages in NEAR.items():
-        make_pdf(root / name, pages)
-    ingest(root, settings, registry, ocr="never")
-    corpus = Corpus.open(root, settings.corpora_dir)
+    corpus = _corpus_of(request, tmp_path, settings, registry, NEAR)
     return lambda **options: registry.create("retriever", request.param, corpus, options)
 
 
