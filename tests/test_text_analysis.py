@@ -102,13 +102,7 @@ RANKED = {
 
 @pytest.fixture(params=["whoosh", "tantivy"])
 def ranked(request, tmp_path, settings, registry):
-    if request.param == "tantivy":
-        pytest.importorskip("tantivy")
-    root = tmp_path / "docs"
-    for name, pages in RANKED.items():
-        make_pdf(root / name, pages)
-    ingest(root, settings, registry, ocr="never")
-    return registry.create("retriever", request.param, Corpus.open(root, settings.corpora_dir), {})
+    return registry.create("retriever", request.param, _corpus_of(request, tmp_path, settings, registry, RANKED), {})
 
 
 def test_a_question_typed_as_is_finds_its_page(ranked):
