@@ -79,6 +79,9 @@ def test_an_answer_names_its_backend_and_its_citations_sit_with_it(visitors: Vis
     chip.click()
     expect(page.locator("#ask-page-caption")).to_contain_text("page")
     page.locator("#ask-page img").wait_for()
+    # the page comes into view (at 900 px the viewer starts near the screen's bottom edge)
+    page.wait_for_function("() => { const r = document.getElementById('ask-page-viewer').getBoundingClientRect();"
+                           " return r.top >= 0 && r.top <= innerHeight / 2; }", timeout=10_000)
     shot(page, "visitor-answer-1440")
 
 

@@ -30,8 +30,11 @@ MODAL_JS = f"""
     const box = document.getElementById(id);
     if (!box) return;
     if (window.innerWidth > {PHONE_PX}) {{
-      if (box.getBoundingClientRect().top > window.innerHeight || box.getBoundingClientRect().bottom < 0)
-        box.scrollIntoView({{behavior: 'smooth', block: 'start'}});
+      // once the new page is laid out; a viewer showing only its top edge counts as out of view
+      setTimeout(() => {{
+        const r = box.getBoundingClientRect();
+        if (r.top < 0 || r.top > window.innerHeight / 2) box.scrollIntoView({{block: 'start'}});
+      }}, 300);
       return;
     }}
     if (box.classList.contains('viewer-modal')) return;
@@ -78,5 +81,5 @@ MODAL_JS = f"""
 
 def open_viewer_js(container_id: str) -> str:
     """The ``js`` of an event that has just filled the viewer ``container_id``: a modal on a phone, else
-    a scroll to it when it is out of view."""
+    a scroll to it unless its top is already in the upper half of the screen."""
     return f"() => {{ if (window.madqaViewer) window.madqaViewer({json.dumps(container_id)}); }}"
