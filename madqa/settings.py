@@ -100,7 +100,7 @@ class Settings:
     session_ttl_s: int = field(default=6 * 3600, metadata={"env": "MADQA_SESSION_TTL",
         "help": "seconds a browser session (and its uploads) lives after its last upload or corpus switch"})
     sweep_interval_s: int = field(default=600, metadata={"env": "MADQA_SWEEP_INTERVAL",
-        "help": "seconds between sweeps of expired sessions' upload folders"})
+        "help": "seconds between sweeps of expired sessions' upload folders (at least one per session lifetime)"})
     proxy_hops: int = field(default=0, metadata={"env": "MADQA_PROXY_HOPS",
         "help": "reverse proxies in front of the app (a client's address is taken from X-Forwarded-For)"})
 

@@ -12,6 +12,7 @@ import json
 import os
 import re
 import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -302,7 +303,7 @@ def test_sessions_are_cleaned_up(tmp_path: Path) -> None:
     outcome = store.add_files(session["token"], [("../../a.pdf", pdf)] * 2)
     assert [f.saved_as for f in outcome.files] == ["a.pdf", "a (2).pdf"]
     assert store.own_corpus(session["token"]) is not None
-    store.forget(session)
+    store.forget(session).join(30)
     assert not (settings.home / "uploads" / session["token"]).exists()
     assert store.own_corpus(session["token"]) is None
     store.demo.start()
@@ -310,6 +311,45 @@ def test_sessions_are_cleaned_up(tmp_path: Path) -> None:
     other = new_session()
     store.add_files(other["token"], [("b.pdf", pdf)])
     assert store.sweep(max_age_s=3600) == 0 and store.sweep(max_age_s=-1) == 1
+
+
+def test_forgetting_a_session_never_blocks_or_raises_in_gradios_event_loop(tmp_path: Path) -> None:
+    """Gradio calls the delete callback on its event loop with no try: it must return at once, even
+    while an indexing job holds the session's lock, and a removal that fails must not raise there."""
+    settings = Settings.from_env(env={}, home=tmp_path / "home")
+    store = SessionStore(settings, collect(get_plugin_manager(entry_points=False)), tmp_path / "no-demo")
+    session = new_session()
+    store.add_files(session["token"], [("a.pdf", make_pdf(tmp_path / "a.pdf", ["alpha beta gamma"]))])
+    folder = settings.home / "uploads" / session["token"]
+    with store._lock(session["token"]):  # an indexing job of this session still runs
+        thread = store.forget(session)
+        assert thread is not None and thread.is_alive() and folder.exists()
+    thread.join(30)
+    assert not folder.exists()
+    assert store.forget({"token": "../../etc"}) is None and store.forget(None) is None
+    broken = new_session()
+    store.add_files(broken["token"], [("b.pdf", tmp_path / "a.pdf")])
+    store.remove_all = lambda token: 1 / 0  # type: ignore[method-assign]
+    store.forget(broken).join(30)  # the error stays in the thread; the sweeper removes the folder later
+    assert (settings.home / "uploads" / broken["token"]).exists()
+
+
+def test_the_sweeper_comes_at_least_once_per_lifetime(tmp_path: Path) -> None:
+    """With a 2 s lifetime and a 600 s interval, uploads still go within a few seconds: the
+    sweeper is the guarantee when Gradio's own expiry has stopped."""
+    settings = Settings.from_env(env={}, home=tmp_path / "home")
+    store = SessionStore(settings, collect(get_plugin_manager(entry_points=False)), tmp_path / "no-demo")
+    session = new_session()
+    store.add_files(session["token"], [("a.pdf", make_pdf(tmp_path / "a.pdf", ["alpha beta gamma"]))])
+    folder = settings.home / "uploads" / session["token"]
+    store.start_sweeping(600, 2)
+    try:
+        deadline = time.monotonic() + 60
+        while folder.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not folder.exists()
+    finally:
+        store.stop_sweeping()
 
 
 def test_old_page_images_are_pruned(tmp_path: Path) -> None:

@@ -321,14 +321,27 @@ class SessionStore:
             shutil.rmtree(state_dir_for(folder, self.settings.corpora_dir), ignore_errors=True)
             shutil.rmtree(folder.parent, ignore_errors=True)
 
-    def forget(self, session: Any) -> None:
-        """gr.State's delete callback: the session ended, so its uploads go."""
-        if isinstance(session, dict):
-            token = session.get("token")
-            if valid_token(token):
-                self.remove_all(token)
-                with self._guard:
-                    self._locks.pop(token, None)
+    def forget(self, session: Any) -> threading.Thread | None:
+        """gr.State's delete callback: the session ended, so its uploads go (in the thread returned).
+
+        Gradio calls this on its event loop, once a second, with no ``try`` around it: a callback that
+        blocks (a session's lock held by an indexing job) stalls every visitor, and one that raises ends
+        Gradio's state expiry for the rest of the process. So the removal runs in its own thread, and
+        a removal that fails is left to the sweeper."""
+        token = session.get("token") if isinstance(session, dict) else None
+        if not valid_token(token):
+            return None
+        thread = threading.Thread(target=self._forget_now, args=(token,), name="madqa-forget", daemon=True)
+        thread.start()
+        return thread
+
+    def _forget_now(self, token: str) -> None:
+        try:
+            self.remove_all(token)
+        except Exception:  # the sweeper removes what is left once the folder is older than its lifetime
+            return
+        with self._guard:
+            self._locks.pop(token, None)
 
     def touch(self, token: str) -> None:
         """Mark a session's uploads as in use (a corpus switch), so the sweeper keeps them."""
@@ -340,9 +353,14 @@ class SessionStore:
 
     def start_sweeping(self, interval_s: float, max_age_s: float) -> threading.Thread:
         """Sweep every ``interval_s`` in a background thread: sessions that never end (raw HTTP clients,
-        states Gradio dropped) lose their uploads ``max_age_s`` after they were last used."""
+        states Gradio dropped) lose their uploads ``max_age_s`` after they were last used.
+
+        The sweep comes at least once per lifetime (``min(interval_s, max_age_s)``), so uploads are gone
+        within twice their lifetime even when Gradio's own expiry stopped (its task dies on any error)."""
+        wait_s = max(1.0, min(interval_s, max_age_s))
+
         def loop() -> None:
-            while not self._stop.wait(interval_s):
+            while not self._stop.wait(wait_s):
                 try:
                     self.sweep(max_age_s)
                 except Exception:  # a sweep that fails is tried again next time; it must not stop the loop
