@@ -47,9 +47,10 @@ _TOKEN = re.compile(
     r"(?:(?:\+\+|\+|#)(?![\w+#]))?",       # C++, C#
 )
 _PART = re.compile(r"[^\W_]+")
-_HYPHENATED = re.compile(r"(?<=[^\W\d_])-\s*\n\s*(?=[^\W\d_])")
+# each starts with its literal ("-", the apostrophe) and looks behind from there: found by a fast scan
+_HYPHENATED = re.compile(r"-(?<=[^\W\d_]-)\s*\n\s*(?=[^\W\d_])")
 # an English clitic after an apostrophe (gnuplot's, don't, we'll): dropped, not a one-letter word
-_CLITIC = re.compile(r"(?<=[^\W\d_])['\u2019](?:s|t|d|ll|re|ve|m)\b", re.IGNORECASE)
+_CLITIC = re.compile(r"['\u2019](?<=[^\W\d_]['\u2019])(?:s|t|d|ll|re|ve|m)\b", re.IGNORECASE)
 _PLAIN = re.compile(r"\w+")
 
 
@@ -73,15 +74,14 @@ def analyze(text: str) -> list[str]:
     """The index tokens of ``text``, in order (compounds followed by their parts)."""
     out: list[str] = []
     append = out.append
+    stop = STOP
     for tok in _TOKEN.findall(_norm(text).lower()):
-        if len(tok) > MAX_TOKEN:
-            continue
-        if _PLAIN.fullmatch(tok) and "_" not in tok:
-            if tok not in STOP:
+        if tok.isalnum():  # a plain word: \w+ without "_" (str.isalnum is \w minus the underscore)
+            if tok not in stop and len(tok) <= MAX_TOKEN:
                 append(tok)
-            continue
-        append(tok)
-        out.extend(compound_parts(tok))
+        elif len(tok) <= MAX_TOKEN:
+            append(tok)
+            out.extend(p for p in _PART.findall(tok) if p not in stop)
     return out
 
 

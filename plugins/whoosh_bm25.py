@@ -48,6 +48,7 @@ from plugins.index_build import OpenedIndexes, build_once
 from plugins.snippets import snippet
 from plugins.whoosh_arrays import RANKINGS, ArrayBM25, BM25FCachedLengths
 from plugins.whoosh_limits import bound_query, timed_search
+from plugins.whoosh_writer import PageWriter
 
 STEMS_FILE = "stems.json"
 MARKER = "madqa-whoosh.json"
@@ -277,12 +278,12 @@ class WhooshRetriever:
             folder.mkdir(parents=True, exist_ok=True)
             ix = index.create_in(str(folder), _schema())
         # uncompressed posting blocks: zlib was a sixth of the writing and is undone on every search
-        writer = ix.writer(limitmb=128, codec=W3Codec(compression=0))
+        writer = PageWriter(ix, limitmb=128, codec=W3Codec(compression=0))
         try:
             for file in sorted(removed):
                 writer.delete_by_term("file", file)
             for page in added:
-                writer.add_document(file=page.file, page=page.page, text=analyze(page.text))
+                writer.add_page(page.file, page.page, analyze(page.text))
         except BaseException:
             writer.cancel()
             raise
