@@ -39,6 +39,8 @@ class PageText:
     page: int
     text: str
     source: str
+    # at ingest only: the text's index analysis, computed once for the retrievers sharing it (madqa.indexers)
+    analysis: Any = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,11 @@ slow). An ``update_index`` taking a ``progress`` keyword is given ``progress(don
 A retriever factory may set ``index_usable(folder) -> bool`` to say whether the previous generation's
 index can be extended (False: an older format, so it is rebuilt from every page), and
 ``update_index_streams = True`` to say its ``update_index`` takes the
-added pages as a one-pass iterable. For an ingest reading many files on a machine with two or more
+added pages as a one-pass iterable, and ``index_analysis`` (a function of a page's text) to say what
+its ``update_index`` computes from each page: when two or more indexing retrievers name the same
+function (``whoosh`` and ``tantivy``: ``plugins.text_analysis.index_text``), it is called once per page
+here and its result handed to each of them as ``page.analysis`` (None on pages that did not come
+through here, e.g. a rebuild from the page store: then each computes it). For an ingest reading many files on a machine with two or more
 CPUs, such an index is then written by a forked child process that receives pages while this
 process is still reading PDFs: reading (MuPDF) and indexing (pure Python) each get a core. Other
 retrievers, small ingests, single-CPU machines and multi-threaded processes (a fork there could
@@ -15,6 +19,7 @@ inherit a held lock) get the plain path: the pages in a list, indexed here once 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import multiprocessing
@@ -63,6 +68,13 @@ def index_names(registry: Any, wanted: list[str] | None) -> list[str]:
             if part not in names:
                 names.append(part)
     return names
+
+
+def shared_analysis(factories: list[Any]) -> Callable[[str], Any] | None:
+    """The ``index_analysis`` that two or more of these retriever factories name, when every one naming
+    one names the same; else None (nothing is computed for them)."""
+    named = [a for f in factories if (a := getattr(f, "index_analysis", None)) is not None]
+    return named[0] if len(named) >= 2 and all(a is named[0] for a in named) else None
 
 
 def can_stream(files_to_read: int) -> bool:
@@ -124,7 +136,9 @@ class IndexFeed:
         self.batch: list[tuple[str, int, str, str]] = []
         self.removed = removed
         stream = can_stream(files_to_read)
-        for name in index_names(registry, retrievers):
+        names = index_names(registry, retrievers)
+        self.analysis = shared_analysis([registry.get("retriever", n).factory for n in names])
+        for name in names:
             factory = registry.get("retriever", name).factory
             update = factory.update_index
             if "progress" in inspect.signature(update).parameters:
@@ -156,11 +170,15 @@ class IndexFeed:
         self.children.append((name, child, pages_out, result_in))
 
     def add(self, pages: list[PageText]) -> None:
-        """Pages just read: queued for the inline indexers, sent on to the children in batches."""
+        """Pages just read (with their shared analysis): queued for the inline indexers, sent on to the
+        children in batches."""
+        if self.analysis is not None and (self.inline or self.children):
+            analyze = self.analysis
+            pages = [dataclasses.replace(p, analysis=analyze(p.text)) for p in pages]
         if self.inline:
             self.pages.extend(pages)
         if self.children:
-            self.batch.extend((p.file, p.page, p.text, p.source) for p in pages)
+            self.batch.extend((p.file, p.page, p.text, p.source, p.analysis) for p in pages)
             if len(self.batch) >= BATCH_PAGES:
                 self._send(self.batch)
                 self.batch = []

@@ -107,7 +107,7 @@ def _write(folder: Path, previous: Path | None, added: Iterable[Any], removed: s
         for file in sorted(removed):
             writer.delete_documents_by_term("file", file)
         for page in added:
-            tokens = " ".join(text_analysis.analyze(page.text))
+            tokens = text_analysis.page_index_text(page)
             writer.add_document(tantivy.Document(file=page.file, page=int(page.page), text=tokens, stem=tokens))
         writer.commit()
         writer.wait_merging_threads()
@@ -233,6 +233,8 @@ def _query(schema: tantivy.Schema, text: str, field: str, any_term: bool, search
 
 class TantivyRetriever:
     """BM25 (Tantivy) over the ``text`` field, with stemmed and any-term fallbacks like ``whoosh``."""
+
+    index_analysis = staticmethod(text_analysis.index_text)  # computed once per page with whoosh's (madqa.indexers)
 
     def __init__(self, corpus: Any, options: dict[str, Any] | None = None) -> None:
         opts = madqa.read_options(options, {"analyzer": "standard", "ranking": "all-first",

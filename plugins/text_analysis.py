@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import Any
 
 from whoosh.analysis import STOP_WORDS
 from whoosh.lang.porter import stem as porter_stem
@@ -83,6 +84,26 @@ def analyze(text: str) -> list[str]:
             append(tok)
             out.extend(p for p in _PART.findall(tok) if p not in stop)
     return out
+
+
+def index_text(text: str) -> str:
+    """``analyze(text)`` joined by spaces (a token never holds whitespace): what the ingest computes once
+    per page for whoosh and tantivy (both name it as their ``index_analysis``, see ``madqa.indexers``);
+    one string, a tenth of the memory of a list of token strings while tantivy's pages wait."""
+    return " ".join(analyze(text))
+
+
+def page_tokens(page: Any) -> list[str]:
+    """A page's index tokens: from its ``analysis`` (``index_text``) when the ingest computed it, else
+    analyzed here."""
+    joined = getattr(page, "analysis", None)
+    return analyze(page.text) if joined is None else joined.split()
+
+
+def page_index_text(page: Any) -> str:
+    """A page's index tokens joined by spaces (``index_text``), computed here when the ingest did not."""
+    joined = getattr(page, "analysis", None)
+    return index_text(page.text) if joined is None else joined
 
 
 def query_tokens(word: str) -> list[str]:

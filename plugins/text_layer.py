@@ -7,31 +7,37 @@ spaces where a wide gap separates them (a column break).
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import Any
 
 import madqa
 
+_BY_BASELINE = itemgetter(3, 0)
+_BY_X = itemgetter(0)
+
 
 def visual_lines(words: list[tuple]) -> str:
     """Join PyMuPDF ``words`` tuples (x0, y0, x1, y1, text, ...) into top-to-bottom lines."""
-    ordered = sorted(words, key=lambda w: (w[3], w[0]))
     lines: list[list[tuple]] = []
     baseline = tolerance = None
-    for word in ordered:
+    for word in sorted(words, key=_BY_BASELINE):
         if baseline is None or word[3] - baseline > tolerance:
-            lines.append([])
+            line = [word]
+            lines.append(line)
             baseline = word[3]
             tolerance = max(1.0, 0.4 * (word[3] - word[1]))
-        lines[-1].append(word)
-    return "\n".join(_join(sorted(line, key=lambda w: w[0])) for line in lines)
+        else:
+            line.append(word)
+    return "\n".join(_join(sorted(line, key=_BY_X) if len(line) > 1 else line) for line in lines)
 
 
 def _join(line: list[tuple]) -> str:
     """Words with one space, or two where the horizontal gap is wide (a table's column break)."""
-    parts = [line[0][4]]
-    for prev, word in zip(line, line[1:], strict=False):
-        gap = word[0] - prev[2]
-        parts.append(("  " if gap > 0.9 * (word[3] - word[1]) else " ") + word[4])
+    prev = line[0]
+    parts = [prev[4]]
+    for word in line[1:]:
+        parts.append(("  " if word[0] - prev[2] > 0.9 * (word[3] - word[1]) else " ") + word[4])
+        prev = word
     return "".join(parts)
 
 

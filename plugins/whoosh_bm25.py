@@ -237,6 +237,7 @@ class WhooshRetriever:
     """BM25F over the ``text`` field (shared analysis, ``plugins.text_analysis``) with fallbacks."""
 
     update_index_streams = True  # update_index reads its pages once, as they come (madqa.indexers)
+    index_analysis = staticmethod(text_analysis.index_text)  # computed once per page with tantivy's (madqa.indexers)
     index_usable = staticmethod(usable)  # madqa.indexers rebuilds an index this says is stale
 
     def __init__(self, corpus: Any, options: dict[str, Any] | None = None) -> None:
@@ -283,7 +284,7 @@ class WhooshRetriever:
             for file in sorted(removed):
                 writer.delete_by_term("file", file)
             for page in added:
-                writer.add_page(page.file, page.page, analyze(page.text))
+                writer.add_page(page.file, page.page, text_analysis.page_tokens(page))
         except BaseException:
             writer.cancel()
             raise

@@ -334,3 +334,57 @@ def register_retrievers(register):
     ingest(root, settings, registry, ocr="never")
     corpus = Corpus.open(root, settings.corpora_dir)
     assert registry.create("retriever", "my bm25", corpus, {}).search("x").note == "2 pages"
+
+
+def test_whoosh_and_tantivy_share_one_analysis_per_page(tmp_path, registry, monkeypatch):
+    """Both BM25 indexes name plugins.text_analysis.index_text: an ingest analyzes each page once for
+    both, and indexes exactly what each analyzing its own pages indexes."""
+    from madqa import indexers
+    from madqa.settings import Settings
+    from plugins import text_analysis
+
+    calls = []
+    analyze = text_analysis.analyze
+
+    def counted(text):
+        calls.append(text)
+        return analyze(text)
+
+    root = tmp_path / "docs"
+    make_pdf(root / "a.pdf", ["C++ and image/png on page one", "the -v option, version 2.0"])
+    make_pdf(root / "b.pdf", ["gnuplot's docu-\nment of max_steps", ""])
+    monkeypatch.setattr(text_analysis, "analyze", counted)
+    ingest(root, Settings.from_env(env={}, home=tmp_path / "shared"), registry, ocr="never",
+           retrievers=["whoosh", "tantivy"])
+    assert len(calls) == 4  # one per page, not one per page and index
+    monkeypatch.setattr(indexers, "shared_analysis", lambda factories: None)
+    calls.clear()
+    ingest(root, Settings.from_env(env={}, home=tmp_path / "apart"), registry, ocr="never",
+           retrievers=["whoosh", "tantivy"])
+    assert len(calls) == 8
+    monkeypatch.setattr(text_analysis, "analyze", analyze)
+    for name in ("whoosh", "tantivy"):
+        found = {}
+        for mode in ("shared", "apart"):
+            corpus = Corpus.open(root, Settings.from_env(env={}, home=tmp_path / mode).corpora_dir)
+            retriever = registry.create("retriever", name, corpus, {})
+            found[mode] = [[(h.file, h.page, round(h.score, 6)) for h in retriever.search(q, 10).hits]
+                           for q in ("C++", "image/png", "-v", "2.0", "gnuplot document", '"max_steps"', "page")]
+        assert found["shared"] == found["apart"] and all(found["shared"][:5]), name
+
+
+def test_an_analysis_is_shared_only_when_the_indexes_name_the_same_one():
+    from madqa.indexers import shared_analysis
+
+    class A:
+        index_analysis = staticmethod(str.lower)
+
+    class B:
+        index_analysis = staticmethod(str.upper)
+
+    class Plain:
+        pass
+
+    assert shared_analysis([A, A, Plain]) is str.lower
+    assert shared_analysis([A, Plain]) is None  # one index alone gains nothing from it
+    assert shared_analysis([A, B]) is None
