@@ -298,3 +298,13 @@ def test_a_plot_with_nothing_to_show_says_so_instead_of_an_empty_frame(visitors:
     expect(note).to_contain_text("Kuiper curve — nothing to plot")
     assert page.get_by_text("Kuiper cumulative deviation").count() == 0  # no empty frame drawn
     shot(page, "visitor-evaluate-nothing-to-plot-1440")
+
+
+def test_the_api_page_still_lists_the_endpoints_without_the_schemas_in_the_page_config(visitors: Visitors) -> None:
+    page = visit(visitors, 1440, 900)
+    assert page.evaluate("() => window.gradio_config.components.filter(c => 'api_info' in c).length") == 0
+    page.get_by_text("Use via API").click()
+    snippet = page.locator("code, pre").filter(has_text='api_name="/ask"').first
+    expect(snippet).to_contain_text('question="Hello!!"')  # parameters and examples from the endpoints' schemas
+    for name in ("/compare", "/evaluate", "/add_documents", "/search_corpus", "/diff"):
+        expect(page.get_by_text(name, exact=True).first).to_be_attached()

@@ -28,6 +28,7 @@ from madqa.ui.modal import MODAL_CSS, MODAL_JS
 from madqa.ui.plugins import build_plugins_tab
 from madqa.ui.policy import WebPolicy
 from madqa.ui.sessions import MAX_UPLOAD_MB, SessionStore, new_session
+from madqa.ui.slim_page import SlimPage
 
 REPO = Path(__file__).resolve().parent.parent.parent
 DEMO_DOCS = REPO / "data" / "demo" / "docs"
@@ -138,10 +139,11 @@ def launch_options(settings: Settings, app: gr.Blocks | None = None) -> dict[str
     (it would keep inputs, API keys included, in the browser), no SSR (needs Node), upload limit, and
     no raw exception text for visitors (``show_error=False``: only gr.Error messages are shown).
 
-    With the ``app`` of ``build_app``, its per-client request and upload limits guard the server."""
+    With the ``app`` of ``build_app``, its per-client request and upload limits guard the server. The page is
+    served without the per-component API schemas the browser never reads (``SlimPage``)."""
     limits = getattr(app, "madqa_limits", None)
-    guard = {"app_kwargs": {"middleware": [Middleware(RequestGuard, limits=limits)]}} if limits is not None else {}
-    return {**guard, "server_name": settings.host, "server_port": settings.port, "share": False, "show_error": False,
+    guard = [Middleware(RequestGuard, limits=limits)] if limits is not None else []
+    return {"app_kwargs": {"middleware": [*guard, Middleware(SlimPage)]}, "server_name": settings.host, "server_port": settings.port, "share": False, "show_error": False,
             "run_history": False, "ssr_mode": False, "mcp_server": False, "enable_monitoring": False,
             "max_file_size": f"{MAX_UPLOAD_MB}mb", "theme": theme(), "css": CSS, "js": A11Y_JS,
             "footer_links": ["api", "settings"]}

@@ -1,0 +1,64 @@
+"""The app's page carries no per-component API schemas (``madqa.ui.slim_page``): the browser never reads
+them, and the endpoints' schemas stay where clients and the "Use via API" page read them.
+
+The page as a visitor's browser uses it (the API page, every tab) is in test_ui_visitor.py.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import httpx
+
+from madqa.settings import Settings
+from madqa.ui.slim_page import UNREAD_KEYS, slim_page
+from tests.browser_support import GRADIO_QUIRKS, served
+
+pytestmark = GRADIO_QUIRKS
+CONFIG = re.compile(rb"window\.gradio_config = (.*?);</script>", re.S)
+
+
+def page_of(config: dict, escape: bool = True) -> bytes:
+    text = json.dumps(config)
+    if escape:  # as Gradio's toorjson writes it
+        text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026").replace("'", "\\u0027")
+    return f"<html><script>window.gradio_config = {text};</script><p>after</p></html>".encode()
+
+
+def test_the_unread_schemas_go_and_everything_else_stays() -> None:
+    component = {"id": 3, "type": "textbox", "props": {"label": "</script><script>window.x=1</script> & 'q'"},
+                 "api_info": {"type": "string"}, "api_info_as_input": {"type": "string"},
+                 "api_info_as_output": {"type": "string"}, "example_inputs": "Hello!!"}
+    config = {"components": [component, {"id": 4, "type": "row", "props": {}}], "dependencies": [{"id": 0}]}
+    slimmed = slim_page(page_of(config))
+    assert slimmed.endswith(b";</script><p>after</p></html>") and slimmed.count(b"</script>") == 1  # still inert
+    kept = json.loads(CONFIG.search(slimmed).group(1))
+    assert kept["components"][0] == {"id": 3, "type": "textbox", "props": component["props"]}
+    assert kept["components"][1] == config["components"][1] and kept["dependencies"] == config["dependencies"]
+
+
+def test_pages_without_a_readable_config_pass_unchanged() -> None:
+    for html in (b"<html><p>no config here</p></html>", b"<script>window.gradio_config = {broken;</script>",
+                 b"<script>window.gradio_config = {\"components\": 3};</script>",
+                 b"<script>window.gradio_config = {\"components\": []}"):  # never closed
+        assert slim_page(html) == html
+
+
+def test_the_served_page_is_slim_and_the_api_schemas_stay(tmp_path: Path) -> None:
+    settings = Settings.from_env(env={}, home=tmp_path / "home")
+    with served(settings) as url:
+        page = httpx.get(url, timeout=30)
+        full = httpx.get(url + "config", timeout=30).json()  # what gradio_client reads: untouched
+        info = httpx.get(url + "gradio_api/info", timeout=30).json()
+    assert page.status_code == 200 and int(page.headers["content-length"]) == len(page.content)
+    shown = json.loads(CONFIG.search(page.content).group(1))
+    assert not [c["id"] for c in shown["components"] if set(UNREAD_KEYS) & set(c)]
+    assert [c["id"] for c in shown["components"]] == [c["id"] for c in full["components"]]
+    assert all(c["props"] == f["props"] for c, f in zip(shown["components"], full["components"], strict=True))
+    assert shown["dependencies"] == full["dependencies"] and shown["layout"] == full["layout"]
+    assert any("api_info" in c for c in full["components"])
+    assert "question" in {p["parameter_name"] for p in info["named_endpoints"]["/ask"]["parameters"]}
+    assert b"window.gradio_api_info = " in page.content  # the "Use via API" page's schemas stay in the page
+    assert len(page.content) < 0.8 * len(json.dumps(full))  # a fifth or more of the page was those schemas
