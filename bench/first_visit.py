@@ -15,7 +15,9 @@ the first recorded load also types into the box at that moment and checks the te
 Prints one JSON object on stdout: seconds from starting the process to the server answering and to the
 first question box; the size of the page's HTML (what the browser parses before anything shows) and of the
 app's config (components and events); per viewport the median/p90/all TTI of ours and of the bare page,
-the requests and bytes of a first load (and the bare page's), requests that left 127.0.0.1 (must be none);
+the requests and bytes of a first load (and the bare page's), requests that left 127.0.0.1 (must be none),
+and where that load's time went (``phases``: first byte, DOMContentLoaded, first paint, interactive, the main
+thread's long tasks before it);
 the ms a tab not opened yet takes to show on its first click; the load average before and after. Then, on
 stderr, one summary line per viewport.
 """
@@ -76,6 +78,26 @@ def config_figures(url: str) -> dict[str, Any]:
             "events": len(config.get("dependencies", []))}
 
 
+# where a recorded load's time went, read in the page: phases from navigation start (ms) and the main thread's
+# long tasks (> 50 ms) before it was interactive
+PROBE_JS = """(() => { window.__madqa = {longtasks: []};
+  try { new PerformanceObserver((l) => l.getEntries().forEach((e) => window.__madqa.longtasks.push([e.startTime, e.duration])))
+        .observe({type: 'longtask', buffered: true}); } catch (e) {}
+  const poll = () => { const t = document.querySelector('#ask-question textarea'), b = document.querySelector('#ask-button');
+    const shown = (e) => !!e && !e.disabled && e.offsetParent !== null && e.getBoundingClientRect().height > 0;
+    if (shown(t) && shown(b)) { window.__madqa.interactive = performance.now(); return; }
+    requestAnimationFrame(poll); };
+  requestAnimationFrame(poll); })()"""
+PHASES_JS = """() => { const n = performance.getEntriesByType('navigation')[0], m = window.__madqa, at = m.interactive ?? performance.now();
+  const paint = performance.getEntriesByType('paint').find((e) => e.name === 'first-contentful-paint');
+  const before = performance.getEntriesByType('resource').filter((e) => e.startTime < at);
+  const long = m.longtasks.filter(([s]) => s < at);
+  return {first_byte_ms: n.responseStart, dom_content_loaded_ms: n.domContentLoadedEventEnd,
+          first_contentful_paint_ms: paint ? paint.startTime : null, interactive_ms: at,
+          requests_before_interactive: before.length,
+          long_tasks_before_interactive: long.length, long_task_ms_before_interactive: long.reduce((a, [, d]) => a + d, 0)}; }"""
+
+
 def page_kb(url: str) -> float:
     """KB of the page's HTML as served (Gradio embeds its config in it: the browser parses all of it first)."""
     with urllib.request.urlopen(url, timeout=10) as r:  # noqa: S310 - 127.0.0.1 only
@@ -107,6 +129,7 @@ def load_once(browser: Any, url: str, width: int, height: int, record: bool) -> 
     page.on("requestfailed", lambda r: None if r.url.startswith("http://127.0.0.1") else outside.append(r.url))
     if record:
         page.on("response", on_response)
+        page.add_init_script(PROBE_JS)
     started = time.perf_counter()
     page.goto(url, wait_until="commit")
     page.wait_for_function(READY_JS, polling="raf", timeout=60_000)
@@ -115,6 +138,7 @@ def load_once(browser: Any, url: str, width: int, height: int, record: bool) -> 
     if record:
         page.locator(QUESTION).fill("typed at first paint")
         out["typed_at_ready"] = page.locator(QUESTION).input_value() == "typed at first paint"
+        out["phases"] = {k: round(v) if isinstance(v, float) else v for k, v in page.evaluate(PHASES_JS).items()}
         page.wait_for_timeout(1500)  # what arrives just after (lazy chunks) counts to the page's weight
         out |= {"requests": len(fetched), "kb": round(sum(s for _, s in fetched) / 1024, 1), "outside": outside}
     context.close()

@@ -6,6 +6,8 @@ The page as a visitor's browser uses it (the API page, every tab) is in test_ui_
 
 from __future__ import annotations
 
+import copy
+import gc
 import json
 import re
 from pathlib import Path
@@ -13,6 +15,7 @@ from pathlib import Path
 import httpx
 
 from madqa.settings import Settings
+from madqa.ui import build_app
 from madqa.ui.slim_page import UNREAD_KEYS, slim_page
 from tests.browser_support import GRADIO_QUIRKS, served
 
@@ -62,3 +65,16 @@ def test_the_served_page_is_slim_and_the_api_schemas_stay(tmp_path: Path) -> Non
     assert "question" in {p["parameter_name"] for p in info["named_endpoints"]["/ask"]["parameters"]}
     assert b"window.gradio_api_info = " in page.content  # the "Use via API" page's schemas stay in the page
     assert len(page.content) < 0.8 * len(json.dumps(full))  # a fifth or more of the page was those schemas
+
+
+def test_the_config_copies_in_one_pass(tmp_path: Path, registry) -> None:
+    """Gradio deep-copies the config for every page request; a value that cannot be copied (a bound method
+    holding a lock) makes it start again item by item, about twice the time."""
+    settings = Settings.from_env(env={}, home=tmp_path / "home")
+    app = build_app(settings, registry)
+    try:
+        config = app.get_config_file()
+        copy.deepcopy(config["components"])  # raises TypeError (cannot pickle '_thread.lock') if one holds a lock
+    finally:
+        app.close()
+        gc.collect()
