@@ -78,3 +78,36 @@ def test_the_config_copies_in_one_pass(tmp_path: Path, registry) -> None:
     finally:
         app.close()
         gc.collect()
+
+
+def test_the_middleware_slims_pages_only() -> None:
+    """A page sent in pieces is rewritten whole with its length; a file or API answer, HTML or not, is not."""
+    import asyncio
+
+    from madqa.ui.slim_page import SlimPage
+
+    html = page_of({"components": [{"id": 1, "type": "textbox", "props": {}, "api_info": {"type": "string"}}]})
+
+    async def gradio(scope: dict, receive: object, send: object) -> None:
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"text/html; charset=utf-8"), (b"content-length", b"%d" % len(html))]})
+        await send({"type": "http.response.body", "body": html[:40], "more_body": True})
+        await send({"type": "http.response.body", "body": html[40:]})
+
+    def get(path: str) -> tuple[dict, bytes]:
+        sent: list[dict] = []
+
+        async def send(message: dict) -> None:
+            sent.append(message)
+
+        loop = asyncio.new_event_loop()  # not asyncio.run: it would drop the loop Gradio's apps set as current
+        try:
+            loop.run_until_complete(SlimPage(gradio)({"type": "http", "method": "GET", "path": path}, None, send))
+        finally:
+            loop.close()
+        return dict(sent[0]["headers"]), b"".join(m.get("body", b"") for m in sent[1:])
+
+    headers, body = get("/")
+    assert b"api_info" not in body and b'"textbox"' in body and headers[b"content-length"] == b"%d" % len(body)
+    for path in ("/gradio_api/file=/tmp/x.html", "/gradio_api/info"):
+        assert get(path)[1] == html

@@ -59,14 +59,17 @@ def slim_config(raw: bytes) -> bytes:
 
 
 class SlimPage:
-    """ASGI middleware: an uncompressed ``text/html`` answer to a GET is buffered and passed through
+    """ASGI middleware: an uncompressed ``text/html`` answer to a GET of a page (not an API route, not a file) is
+    buffered and passed through
     ``slim_page``, its content-length fixed; everything else streams through as it comes."""
 
     def __init__(self, app: Callable[..., Awaitable[None]]) -> None:
         self.app = app
 
     async def __call__(self, scope: MutableMapping[str, Any], receive: Any, send: Any) -> None:
-        if scope.get("type") != "http" or scope.get("method") != "GET":
+        path = str(scope.get("path", ""))
+        if scope.get("type") != "http" or scope.get("method") != "GET" or "/gradio_api/" in path or "file=" in path:
+            # the page is served at the root; API answers and files (a stored HTML file too) stream as they are
             await self.app(scope, receive, send)
             return
         held: list[Message] = []  # the response start of an HTML page, sent with its rewritten body
