@@ -89,3 +89,12 @@ def test_plain_corpus_pages_read_back_as_text_with_the_generators_words(tmp_path
     assert min(words) > 20 and sum(words) / len(words) > 150  # full pages of text, like bench/corpus.py's
     doc = pymupdf.open(stream=pdf_bytes([(300, 200, [(20, 30, 10, "a (tricky) back\\slash")])]), filetype="pdf")
     assert doc[0].get_text().strip() == "a (tricky) back\\slash" and doc[0].rect.width == 300
+
+
+def test_search_identity_counts_the_queries_whose_results_differ():
+    from bench.search_identity import compare
+
+    a = {"whoosh": [["q1", [["a.pdf", 1, 2.5, "s"]], None], ["q2", [], "no page matches"]]}
+    b = {"whoosh": [["q1", [["a.pdf", 1, 2.5, "s"]], None], ["q2", [["b.pdf", 3, 1.0, "t"]], None]]}
+    assert compare(a, a) == ["whoosh: 2 queries, 2 identical (hits, scores, snippets, notes); 1 hits in all"]
+    assert compare(a, b)[0].startswith("whoosh: 2 queries, 1 identical")
