@@ -159,7 +159,8 @@ def search_job(root: str, home: str, name: str, budget: float) -> dict[str, Any]
 
 def measure_size(pages: int, budget: float, cluster_up_to: int, dense_up_to: int,
                  query_budget: float, corpus: Path | None = None,
-                 retrievers: tuple[str, ...] = tuple(n for n, _ in RETRIEVERS)) -> dict[str, Any]:
+                 retrievers: tuple[str, ...] = tuple(n for n, _ in RETRIEVERS),
+                 search_budget: float | None = None) -> dict[str, Any]:
     """One corpus size: generate (cached), ingest in one process (and on ``--cluster local:2`` up to
     ``cluster_up_to`` pages), then each retriever in a child process of its own (its peak memory)."""
     from bench.plain_pdf import cached_plain_corpus
@@ -190,7 +191,7 @@ def measure_size(pages: int, budget: float, cluster_up_to: int, dense_up_to: int
             row["search"][name] = {"skipped": f"embedding {pages:,} pages is over --dense-up-to {dense_up_to:,}"}
             continue
         result = timed([sys.executable, "-m", "bench.scale", "--search-job", str(root), home, name,
-                        str(query_budget)], {}, budget)
+                        str(query_budget)], {}, search_budget or budget)
         out = result.pop("output", None)
         row["search"][name] = {**out, "peak_rss_mb": result["peak_rss_mb"]} if isinstance(out, dict) else result
         print(json.dumps({name: row["search"][name], "pages": pages}), file=sys.stderr, flush=True)
@@ -314,6 +315,8 @@ def main() -> None:
                         "corpus); --sizes is then only its page count")
     parser.add_argument("--retrievers", default=",".join(n for n, _ in RETRIEVERS), help="which to open and query")
     parser.add_argument("--budget-s", type=float, default=1500, help="most seconds per ingest or search job")
+    parser.add_argument("--search-budget-s", type=float, help="most seconds per search job (open + queries); "
+                        "default --budget-s")
     parser.add_argument("--query-budget-s", type=float, default=120, help="most seconds of queries per retriever")
     parser.add_argument("--cluster-up-to", type=int, default=10_000, help="ingest on --cluster local:2 too, up "
                         "to this many pages")
@@ -340,7 +343,8 @@ def main() -> None:
         rows = []
         for size in (int(s) for s in args.sizes.split(",")):
             rows.append(measure_size(size, args.budget_s, args.cluster_up_to, args.dense_up_to,
-                                     args.query_budget_s, args.corpus, tuple(args.retrievers.split(","))))
+                                     args.query_budget_s, args.corpus, tuple(args.retrievers.split(",")),
+                                     args.search_budget_s))
             if args.json:
                 args.json.write_text(json.dumps({"rows": rows}, indent=1), encoding="utf-8")
     fits = curves(rows)
