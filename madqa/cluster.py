@@ -58,8 +58,13 @@ class DaskExecutor:
                 import dask
 
                 # the workers read each PDF in a limited child process (madqa.pdf_reader); Dask starts
-                # local workers as daemonic processes, which may not have children, unless told not to
-                dask.config.set({"distributed.worker.daemon": False})
+                # local workers as daemonic processes, which may not have children, unless told not to.
+                # The rest cuts the cluster's idle CPU (scheduler, nannies, workers) from ~9% of a core
+                # to ~3% (docs/performance.md): the workers' sampling profiler and the 0.5 s system monitor
+                # feed a dashboard that is not installed here, the 20 ms tick only watches for a blocked loop
+                dask.config.set({"distributed.worker.daemon": False, "distributed.worker.profile.enabled": False,
+                                 "distributed.admin.system-monitor.interval": "5s",
+                                 "distributed.admin.tick.interval": "1s"})
                 self.cluster = LocalCluster(n_workers=int(url[6:]), threads_per_worker=1, processes=True,
                                             host="127.0.0.1", dashboard_address="127.0.0.1:0",
                                             silence_logs=logging.ERROR)

@@ -46,6 +46,10 @@ def read_job(job: tuple[str, str, Settings, str, dict[int, str]]) -> tuple[str, 
         return "corpus", str(exc)
     except OSError as exc:
         return "os", exc.strerror or str(exc)
+    finally:
+        # the limited reader process goes back to this worker's pool for its next file: started anew
+        # per file it cost ~0.6 CPU-s each, most of a 23-page file's reading (docs/performance.md)
+        reader.close()
     return "ok", (count, [(p.file, p.page, p.text, p.source) for p in pages], warnings)
 
 
