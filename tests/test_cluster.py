@@ -3,6 +3,7 @@ workers started here), with a worker killed mid-run: the results equal a single-
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -133,6 +134,31 @@ def test_cluster_ingest_with_a_worker_killed_equals_a_local_ingest(tmp_path, clu
     assert [(p.file, p.page, p.text, p.source) for p in a.iter_pages()] == \
            [(p.file, p.page, p.text, p.source) for p in b.iter_pages()]
     assert a.manifest["documents"] == b.manifest["documents"]
+
+
+def test_a_cluster_worker_reads_all_its_files_in_one_reader_process(tmp_path, cluster, registry):
+    """A new limited reader per file cost ~0.6 CPU-s each on the workers (most of the cluster's CPU)."""
+    from madqa.settings import Settings
+
+    psutil = pytest.importorskip("psutil")
+    root = tmp_path / "docs"
+    for n in range(8):
+        make_pdf(root / f"f{n}.pdf", [f"file {n} page {p}" for p in range(1, 3)])
+    readers: set[int] = set()
+
+    def progress(file: str, done: int, total: int) -> None:  # between files: which readers are alive
+        for worker in cluster.workers:
+            for child in psutil.Process(worker.pid).children():
+                with contextlib.suppress(psutil.Error):
+                    if "spawn_main" in " ".join(child.cmdline()):
+                        readers.add(child.pid)
+
+    with executor(cluster.url) as ex:
+        report = ingest(root, Settings.from_env(env={}, home=tmp_path / "home"), registry, ocr="never",
+                        executor=ex, progress=progress)
+    progress("", 0, 0)
+    assert (report.files, report.pages, report.failures) == (8, 16, [])
+    assert 1 <= len(readers) <= len(cluster.workers), readers
 
 
 def test_cluster_run_with_a_worker_killed_answers_like_one_process(tmp_path, cluster, demo_corpus, demo_settings):
