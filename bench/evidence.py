@@ -4,6 +4,7 @@
     python bench/evidence.py --sets demo     # one set
     python bench/evidence.py --sets realdocs,realdocs-unanswerable   # the real-document set (fetched first)
     python bench/evidence.py --json out.json # also write the figures
+    python bench/evidence.py --sets realdocs --strategies passthrough --searchers whoosh:none,milvus:none:dense=off
 
 Runs the offline backend (no model) in-process, as ``madqa run`` + ``madqa eval`` would, on:
 ``demo`` (data/demo, 46 questions), ``heldout`` (data/heldout/build_heldout.py: synonyms and
@@ -90,7 +91,7 @@ def figures(predictions: list[dict[str, Any]], questions: list[dict[str, Any]]) 
 
 
 def measure(set_name: str, docs: Path, questions_file: Path, settings: Settings, registry: Any,
-            strategies: tuple[str, ...], searchers: tuple[tuple[str, str], ...] = SEARCHERS) -> list[dict[str, Any]]:
+            strategies: tuple[str, ...], searchers: tuple[tuple[str, ...], ...] = SEARCHERS) -> list[dict[str, Any]]:
     ingest(docs, settings, registry, ocr="auto")
     corpus = Corpus.open(docs, settings.corpora_dir)
     questions, problems = load_questions(questions_file)
@@ -98,8 +99,10 @@ def measure(set_name: str, docs: Path, questions_file: Path, settings: Settings,
     rows: list[dict[str, Any]] = []
     base = load_config("offline")
     for strategy in strategies:
-        for retriever, reranker in searchers:
-            entry = {"set": set_name, "strategy": strategy, "retriever": retriever, "reranker": reranker,
+        for retriever, reranker, *settings_of in searchers:
+            options = dict(item.split("=", 1) for item in settings_of[0].split(";")) if settings_of else {}
+            label = f"{retriever} ({', '.join(f'{k}={v}' for k, v in options.items())})" if options else retriever
+            entry = {"set": set_name, "strategy": strategy, "retriever": label, "reranker": reranker,
                      "n": len(questions)}
             parts = {(kind, name): registry.components.get((kind, name))
                      for kind, name in (("retriever", retriever), ("reranker", reranker))}
@@ -108,7 +111,8 @@ def measure(set_name: str, docs: Path, questions_file: Path, settings: Settings,
             if missing:
                 rows.append({**entry, "skipped": "; ".join(missing)})
                 continue
-            config = base.with_overrides(query_strategy=strategy, retriever=retriever, reranker=reranker)
+            config = base.with_overrides(query_strategy=strategy, retriever=retriever, reranker=reranker,
+                                         options={"retriever": options} if options else None)
             started = time.perf_counter()
             predictions = run_batch(questions, corpus, config, registry, settings)
             rows.append({**entry, "seconds": round(time.perf_counter() - started, 1),
@@ -166,13 +170,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sets", default="demo,heldout,paraphrase")
     parser.add_argument("--strategies", default=",".join(STRATEGIES))
-    parser.add_argument("--searchers", metavar="R:K,...", help="retriever:reranker pairs instead of the default "
-                        "five, e.g. whoosh:none,milvus:none")
+    parser.add_argument("--searchers", metavar="R:K[:OPT=V;...],...", help="retriever:reranker pairs instead of "
+                        "the default five, e.g. whoosh:none,milvus:none,milvus:none:dense=off (then the retriever's "
+                        "options)")
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     parser.add_argument("--home", metavar="DIR", help="keep the indexes in DIR between runs (the dense index "
                         "of a real corpus takes long to embed); default a temporary folder")
     args = parser.parse_args()
-    searchers = tuple(tuple(pair.split(":", 1)) for pair in args.searchers.split(",")) if args.searchers else SEARCHERS
+    searchers = tuple(tuple(pair.split(":", 2)) for pair in args.searchers.split(",")) if args.searchers else SEARCHERS
     cache = REPO / "bench" / ".cache" / "evidence"
     rows: list[dict[str, Any]] = []
     with (contextlib.nullcontext(args.home) if args.home else tempfile.TemporaryDirectory(prefix="madqa-evidence-")) \
