@@ -6,6 +6,7 @@ search latency (whoosh, tantivy, milvus; dense at small sizes) on generated corp
     python -m bench.scale --sizes 1000 --dense-up-to 1000  # the dense retriever's build, where it fits
     python -m bench.scale --refit docs/img/scale-rows.json --plot docs/img/scale.png   # fit + plot only
     python -m bench.scale --runs 46                        # madqa run: one process vs --cluster local:2
+    python -m bench.scale --sizes 10000 --cluster-only     # the cluster ingest alone, after a change
 
 Corpora are plain generated PDFs (``bench/plain_pdf.py``: ``bench/corpus.py``'s text, written without
 a layout engine, so 100k pages take minutes, not hours), ~23 pages per PDF. Every ingest is the real
@@ -160,7 +161,7 @@ def search_job(root: str, home: str, name: str, budget: float) -> dict[str, Any]
 def measure_size(pages: int, budget: float, cluster_up_to: int, dense_up_to: int,
                  query_budget: float, corpus: Path | None = None,
                  retrievers: tuple[str, ...] = tuple(n for n, _ in RETRIEVERS),
-                 search_budget: float | None = None) -> dict[str, Any]:
+                 search_budget: float | None = None, cluster_only: bool = False) -> dict[str, Any]:
     """One corpus size: generate (cached), ingest in one process (and on ``--cluster local:2`` up to
     ``cluster_up_to`` pages), then each retriever in a child process of its own (its peak memory)."""
     from bench.plain_pdf import cached_plain_corpus
@@ -169,7 +170,8 @@ def measure_size(pages: int, budget: float, cluster_up_to: int, dense_up_to: int
     root = corpus or cached_plain_corpus(CACHE, pages, max(1, pages // 23), workers=min(2, os.cpu_count() or 1))
     row: dict[str, Any] = {"pages": pages, "corpus": str(root), "pdfs": len(list(root.rglob("*.pdf"))),
                            "generate_s": round(time.perf_counter() - started, 1), "pdf_mb": round(_du(root) / 2**20, 1)}
-    labels = [("single", [])] + ([("cluster_local2", ["--cluster", "local:2"])] if pages <= cluster_up_to else [])
+    labels = ([] if cluster_only else [("single", [])]) + \
+        ([("cluster_local2", ["--cluster", "local:2"])] if pages <= cluster_up_to else [])
     for label, extra in labels:
         home = Path(tempfile.mkdtemp(prefix=f"scale-{label}-", dir=CACHE))
         cmd = [sys.executable, "-m", "madqa", "index", str(root), "--ocr", "never", "--json", *extra]
@@ -182,7 +184,7 @@ def measure_size(pages: int, budget: float, cluster_up_to: int, dense_up_to: int
             del result["output"]
         row[label] = result
         print(json.dumps({label: result, "pages": pages}), file=sys.stderr, flush=True)
-    home = row["single"].get("home")
+    home = row.get("single", {}).get("home")
     if not home:
         return row
     row["search"] = {}
@@ -320,6 +322,8 @@ def main() -> None:
     parser.add_argument("--query-budget-s", type=float, default=120, help="most seconds of queries per retriever")
     parser.add_argument("--cluster-up-to", type=int, default=10_000, help="ingest on --cluster local:2 too, up "
                         "to this many pages")
+    parser.add_argument("--cluster-only", action="store_true", help="only the --cluster local:2 ingest (no "
+                        "single-process ingest, no searches): re-measure the cluster after a change")
     parser.add_argument("--dense-up-to", type=int, default=2_000, help="measure the dense retriever (embedding "
                         "every page on first use) up to this many pages")
     parser.add_argument("--json", type=Path, help="write the results here (rows are added as sizes finish)")
@@ -344,7 +348,7 @@ def main() -> None:
         for size in (int(s) for s in args.sizes.split(",")):
             rows.append(measure_size(size, args.budget_s, args.cluster_up_to, args.dense_up_to,
                                      args.query_budget_s, args.corpus, tuple(args.retrievers.split(",")),
-                                     args.search_budget_s))
+                                     args.search_budget_s, args.cluster_only))
             if args.json:
                 args.json.write_text(json.dumps({"rows": rows}, indent=1), encoding="utf-8")
     fits = curves(rows)
