@@ -10,6 +10,7 @@ import copy
 import gc
 import json
 import re
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
@@ -100,11 +101,10 @@ def test_the_middleware_slims_pages_only() -> None:
         async def send(message: dict) -> None:
             sent.append(message)
 
-        loop = asyncio.new_event_loop()  # not asyncio.run: it would drop the loop Gradio's apps set as current
-        try:
-            loop.run_until_complete(SlimPage(gradio)({"type": "http", "method": "GET", "path": path}, None, send))
-        finally:
-            loop.close()
+        # in a thread of its own: the main thread may hold a running loop (Playwright's sync API, left by an
+        # earlier browser test in the same session), and asyncio.run there would also drop the loop Gradio set
+        with ThreadPoolExecutor(1) as pool:
+            pool.submit(asyncio.run, SlimPage(gradio)({"type": "http", "method": "GET", "path": path}, None, send)).result()
         return dict(sent[0]["headers"]), b"".join(m.get("body", b"") for m in sent[1:])
 
     headers, body = get("/")
