@@ -1,24 +1,30 @@
-"""The first paint carries only the Ask tab: other tabs' components are hidden in the page's config
-until their tab is first opened (``madqa.ui.lazy``), so the browser fetches their code then.
+"""The first paint carries only the Ask tab: the other tabs' contents are left out of the page's config and
+sent when the tab is first opened (``madqa.ui.lazy.send_when_opened``, ``madqa.ui.slim_page``), and the
+Ask tab's closed settings are hidden until opened, so the browser builds and fetches only what shows.
 
-No server and no browser here: the app's config is what the browser receives. The browser side
-(tabs show their content on the first click, fewer scripts before it) is in test_ui_visitor.py.
+No server and no browser here: the page's config is the app's config through ``slim_config``, what the browser
+receives. The browser side (tabs show their content on the first click, fewer scripts before it) is in
+test_ui_visitor.py; the served page in test_ui_slim_page.py.
 """
 
 from __future__ import annotations
 
 import gc
+import json
 from pathlib import Path
+from typing import Any
 
 import gradio as gr
 
 from madqa.settings import Settings
 from madqa.ui import build_app
-from madqa.ui.lazy import components_in, defer_until_opened
+from madqa.ui.lazy import TabContents, components_in, defer_until_opened, send_when_opened
+from madqa.ui.slim_page import slim_config
 from tests.browser_support import GRADIO_QUIRKS
 from tests.conftest import make_pdf
 
 pytestmark = GRADIO_QUIRKS
+FIRST_PAINT_MAX = 70  # components in the first page's config: 65 with the Ask tab alone, 212 in the whole app
 HEAVY = {"dataframe", "nativeplot", "file", "gallery", "html", "checkboxgroup", "radio", "number", "checkbox", "image",
          "slider"}  # image: the page viewer, drawn with its first page; slider: in the closed settings
 
@@ -41,20 +47,64 @@ def visible_at_first_paint(config: dict) -> dict[str, set[str]]:
     return out
 
 
+def page_config(app: gr.Blocks) -> dict[str, Any]:
+    """The config the browser's first page carries (Gradio's, through the page middleware's ``slim_config``)."""
+    return json.loads(slim_config(json.dumps(app.get_config_file(), default=str).encode()))
+
+
 def test_only_the_ask_tab_is_drawn_at_first_paint(tmp_path: Path, registry) -> None:
     make_pdf(tmp_path / "docs" / "a.pdf", ["Kestrel Dynamics had 42 staff."])
     settings = Settings.from_env(env={}, home=tmp_path / "home")
     app = build_app(settings, registry, demo_dir=tmp_path / "docs")
     try:
-        shown = visible_at_first_paint(app.get_config_file())
+        whole = app.get_config_file()
+        page = page_config(app)
+        shown = visible_at_first_paint(page)
         assert {"chatbot", "textbox", "button"} <= shown["Ask"]
         for tab in ("Compare", "Corpus", "Evaluate", "You search", "Plugins"):
-            assert shown.get(tab, set()) <= {"tabitem", "row", "column", "form", "accordion", "state"}, (tab, shown[tab])
+            assert shown.get(tab) == {"tabitem"}, (tab, shown.get(tab))  # the tab's button, nothing inside
         everywhere = set().union(*shown.values())
         assert not everywhere & HEAVY, everywhere & HEAVY  # the galleries too wait for their first page
+        # the first page's tree stays small; the app keeps every component and event for /config and the API
+        assert len(page["components"]) <= FIRST_PAINT_MAX < len(whole["components"]), len(page["components"])
+        for view in (page, *page["page"].values()):
+            ids = {c["id"] for c in page["components"]}
+            assert all(node in ids for node in nodes(view["layout"])), "the layout names a component left out"
+        assert page["dependencies"] == json.loads(json.dumps(whole["dependencies"], default=str))
     finally:
         app.close()
         gc.collect()  # Gradio's dropped event loops are reported here, under this module's filters
+
+
+def nodes(layout: dict[str, Any]) -> list[int]:
+    return [child for node in layout.get("children", []) for child in (node["id"], *nodes(node))]
+
+
+def test_a_tab_sent_when_opened_arrives_whole_once(tmp_path: Path) -> None:
+    with gr.Blocks() as app:
+        with gr.Tabs():
+            with gr.Tab("first"):
+                gr.Textbox()
+            with gr.Tab("later") as later:
+                with gr.Row():
+                    box = gr.Textbox(elem_id="later-box")
+                    table = gr.DataFrame()
+                box.submit(lambda x: x, box, box, api_name="echo")
+        shown = send_when_opened(later)
+    page = page_config(app)
+    assert later._id in {c["id"] for c in page["components"]}  # the tab's button is drawn
+    assert not {box._id, table._id} & {c["id"] for c in page["components"]}
+    assert "/echo" in app.get_api_info()["named_endpoints"]  # its API stays
+    first = next(fn for fn in app.fns.values() if fn.name == "first_time")
+    assert first.fn(False) is True and isinstance(first.fn(True), type(gr.skip()))  # a change (a sending) once
+    send = app.fns[shown["id"]]
+    assert isinstance(send.renderable, TabContents) and send.targets[0][1] == "change"
+    sent = app.default_config.get_config(send.renderable)  # what Gradio answers the browser: the tab's subtree
+    assert sent["layout"]["id"] == later._id
+    assert {box._id, table._id, later._id} <= {c["id"] for c in sent["components"]}
+    assert next(c for c in sent["components"] if c["id"] == box._id)["props"]["visible"] is True
+    app.close()
+    gc.collect()
 
 
 def test_a_deferred_tab_is_revealed_once_and_keeps_what_was_hidden_on_purpose() -> None:

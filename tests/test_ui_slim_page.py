@@ -6,6 +6,7 @@ The page as a visitor's browser uses it (the API page, every tab) is in test_ui_
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import gc
 import json
@@ -17,7 +18,7 @@ import httpx
 
 from madqa.settings import Settings
 from madqa.ui import build_app
-from madqa.ui.slim_page import UNREAD_KEYS, slim_page
+from madqa.ui.slim_page import DEFERRED_CLASS, UNREAD_KEYS, SlimPage, slim_page
 from tests.browser_support import GRADIO_QUIRKS, served
 
 pytestmark = GRADIO_QUIRKS
@@ -59,13 +60,31 @@ def test_the_served_page_is_slim_and_the_api_schemas_stay(tmp_path: Path) -> Non
     assert page.status_code == 200 and int(page.headers["content-length"]) == len(page.content)
     shown = json.loads(CONFIG.search(page.content).group(1))
     assert not [c["id"] for c in shown["components"] if set(UNREAD_KEYS) & set(c)]
-    assert [c["id"] for c in shown["components"]] == [c["id"] for c in full["components"]]
-    assert all(c["props"] == f["props"] for c, f in zip(shown["components"], full["components"], strict=True))
-    assert shown["dependencies"] == full["dependencies"] and shown["layout"] == full["layout"]
+    by_id = {f["id"]: f for f in full["components"]}
+    assert all(c["props"] == by_id[c["id"]]["props"] for c in shown["components"])
+    assert shown["dependencies"] == full["dependencies"]
+    # the tabs not opened yet are their buttons alone: their contents come on the first opening
+    deferred = [c for c in shown["components"] if DEFERRED_CLASS in (c["props"].get("elem_classes") or [])]
+    assert [c["props"]["label"] for c in deferred] == ["Compare", "Corpus", "Evaluate", "You search", "Plugins"]
+    assert all(tab_node(shown["layout"], c["id"])["children"] == [] for c in deferred)
+    assert all(tab_node(full["layout"], c["id"])["children"] for c in deferred)
+    assert len(shown["components"]) < len(full["components"]) / 2
     assert any("api_info" in c for c in full["components"])
     assert "question" in {p["parameter_name"] for p in info["named_endpoints"]["/ask"]["parameters"]}
     assert b"window.gradio_api_info = " in page.content  # the "Use via API" page's schemas stay in the page
     assert len(page.content) < 0.8 * len(json.dumps(full))  # a fifth or more of the page was those schemas
+
+
+def tab_node(layout: dict, node_id: int) -> dict:
+    """The layout node ``node_id`` (KeyError when absent)."""
+    if layout["id"] == node_id:
+        return layout
+    for child in layout.get("children", []):
+        try:
+            return tab_node(child, node_id)
+        except KeyError:
+            continue
+    raise KeyError(node_id)
 
 
 def test_the_config_copies_in_one_pass(tmp_path: Path, registry) -> None:
@@ -83,10 +102,6 @@ def test_the_config_copies_in_one_pass(tmp_path: Path, registry) -> None:
 
 def test_the_middleware_slims_pages_only() -> None:
     """A page sent in pieces is rewritten whole with its length; a file or API answer, HTML or not, is not."""
-    import asyncio
-
-    from madqa.ui.slim_page import SlimPage
-
     html = page_of({"components": [{"id": 1, "type": "textbox", "props": {}, "api_info": {"type": "string"}}]})
 
     async def gradio(scope: dict, receive: object, send: object) -> None:
@@ -111,3 +126,39 @@ def test_the_middleware_slims_pages_only() -> None:
     assert b"api_info" not in body and b'"textbox"' in body and headers[b"content-length"] == b"%d" % len(body)
     for path in ("/gradio_api/file=/tmp/x.html", "/gradio_api/info"):
         assert get(path)[1] == html
+
+
+def test_a_page_is_made_once_per_root_url_when_cached() -> None:
+    """With ``cache_pages`` Gradio makes the page once per path, query and root URL (host and forwarding headers);
+    another host or path asks Gradio again, and without ``cache_pages`` every request does."""
+    calls: list[str] = []
+
+    async def gradio(scope: dict, receive: object, send: object) -> None:
+        host = dict(scope["headers"]).get(b"x-forwarded-host", b"local").decode()
+        calls.append(host)
+        html = page_of({"components": [], "root": f"http://{host}"})
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/html")]})
+        await send({"type": "http.response.body", "body": html})
+
+    def get(middleware: SlimPage, path: str = "/", host: bytes | None = None) -> bytes:
+        sent: list[dict] = []
+
+        async def send(message: dict) -> None:
+            sent.append(message)
+
+        headers = [(b"host", b"127.0.0.1:7860")] + ([(b"x-forwarded-host", host)] if host else [])
+        scope = {"type": "http", "method": "GET", "path": path, "query_string": b"", "headers": headers}
+        with ThreadPoolExecutor(1) as pool:  # see test_the_middleware_slims_pages_only
+            pool.submit(asyncio.run, middleware(scope, None, send)).result()
+        assert sent[0]["status"] == 200
+        return b"".join(m.get("body", b"") for m in sent[1:])
+
+    cached = SlimPage(gradio, cache_pages=True)
+    first = get(cached)
+    assert get(cached) == first and calls == ["local"]
+    assert b"example.org" in get(cached, host=b"example.org") and calls == ["local", "example.org"]
+    get(cached, path="/other")
+    assert len(calls) == 3
+    plain = SlimPage(gradio)
+    get(plain), get(plain)
+    assert len(calls) == 5

@@ -22,7 +22,7 @@ from madqa.ui.context import AppContext
 from madqa.ui.corpus import build_corpus_tab
 from madqa.ui.evaluate import build_evaluate_tab
 from madqa.ui.human import build_human_tab
-from madqa.ui.lazy import defer_until_opened
+from madqa.ui.lazy import send_when_opened
 from madqa.ui.limits import Limits, RequestGuard
 from madqa.ui.modal import MODAL_CSS, MODAL_JS
 from madqa.ui.plugins import build_plugins_tab
@@ -140,10 +140,11 @@ def launch_options(settings: Settings, app: gr.Blocks | None = None) -> dict[str
     no raw exception text for visitors (``show_error=False``: only gr.Error messages are shown).
 
     With the ``app`` of ``build_app``, its per-client request and upload limits guard the server. The page is
-    served without the per-component API schemas the browser never reads (``SlimPage``)."""
+    served without the per-component API schemas the browser never reads and without the tabs not opened yet, and
+    kept once made (``SlimPage``: the app has no logins, so every visitor gets the same page)."""
     limits = getattr(app, "madqa_limits", None)
     guard = [Middleware(RequestGuard, limits=limits)] if limits is not None else []
-    return {"app_kwargs": {"middleware": [*guard, Middleware(SlimPage)]}, "server_name": settings.host, "server_port": settings.port, "share": False, "show_error": False,
+    return {"app_kwargs": {"middleware": [*guard, Middleware(SlimPage, cache_pages=True)]}, "server_name": settings.host, "server_port": settings.port, "share": False, "show_error": False,
             "run_history": False, "ssr_mode": False, "mcp_server": False, "enable_monitoring": False,
             "max_file_size": f"{MAX_UPLOAD_MB}mb", "theme": theme(), "css": CSS, "js": A11Y_JS,
             "footer_links": ["api", "settings"]}
@@ -201,15 +202,17 @@ def build_app(settings: Settings, registry: Any, *, demo_dir: str | Path | None 
             with gr.Tab("Compare", id="compare") as compare_tab:
                 build_compare_tab(ctx)
             with gr.Tab("Corpus", id="corpus") as corpus_tab:
-                build_corpus_tab(ctx, corpus_tab)
+                corpus_shown = build_corpus_tab(ctx, corpus_tab)
             with gr.Tab("Evaluate", id="evaluate") as evaluate_tab:
                 build_evaluate_tab(ctx)
             with gr.Tab("You search", id="human") as human_tab:
                 build_human_tab(ctx)
             with gr.Tab("Plugins", id="plugins") as plugins_tab:
                 build_plugins_tab(ctx)
-        for tab in (compare_tab, corpus_tab, evaluate_tab, human_tab, plugins_tab):
-            defer_until_opened(tab)  # their code is fetched when first opened, not before the first paint
+        for tab in (compare_tab, evaluate_tab, human_tab, plugins_tab):
+            send_when_opened(tab)  # the first page carries the Ask tab alone; the others come when first opened
+        # what the Corpus tab shows on opening, again once its parts exist in the page (an update before is lost)
+        send_when_opened(corpus_tab).then(**corpus_shown, api_visibility="private")
         timer = gr.Timer(1.0, active=not sessions.demo.ready)
 
         def status(session: Any) -> tuple[str, Any]:

@@ -74,7 +74,9 @@ def _ensure(session: Any) -> dict[str, Any]:
     return new_session()
 
 
-def build_corpus_tab(ctx: AppContext, tab: gr.Tab) -> None:
+def build_corpus_tab(ctx: AppContext, tab: gr.Tab) -> dict[str, Any]:
+    """The Corpus tab's parts and events; returns what brings it up to date (``fn``, ``inputs``, ``outputs``), run on
+    every opening: chain it after the tab's contents arrive too (``madqa.ui.lazy.send_when_opened``)."""
     with gr.Row(equal_height=False):
         with gr.Column(scale=2):
             choice = gr.Radio(CHOICES, value="demo", label="The agent searches", elem_id="corpus-choice")
@@ -165,7 +167,8 @@ def build_corpus_tab(ctx: AppContext, tab: gr.Tab) -> None:
         return pd.DataFrame(rows, columns=HIT_COLUMNS)
 
     header = [ctx.header] if ctx.header is not None else []
-    tab.select(refresh, [ctx.session], [choice, docs, summary, *header], api_visibility="private")
+    shown = {"fn": refresh, "inputs": [ctx.session], "outputs": [choice, docs, summary, *header]}
+    tab.select(**shown, api_visibility="private")
     choice.input(select, [choice, ctx.session], [ctx.session, docs, summary, hits, *header],
                  api_visibility="private")
     add_btn.click(add, [files, ctx.session], [ctx.session, results, choice, docs, summary, hits, *header, files],
@@ -174,3 +177,4 @@ def build_corpus_tab(ctx: AppContext, tab: gr.Tab) -> None:
                     api_visibility="private")
     gr.on([query.submit, search_btn.click], search, [query, ctx.session], [hits], api_name="search_corpus",
           concurrency_limit=8)
+    return shown

@@ -14,8 +14,11 @@ from typing import Any
 
 import gradio as gr
 from gradio.blocks import Block, BlockContext
+from gradio.context import get_blocks_context
+from gradio.events import Dependency, EventListenerMethod
 
 NEVER_HIDDEN = (gr.State, gr.Timer)  # not drawn, nothing to fetch
+DEFERRED_CLASS = "madqa-deferred-tab"  # a tab whose contents the first page leaves out
 
 
 def components_in(block: Block) -> Iterator[gr.components.Component]:
@@ -47,3 +50,45 @@ def defer_until_opened(tab: gr.Tab | gr.Accordion) -> list[gr.components.Compone
     opens = tab.expand if isinstance(tab, gr.Accordion) else tab.select
     opens(reveal, [opened], [*hidden, opened], queue=False, api_visibility="private")
     return hidden
+
+
+class TabContents:
+    """What Gradio's render machinery reads of a ``gr.render``: an id, the container whose subtree it sends and the
+    function it calls. Here the container is a tab already built, so an event carrying this sends the tab's whole
+    subtree (layout and component configs) to the browser, which draws it into the tab (see ``send_when_opened``)."""
+
+    def __init__(self, tab: gr.Tab) -> None:
+        blocks_config = get_blocks_context()
+        if blocks_config is None:
+            raise ValueError("send_when_opened must be called inside the gr.Blocks")  # a bug, not bad input
+        self._id = len(blocks_config.renderables)  # render ids are shared with gr.render's: never the same
+        blocks_config.renderables.append(self)
+        self.container_id = tab._id
+        self.page = tab.page
+
+    @staticmethod
+    def fn() -> None:
+        """Nothing to compute: the answer is the tab's subtree, added by Gradio."""
+
+
+def send_when_opened(tab: gr.Tab) -> Dependency:
+    """Leave ``tab``'s contents out of the first page (``madqa.ui.slim_page`` drops the subtrees of tabs marked
+    ``DEFERRED_CLASS``) and send them the first time the visitor opens it; returns that event (chain on it what
+    must write into the tab's components on the first opening, after they exist).
+
+    The components, their events and the named API endpoints stay in the app (``/config``, ``/gradio_api/info``, the
+    clients): only the browser's first page lacks them, so it builds a tree of the Ask tab alone."""
+    tab.elem_classes = [*(tab.elem_classes or []), DEFERRED_CLASS]
+    opened = gr.State(False)
+
+    def first_time(done: Any) -> Any:
+        return gr.skip() if done else True
+
+    # queued: Gradio's page fires a State's change only on a queued answer (it carries the changed states)
+    tab.select(first_time, [opened], [opened], api_visibility="private", concurrency_limit=None)
+    contents = TabContents(tab)
+    blocks_config = get_blocks_context()
+    block_fn, index = blocks_config.set_event_trigger(
+        [EventListenerMethod(opened, "change")], contents.fn, [], [], postprocess=False, show_progress="hidden",
+        queue=False, api_visibility="private", renderable=contents)  # type: ignore[arg-type]
+    return Dependency(None, block_fn.get_config(), index, contents.fn)
