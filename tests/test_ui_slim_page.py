@@ -65,7 +65,9 @@ def test_the_served_page_is_slim_and_the_api_schemas_stay(tmp_path: Path) -> Non
     assert shown["dependencies"] == full["dependencies"]
     # the tabs not opened yet are their buttons alone: their contents come on the first opening
     deferred = [c for c in shown["components"] if DEFERRED_CLASS in (c["props"].get("elem_classes") or [])]
-    assert [c["props"]["label"] for c in deferred] == ["Compare", "Corpus", "Evaluate", "You search", "Plugins"]
+    assert [c["props"]["label"] for c in deferred if c["type"] == "tabitem"] == [
+        "Compare", "Corpus", "Evaluate", "You search", "Plugins"]
+    assert {c["props"].get("elem_id") for c in deferred if c["type"] == "column"} >= {"ask-hints"}  # sent on load
     assert all(tab_node(shown["layout"], c["id"])["children"] == [] for c in deferred)
     assert all(tab_node(full["layout"], c["id"])["children"] for c in deferred)
     assert len(shown["components"]) < len(full["components"]) / 2

@@ -24,6 +24,7 @@ from madqa.trace import Trace
 from madqa.types import AnswerStep, ErrorStep, ModelStep, PageRef, SearchStep, Step
 from madqa.ui.config_panel import FIELD_NAMES, ConfigPanel, build_config_panel, describe, resolve_config
 from madqa.ui.context import AGENT_CONCURRENCY, AGENT_CONCURRENCY_ID, AppContext, api_parameters, shown_error
+from madqa.ui.lazy import send_after_first_paint
 from madqa.ui.messages import (
     backend_badge,
     citation_marks,
@@ -171,9 +172,11 @@ def thumbnails(ctx: AppContext, session: Any, corpus_key: str, step: SearchStep)
     return out
 
 
-def starting() -> tuple[Any, Any, Any]:
-    """Before a question runs (browser only): Stop enabled, the galleries drawn (their code fetched now)."""
-    return gr.Button(interactive=True), gr.Gallery(visible=True), gr.Gallery(visible=True)
+def starting() -> tuple[Any, ...]:
+    """Before a question runs (browser only): Stop enabled, the galleries and their titles drawn (their code
+    fetched now)."""
+    return gr.Button(interactive=True), gr.Gallery(visible=True), gr.Gallery(visible=True), \
+        gr.Markdown(visible=True), gr.Markdown(visible=True)
 
 
 EXAMPLES_SHOWN = 4
@@ -228,23 +231,28 @@ def build_ask_tab(ctx: AppContext) -> None:
                 ask_btn = gr.Button("Ask", variant="primary", scale=1, min_width=80, elem_id="ask-button")
                 stop_btn = gr.Button("Stop", variant="stop", scale=0, min_width=70, interactive=False,
                                      elem_id="ask-stop")
-            counter = gr.Markdown(f"0 / {QUESTION_CHARS:,} characters", elem_id="ask-counter")
-            gr.Markdown(documents_strip(ctx), elem_id="ask-documents")
-            example = gr.Dropdown(ctx.question_choices, value=None, label="Or pick a demo question",
-                                  visible=bool(ctx.questions), elem_id="ask-example")
+            # hints below the box, drawn just after the first paint (the box and Ask work before they arrive)
+            with gr.Column(elem_id="ask-hints") as hints:
+                counter = gr.Markdown(f"0 / {QUESTION_CHARS:,} characters", elem_id="ask-counter")
+                gr.Markdown(documents_strip(ctx), elem_id="ask-documents")
+                example = gr.Dropdown(ctx.question_choices, value=None, label="Or pick a demo question",
+                                      visible=bool(ctx.questions), elem_id="ask-example")
+            send_after_first_paint(hints)
             panel: ConfigPanel = build_config_panel(ctx.configs, ctx.registry, ctx.default_config,
                                                     "Settings: config, model, retrieval", backends=ctx.backends,
                                                     elem_id="ask-config")
-        with gr.Column(scale=2):
-            gr.Markdown("**Pages found** (shown to the model)", elem_classes=["gallery-title"])
-            # galleries stay out of the first paint (their code is a good part of the page's weight) until
-            # there is a page to show
+        with gr.Column(scale=2) as side:  # empty until there is a page: drawn just after the first paint
+            # galleries (and their titles) stay out of the first paint (their code is a good part of the page's
+            # weight, each block drawn costs it) until a question starts
+            seen_title = gr.Markdown("**Pages found** (shown to the model)", elem_classes=["gallery-title"],
+                                     visible=False)
             seen = gr.Gallery(show_label=False, columns=3, height="auto", allow_preview=False, fit_columns=False,
                               object_fit="contain", elem_id="ask-seen", elem_classes=["page-gallery"], visible=False)
-            gr.Markdown("**Cited pages**", elem_classes=["gallery-title"])
+            cited_title = gr.Markdown("**Cited pages**", elem_classes=["gallery-title"], visible=False)
             cited = gr.Gallery(show_label=False, columns=3, height="auto", allow_preview=False, fit_columns=False,
                                object_fit="contain", elem_id="ask-cited", elem_classes=["page-gallery"], visible=False)
             viewer = build_page_viewer("Page", "ask-page")
+        send_after_first_paint(side)
     seen_refs = gr.State([])
     cited_refs = gr.State([])
 
@@ -338,7 +346,8 @@ def build_ask_tab(ctx: AppContext) -> None:
 
     inputs = [question, chatbot, *panel.inputs, ctx.session]
     outputs = [question, chatbot, seen, cited, seen_refs, cited_refs, viewer.image, viewer.caption]
-    busy = gr.on([question.submit, ask_btn.click], starting, None, [stop_btn, seen, cited],
+    drawn = [stop_btn, seen, cited, seen_title, cited_title]
+    busy = gr.on([question.submit, ask_btn.click], starting, None, drawn,
                  queue=False, api_visibility="private")
     event = busy.then(ask, inputs, outputs, api_name="ask", concurrency_limit=AGENT_CONCURRENCY,
                       concurrency_id=AGENT_CONCURRENCY_ID, show_progress="minimal", trigger_mode="once")
@@ -350,15 +359,15 @@ def build_ask_tab(ctx: AppContext) -> None:
 
     def clear() -> tuple[Any, ...]:
         return gr.Gallery([], visible=False), gr.Gallery([], visible=False), [], [], gr.Image(None, visible=False), \
-            VIEWER_HINT
+            VIEWER_HINT, gr.Markdown(visible=False), gr.Markdown(visible=False)
 
-    chatbot.clear(clear, None, [seen, cited, seen_refs, cited_refs, viewer.image, viewer.caption], queue=False,
-                  api_visibility="private")
+    chatbot.clear(clear, None, [seen, cited, seen_refs, cited_refs, viewer.image, viewer.caption, seen_title,
+                                cited_title], queue=False, api_visibility="private")
     def pick_example(evt: gr.SelectData) -> Any:
         return evt.value.get("text", "") if isinstance(evt.value, dict) else gr.skip()
 
     chatbot.example_select(pick_example, None, [question], queue=False, api_visibility="private") \
-        .then(starting, None, [stop_btn, seen, cited], queue=False, api_visibility="private") \
+        .then(starting, None, drawn, queue=False, api_visibility="private") \
         .then(ask, inputs, outputs, api_visibility="private", concurrency_limit=AGENT_CONCURRENCY,
               concurrency_id=AGENT_CONCURRENCY_ID, show_progress="minimal") \
         .then(lambda: gr.Button(interactive=False), None, stop_btn, queue=False, api_visibility="private")

@@ -74,7 +74,7 @@ CSS = """
 @media (max-width: 640px) {
   #header { flex-direction: column !important; gap: 0 !important; }
   #header > * { min-width: 100% !important; }
-  #app-intro { display: none; }
+  #app-title p { display: none; }  /* the line under the title */
   #ask-chat { height: 330px !important; max-height: 330px !important; }
   /* the question box a whole line, Ask and Stop under it */
   #ask-input-row { flex-wrap: wrap !important; }
@@ -191,10 +191,9 @@ def build_app(settings: Settings, registry: Any, *, demo_dir: str | Path | None 
 
         ctx.session = gr.State(None, time_to_live=settings.session_ttl_s, delete_callback=forget_session)
         with gr.Row(elem_id="header"):
-            with gr.Column(min_width=0):
-                gr.Markdown("# madqa", elem_id="app-title")
-                gr.Markdown("Ask questions over a collection of PDFs; the agent searches, reads the pages as images "
-                            "and answers with page-exact citations.", elem_id="app-intro")
+            # one block for the title and the line under it (each block drawn costs the first paint)
+            gr.Markdown("# madqa\n\nAsk questions over a collection of PDFs; the agent searches, reads the pages as "
+                        "images and answers with page-exact citations.", elem_id="app-title")
             ctx.header = gr.Markdown(sessions.demo.status(), elem_id="status")
         with gr.Tabs():
             with gr.Tab("Ask", id="ask"):

@@ -54,31 +54,50 @@ def defer_until_opened(tab: gr.Tab | gr.Accordion) -> list[gr.components.Compone
 
 class TabContents:
     """What Gradio's render machinery reads of a ``gr.render``: an id, the container whose subtree it sends and the
-    function it calls. Here the container is a tab already built, so an event carrying this sends the tab's whole
-    subtree (layout and component configs) to the browser, which draws it into the tab (see ``send_when_opened``)."""
+    function it calls. Here the container is a tab (or column) already built, so an event carrying this sends its
+    whole subtree (layout and component configs) to the browser, which draws it in place (``send_when_opened``)."""
 
-    def __init__(self, tab: gr.Tab) -> None:
+    def __init__(self, container: BlockContext) -> None:
         blocks_config = get_blocks_context()
         if blocks_config is None:
             raise ValueError("send_when_opened must be called inside the gr.Blocks")  # a bug, not bad input
         self._id = len(blocks_config.renderables)  # render ids are shared with gr.render's: never the same
         blocks_config.renderables.append(self)
-        self.container_id = tab._id
-        self.page = tab.page
+        self.container_id = container._id
+        self.page = container.page
 
     @staticmethod
     def fn() -> None:
-        """Nothing to compute: the answer is the tab's subtree, added by Gradio."""
+        """Nothing to compute: the answer is the container's subtree, added by Gradio."""
+
+
+def send_on(container: BlockContext, trigger: EventListenerMethod) -> Dependency:
+    """Leave ``container``'s contents out of the first page (``madqa.ui.slim_page`` drops the subtrees of blocks
+    marked ``DEFERRED_CLASS``) and send them when ``trigger`` fires; returns that event."""
+    container.elem_classes = [*(container.elem_classes or []), DEFERRED_CLASS]
+    contents = TabContents(container)
+    block_fn, index = get_blocks_context().set_event_trigger(  # type: ignore[union-attr]
+        [trigger], contents.fn, [], [], postprocess=False, show_progress="hidden",
+        queue=False, api_visibility="private", renderable=contents)  # type: ignore[arg-type]
+    return Dependency(None, block_fn.get_config(), index, contents.fn)
+
+
+def send_after_first_paint(container: BlockContext) -> Dependency:
+    """Leave ``container``'s contents out of the first page and send them as soon as the page is up (its load event):
+    for what need not be there before the question box can be used (hints beside and below it). Its components
+    may be outputs of events, not inputs: a question sent before they arrive would carry no value for them."""
+    blocks_config = get_blocks_context()
+    if blocks_config is None:
+        raise ValueError("send_after_first_paint must be called inside the gr.Blocks")  # a bug, not bad input
+    return send_on(container, EventListenerMethod(blocks_config.root_block, "load"))
 
 
 def send_when_opened(tab: gr.Tab) -> Dependency:
-    """Leave ``tab``'s contents out of the first page (``madqa.ui.slim_page`` drops the subtrees of tabs marked
-    ``DEFERRED_CLASS``) and send them the first time the visitor opens it; returns that event (chain on it what
-    must write into the tab's components on the first opening, after they exist).
+    """Leave ``tab``'s contents out of the first page and send them the first time the visitor opens it; returns
+    that event (chain on it what must write into the tab's components on the first opening, after they exist).
 
     The components, their events and the named API endpoints stay in the app (``/config``, ``/gradio_api/info``, the
     clients): only the browser's first page lacks them, so it builds a tree of the Ask tab alone."""
-    tab.elem_classes = [*(tab.elem_classes or []), DEFERRED_CLASS]
     opened = gr.State(False)
 
     def first_time(done: Any) -> Any:
@@ -86,9 +105,4 @@ def send_when_opened(tab: gr.Tab) -> Dependency:
 
     # queued: Gradio's page fires a State's change only on a queued answer (it carries the changed states)
     tab.select(first_time, [opened], [opened], api_visibility="private", concurrency_limit=None)
-    contents = TabContents(tab)
-    blocks_config = get_blocks_context()
-    block_fn, index = blocks_config.set_event_trigger(
-        [EventListenerMethod(opened, "change")], contents.fn, [], [], postprocess=False, show_progress="hidden",
-        queue=False, api_visibility="private", renderable=contents)  # type: ignore[arg-type]
-    return Dependency(None, block_fn.get_config(), index, contents.fn)
+    return send_on(tab, EventListenerMethod(opened, "change"))
