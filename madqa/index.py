@@ -151,13 +151,10 @@ def _document_reads(plan: list[tuple[str, Path, str, bool]], reader: DocumentRea
     ``page_progress`` hears every page read here (files read on cluster workers arrive whole)."""
     to_read = [(file, path) for file, path, _, reuse in plan if not reuse]
     if executor is None:
-        for file, path in to_read:
-            on_page = (lambda page, pages, source, file=file: page_progress(file, page, pages, source)) \
-                if page_progress else None
-            try:
-                yield reader.read(path, file, imported_for(file), on_page)
-            except (CorpusError, OSError) as exc:
-                yield exc
+        yield from reader.read_all([
+            (path, file, imported_for(file),
+             (lambda page, pages, source, file=file: page_progress(file, page, pages, source)) if page_progress else None)
+            for file, path in to_read])
         return
     from madqa.ingest_jobs import read_jobs
 

@@ -19,7 +19,7 @@ import pickle
 import resource
 import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -245,12 +245,14 @@ atexit.register(POOL.close)
 
 
 class DocumentReader:
-    """Reads the PDFs of one ingest, one at a time, in a limited worker (replaced when one fails)."""
+    """Reads the PDFs of one ingest in a limited worker (replaced when one fails), one file ahead of the
+    caller when asked for many (``read_all``)."""
 
     def __init__(self, text: Any, ocr: Any, mode: str, limits: ReadLimits) -> None:
         self.limits = limits
         self.blob = pickle.dumps((text, ocr, mode))  # the page readers travel to the worker
         self.worker: _Worker | None = None
+        self.in_flight = 0  # files asked of the worker whose messages are not all received yet
 
     def read(self, path: Path, file: str, imported: dict[int, str],
              on_page: Callable[[int, int, str], None] | None = None) -> tuple[int, list[PageText], list[str]]:
@@ -258,11 +260,70 @@ class DocumentReader:
 
         ``on_page(page, pages, source)`` hears each page as it is read (source: text, ocr, imported, none),
         so an OCR of a long scan shows progress page by page."""
+        self._ask(path, file, imported)
+        return self._collect(on_page)
+
+    def read_all(self, files: list[tuple[Path, str, dict[int, str], Callable[[int, int, str], None] | None]]
+                 ) -> Iterator[tuple[int, list[PageText], list[str]] | CorpusError | OSError]:
+        """``read``'s result (or its CorpusError/OSError) for each (path, file, imported, on_page), in order.
+
+        The worker is asked for the next file before this one's result is handed over, so it reads on
+        (its messages wait in the pipe, ~170 KB) while the caller stores and indexes this one: an ingest
+        is not reading and indexing by turns. A worker that is replaced (a file killed it) is asked again
+        for the file it was to read next. Left before the end, the worker is stopped, never pooled with
+        messages still on their way."""
+        asked: list[int] = []  # indices asked of the current worker, oldest first
+        following = 0
+        try:
+            for at, (path, file, imported, on_page) in enumerate(files):
+                if not asked:
+                    following = at  # nothing on its way (the start, or the worker was replaced)
+                try:
+                    if following == at:
+                        self._ask(path, file, imported)
+                        asked.append(at)
+                        following += 1
+                    if following < len(files) and self._ask_ahead(*files[following][:3]):
+                        asked.append(following)
+                        following += 1
+                    asked.pop(0)
+                    result: Any = self._collect(on_page)
+                except (CorpusError, OSError) as exc:
+                    result = exc
+                if self.worker is None:
+                    asked.clear()  # the worker is gone with what it was asked for next
+                yield result
+        finally:
+            if self.in_flight:
+                self._drop()
+
+    def _ask(self, path: Path, file: str, imported: dict[int, str], retry: bool = True) -> None:
         if self.worker is None:
             self.worker = POOL.acquire(self.limits.memory_mb)
+        try:
+            self.worker.conn.send((str(path), file, imported, self.blob, self.limits))
+        except OSError:
+            if not retry or self.in_flight:
+                raise
+            self._drop()  # an idle worker that died (killed from outside): a fresh one gets the file
+            self._ask(path, file, imported, retry=False)
+            return
+        self.worker.files += 1
+        self.in_flight += 1
+
+    def _ask_ahead(self, path: Path, file: str, imported: dict[int, str]) -> bool:
+        """Ask for the next file while this one is still read; False when the worker cannot take it
+        (it died: collecting the file it was reading says so)."""
+        try:
+            self._ask(path, file, imported, retry=False)
+        except OSError:
+            return False
+        return True
+
+    def _collect(self, on_page: Callable[[int, int, str], None] | None) -> tuple[int, list[PageText], list[str]]:
+        """The messages of the oldest file asked for, up to its last."""
         worker = self.worker
-        worker.files += 1
-        worker.conn.send((str(path), file, imported, self.blob, self.limits))
+        assert worker is not None and self.in_flight
         count, pages, warnings = -1, [], []
         while True:
             message = self._next(worker, "opening the file" if count < 0 else f"reading page {len(pages) + 1}")
@@ -276,8 +337,10 @@ class DocumentReader:
                 if on_page is not None:
                     on_page(message[1].page, count, message[1].source)
             elif kind == "done":
+                self.in_flight -= 1
                 return count, pages, warnings
             elif kind == "failed":
+                self.in_flight -= 1
                 raise CorpusError(message[1])
             else:  # "memory": the worker gave up and ends
                 self._drop()
@@ -310,9 +373,13 @@ class DocumentReader:
         if self.worker is not None:
             self.worker.kill()
             self.worker = None
+        self.in_flight = 0
 
     def close(self) -> None:
-        """Give the worker back to the pool (an ingest is done)."""
+        """Give the worker back to the pool (an ingest is done); stopped instead when it still has
+        messages on their way."""
+        if self.in_flight:
+            self._drop()
         if self.worker is not None:
             POOL.release(self.worker)
             self.worker = None

@@ -1,0 +1,73 @@
+"""madqa.pdf_reader.DocumentReader.read_all: the worker reads one file ahead of the caller, and a worker
+that dies or is left early never costs another file its result."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from madqa.errors import CorpusError
+from madqa.pdf_reader import POOL, DocumentReader, ReadLimits
+from tests.attacks import bomb_pdf
+from tests.conftest import make_pdf
+
+
+def _files(folder: Path, count: int) -> list[Path]:
+    return [make_pdf(folder / f"f{i}.pdf", [f"capybara page {p} of file {i}" for p in range(1, 4)])
+            for i in range(count)]
+
+
+def _reader(registry, **limits: int) -> DocumentReader:
+    return DocumentReader(registry.create("page_reader", "text", {}), None, "never", ReadLimits(**limits))
+
+
+def _jobs(paths: list[Path]) -> list[tuple]:
+    return [(path, path.name, {}, None) for path in paths]
+
+
+def test_the_worker_reads_the_next_file_while_the_caller_holds_this_one(tmp_path, registry):
+    paths = _files(tmp_path, 3)
+    reader = _reader(registry)
+    try:
+        results = reader.read_all(_jobs(paths))
+        count, pages, warnings = next(results)
+        assert (count, [p.text.strip() for p in pages][:1], warnings) == (3, ["capybara page 1 of file 0"], [])
+        # f1.pdf was asked for before f0.pdf's result came back: its messages are already on their way
+        assert reader.worker is not None and reader.worker.conn.poll(30)
+        rest = list(results)
+        assert [[p.file for p in pages] for _, pages, _ in rest] == [["f1.pdf"] * 3, ["f2.pdf"] * 3]
+        assert "of file 2" in rest[1][1][2].text and reader.in_flight == 0
+    finally:
+        reader.close()
+
+
+def test_a_reader_left_early_stops_its_worker_instead_of_pooling_it(tmp_path, registry):
+    paths = _files(tmp_path, 3)
+    reader = _reader(registry)
+    results = reader.read_all(_jobs(paths))
+    next(results)
+    worker = reader.worker
+    results.close()  # the caller gave up (an ingest failed) with f1.pdf asked for
+    reader.close()
+    assert worker is not None and not worker.process.is_alive() and worker not in POOL._idle
+    again = _reader(registry)  # a pooled worker with f1.pdf's messages left would hand them over here
+    try:
+        _, pages, _ = again.read(paths[2], "f2.pdf", {})
+        assert {p.file for p in pages} == {"f2.pdf"} and "of file 2" in pages[0].text
+    finally:
+        again.close()
+
+
+@pytest.mark.slow
+def test_the_file_asked_of_a_worker_that_died_is_asked_again(tmp_path, registry):
+    good = _files(tmp_path, 2)
+    bomb = bomb_pdf(tmp_path / "bomb.pdf", 40)
+    reader = _reader(registry, memory_mb=300)
+    try:
+        first, failed, last = reader.read_all(_jobs([good[0], bomb, good[1]]))
+    finally:
+        reader.close()
+    assert first[0] == 3
+    assert isinstance(failed, CorpusError) and "needs more than 300 MB of memory" in str(failed)
+    assert last[0] == 3 and {p.file for p in last[1]} == {"f1.pdf"}  # read by a fresh worker
