@@ -73,6 +73,34 @@ def test_a_fresh_index_has_the_files_whoosh_writes(tmp_path: Path, limitmb: int)
         assert searcher.doc_frequency("text", "image/png") > 0
 
 
+@pytest.mark.parametrize("helper_fails", [False, True])
+def test_a_flush_split_with_a_helper_process_writes_the_same_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                    helper_fails: bool) -> None:
+    """A big flush forks a helper for the later words (here forced, on a small index); its postings and
+    term infos are joined into the very files Whoosh writes. A helper that fails leaves its words to
+    the writer, which writes them itself."""
+    from plugins import whoosh_writer
+
+    joined = []
+    join = PageWriter._join_helper
+    monkeypatch.setattr(whoosh_writer, "_may_fork", lambda words: True)
+    monkeypatch.setattr(PageWriter, "_join_helper",
+                        lambda self, writer, helper, words: (joined.append(len(words)), join(self, writer, helper, words)))
+    if helper_fails:  # only the forked helper ever makes a term info of its own: there it raises
+        monkeypatch.setattr(whoosh_writer, "W3TermInfo", lambda: 1 / 0)
+    pages = _pages(400, seed=5)
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    ours.mkdir()
+    theirs.mkdir()
+    _write(ours, pages, fast=True)
+    _write(theirs, pages, fast=False)
+    assert joined and joined[0] > 100  # the helper had words of its own
+    assert _files(ours) == _files(theirs)
+    with index.open_dir(str(ours)).searcher() as searcher:
+        assert searcher.doc_frequency("text", "common") == 399
+        assert searcher.doc_frequency("text", "w900") + searcher.doc_frequency("text", "w0") > 0
+
+
 def test_a_commit_that_merges_older_segments_has_the_files_whoosh_writes(tmp_path: Path) -> None:
     base = tmp_path / "base"
     base.mkdir()
