@@ -17,8 +17,9 @@ from gradio.blocks import Block, BlockContext
 from gradio.context import get_blocks_context
 from gradio.events import Dependency, EventListenerMethod
 
+from madqa.ui.slim_page import DEFERRED_CLASS  # the mark the page middleware looks for
+
 NEVER_HIDDEN = (gr.State, gr.Timer)  # not drawn, nothing to fetch
-DEFERRED_CLASS = "madqa-deferred-tab"  # a tab whose contents the first page leaves out
 
 
 def components_in(block: Block) -> Iterator[gr.components.Component]:
