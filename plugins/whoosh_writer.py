@@ -258,7 +258,7 @@ class PageWriter(SegmentWriter):
                 writer._postfile.write(block)
             terms.seek(0)
             field, add = pack_ushort(writer._fieldid), writer._tindex.add
-            for word, (value, offset, length) in zip(words, pickle.load(terms)):
+            for word, (value, offset, length) in zip(words, pickle.load(terms), strict=True):
                 add(field + word.encode("utf-8"),
                     value if offset is None else value + pack_long(base + offset) + pack_int(length))
 
