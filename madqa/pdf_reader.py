@@ -7,17 +7,24 @@ is stopped when opening the file or reading one page takes more than ``MADQA_PDF
 CPU (CPU, not wall time: a busy server must not fail good files; a worker stuck without using CPU is
 stopped after ``WALL_FACTOR`` times as long), and whose
 page texts are cut at ``MADQA_MAX_PAGE_CHARS`` per page and ``MADQA_MAX_FILE_CHARS`` per file. Such a file
-fails with a plain reason; the next file gets a fresh worker. Workers are started once (``spawn``: safe
-in a threaded server), kept between ingests and replaced after ``RECYCLE_FILES`` files.
+fails with a plain reason; the next file gets a fresh worker. Workers are started once, kept between
+ingests and replaced after ``RECYCLE_FILES`` files. A worker is a fresh interpreter running this module
+(``python -c``, talking over a socket pair): safe in a threaded server, and unlike multiprocessing's
+``spawn`` it never re-runs the caller's script, so a script calling ``ingest()`` at module level, with no
+``if __name__ == "__main__"`` guard, works (under ``spawn`` its worker re-ran the script, whose own
+ingest then waited for the corpus lock the script held: both waited for ever).
 """
 
 from __future__ import annotations
 
 import atexit
-import multiprocessing
+import json
 import pickle
 import resource
 import signal
+import socket
+import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -148,7 +155,7 @@ def _limit_memory(mb: int) -> None:
 
 def _serve(conn: Connection, memory_mb: int) -> None:
     """A worker: read the PDFs asked for, one at a time, until told to stop (None) or its parent is gone
-    (the pipe closes). No PR_SET_PDEATHSIG: it fires when the *thread* that started the worker ends, and
+    (the socket closes). No PR_SET_PDEATHSIG: it fires when the *thread* that started the worker ends, and
     pooled workers outlive the web app's worker threads."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     _limit_memory(memory_mb)
@@ -181,21 +188,48 @@ def _serve(conn: Connection, memory_mb: int) -> None:
             conn.send(("done",))
 
 
+def serve_socket(fd: int, memory_mb: int) -> None:
+    """A worker's entry point (``_Worker`` starts it): serve the parent over the inherited socket ``fd``."""
+    _serve(Connection(fd), memory_mb)
+
+
+# what a worker interpreter runs: the parent's import path, then serve_socket(fd, memory_mb)
+WORKER_CODE = ("import json, sys; sys.path[:] = json.loads(sys.argv[3]); "
+               "from madqa.pdf_reader import serve_socket; serve_socket(int(sys.argv[1]), int(sys.argv[2]))")
+
+
 class _Worker:
+    """One reader process: a new interpreter (``python -c WORKER_CODE``) and our end of its socket pair."""
+
     def __init__(self, memory_mb: int) -> None:
-        ctx = multiprocessing.get_context("spawn")
-        self.conn, child_end = ctx.Pipe()
-        self.process = ctx.Process(target=_serve, args=(child_end, memory_mb), daemon=True,
-                                   name="madqa-pdf-reader")
-        self.process.start()
-        child_end.close()
+        ours, theirs = socket.socketpair()
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-c", WORKER_CODE, str(theirs.fileno()), str(memory_mb), json.dumps(sys.path)],
+                pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL)
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        self.conn = Connection(ours.detach())
         self.memory_mb = memory_mb
         self.files = 0
 
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def exit_code(self, timeout: float) -> int | None:
+        """The worker's exit status once it ends (negative: the signal that ended it), None if still running."""
+        try:
+            return self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
     def kill(self) -> None:
-        if self.process.is_alive():
+        if self.alive():
             self.process.kill()
-        self.process.join(timeout=10)
+        self.exit_code(10)
         self.conn.close()
 
     def stop(self) -> None:
@@ -203,7 +237,7 @@ class _Worker:
             self.conn.send(None)
         except OSError:
             pass
-        self.process.join(timeout=5)
+        self.exit_code(5)
         self.kill()
 
 
@@ -217,13 +251,13 @@ class ReaderPool:
     def acquire(self, memory_mb: int) -> _Worker:
         with self._lock:
             for worker in self._idle:
-                if worker.memory_mb == memory_mb and worker.process.is_alive():
+                if worker.memory_mb == memory_mb and worker.alive():
                     self._idle.remove(worker)
                     return worker
         return _Worker(memory_mb)
 
     def release(self, worker: _Worker) -> None:
-        if not worker.process.is_alive() or worker.files >= RECYCLE_FILES:
+        if not worker.alive() or worker.files >= RECYCLE_FILES:
             worker.kill()
             return
         with self._lock:
@@ -355,8 +389,7 @@ class DocumentReader:
         try:
             return worker.conn.recv()
         except (EOFError, OSError):
-            worker.process.join(timeout=5)
-            code = worker.process.exitcode
+            code = worker.exit_code(5)
             self._drop()
             if code == -signal.SIGXCPU:
                 raise CorpusError(f"{where} took more than {self.limits.timeout_s:g} s of CPU, so it was stopped "

@@ -150,7 +150,7 @@ def test_a_cluster_worker_reads_all_its_files_in_one_reader_process(tmp_path, cl
         for worker in cluster.workers:
             for child in psutil.Process(worker.pid).children():
                 with contextlib.suppress(psutil.Error):
-                    if "spawn_main" in " ".join(child.cmdline()):
+                    if "madqa.pdf_reader" in " ".join(child.cmdline()):
                         readers.add(child.pid)
 
     with executor(cluster.url) as ex:

@@ -50,7 +50,7 @@ def test_a_reader_left_early_stops_its_worker_instead_of_pooling_it(tmp_path, re
     worker = reader.worker
     results.close()  # the caller gave up (an ingest failed) with f1.pdf asked for
     reader.close()
-    assert worker is not None and not worker.process.is_alive() and worker not in POOL._idle
+    assert worker is not None and not worker.alive() and worker not in POOL._idle
     again = _reader(registry)  # a pooled worker with f1.pdf's messages left would hand them over here
     try:
         _, pages, _ = again.read(paths[2], "f2.pdf", {})
@@ -71,3 +71,26 @@ def test_the_file_asked_of_a_worker_that_died_is_asked_again(tmp_path, registry)
     assert first[0] == 3
     assert isinstance(failed, CorpusError) and "needs more than 300 MB of memory" in str(failed)
     assert last[0] == 3 and {p.file for p in last[1]} == {"f1.pdf"}  # read by a fresh worker
+
+
+def test_a_script_calling_ingest_at_module_level_needs_no_main_guard(tmp_path):
+    """Under multiprocessing's spawn the reader re-ran the caller's script, whose own ingest then waited
+    for the corpus lock the script held: both waited for ever."""
+    import subprocess
+    import sys
+
+    make_pdf(tmp_path / "docs" / "a.pdf", ["capybara facts, page one", "capybara facts, page two"])
+    script = tmp_path / "unguarded.py"
+    script.write_text(
+        "from madqa.index import ingest\n"
+        "from madqa.plugins import collect, get_plugin_manager\n"
+        "from madqa.settings import Settings\n"
+        f"settings = Settings.from_env(env={{}}, home={str(tmp_path / 'home')!r})\n"
+        f"report = ingest({str(tmp_path / 'docs')!r}, settings, collect(get_plugin_manager(entry_points=False)),"
+        " ocr='never')\n"
+        "print('RAN', report.files, report.pages, report.failures)\n", encoding="utf-8")
+    repo = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=repo,
+                          env={**__import__("os").environ, "PYTHONPATH": str(repo)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines() == ["RAN 1 2 []"]  # the script's body ran once: not again in a reader
