@@ -109,6 +109,40 @@ def test_the_encoder_runs_on_one_blas_thread_and_gives_the_threads_back(model):
     assert blas() == before
 
 
+def test_the_encoder_shares_its_batches_among_threads_with_the_same_vectors(model):
+    """One BLAS thread per product, so the cores are used by threads that each embed whole batches:
+    the vectors must not depend on how many threads computed them."""
+    import itertools
+    import threading
+
+    import numpy as np
+
+    from plugins import minilm
+
+    windows = [w for text in ("capybara " * 300, "hydrofoil keel", "annual report of the board " * 40)
+               for w in model.windows(text, 4)]
+    names: set[str] = set()
+    real = minilm.MiniLM._forward
+    together = threading.Barrier(2, timeout=30)  # the first two batches must be embedded at once
+
+    calls = itertools.count()
+
+    def forward(self, batch):  # noqa: ANN001, ANN202
+        names.add(threading.current_thread().name)
+        if next(calls) < 2:
+            together.wait()  # BrokenBarrierError when the second batch is not being embedded meanwhile
+        return real(self, batch)
+
+    alone = model.embed_windows(windows, batch_size=1, threads=1)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(minilm.MiniLM, "_forward", forward)
+        shared = model.embed_windows(windows, batch_size=1, threads=2)
+    assert len(windows) >= 4 and len(names) == 2 and all(n.startswith("madqa-embed") for n in names)
+    assert np.array_equal(alone, shared)
+    assert minilm._embed_threads("3") == 3 and 1 <= minilm._embed_threads("") <= 4
+    assert minilm._embed_threads("0") == minilm._embed_threads("x") == minilm._embed_threads("")
+
+
 def test_dense_finds_pages_by_meaning_where_bm25_finds_none(built):
     root, settings, registry, dense = built
     question = "when was the firm founded"
