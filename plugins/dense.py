@@ -15,7 +15,7 @@ The index is built at ingest when asked (``madqa index --retrievers whoosh,dense
 ``MADQA_INDEX_RETRIEVERS``), with progress (pages, windows/s, time left), incrementally: the
 previous generation's vectors are kept for unchanged files and for any page whose text was embedded
 before. Otherwise it is built on first use (progress in the log, ``plugins.dense`` at INFO):
-embedding is the cost (~560 CPU-seconds per 1,000 pages on one core here: hours for 18,000 pages),
+embedding is the cost (~345 CPU-seconds per 1,000 pages, ~3 minutes on two free cores: an hour for 18,000),
 and corpora that never use ``dense`` should not pay it. On first use it is written into ``corpus.retriever_dir("dense")`` through a temporary folder
 renamed into place, under a lock, and reuses the vectors of pages whose text is unchanged from any
 other generation of the same corpus, so re-indexing after adding a file embeds only the new pages.
