@@ -189,8 +189,13 @@ def _serve(conn: Connection, memory_mb: int) -> None:
 
 
 def serve_socket(fd: int, memory_mb: int) -> None:
-    """A worker's entry point (``_Worker`` starts it): serve the parent over the inherited socket ``fd``."""
-    _serve(Connection(fd), memory_mb)
+    """A worker's entry point (``_Worker`` starts it): serve the parent over the inherited socket ``fd``.
+    The parent gone (it exited, or dropped this worker) ends it quietly: a socket whose peer closed with
+    messages unread reports a reset, not an end of file, on the next receive or send."""
+    try:
+        _serve(Connection(fd), memory_mb)
+    except (EOFError, ConnectionError):
+        pass
 
 
 # what a worker interpreter runs: the parent's import path, then serve_socket(fd, memory_mb)

@@ -94,3 +94,32 @@ def test_a_script_calling_ingest_at_module_level_needs_no_main_guard(tmp_path):
                           env={**__import__("os").environ, "PYTHONPATH": str(repo)})
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.splitlines() == ["RAN 1 2 []"]  # the script's body ran once: not again in a reader
+
+
+def test_a_worker_whose_parent_exits_mid_ingest_ends_quietly(tmp_path):
+    """A web app stopped while a background thread ingests: its reader finds the socket reset (messages
+    unread), which must end it without a traceback on the terminal."""
+    import subprocess
+    import sys
+
+    for n in range(3):
+        make_pdf(tmp_path / "docs" / f"f{n}.pdf", [f"capybara {n} page {p} " * 50 for p in range(1, 30)])
+    script = tmp_path / "leaves.py"
+    script.write_text(
+        "import threading\n"
+        "from madqa.index import ingest\n"
+        "from madqa.plugins import collect, get_plugin_manager\n"
+        "from madqa.settings import Settings\n"
+        "started = threading.Event()\n"
+        f"settings = Settings.from_env(env={{}}, home={str(tmp_path / 'home')!r})\n"
+        "threading.Thread(target=ingest, daemon=True, args=("
+        f"{str(tmp_path / 'docs')!r}, settings, collect(get_plugin_manager(entry_points=False))),"
+        " kwargs={'ocr': 'never', 'page_progress': lambda *a: started.set()}).start()\n"
+        "started.wait(60)\n"
+        "print('LEFT')\n", encoding="utf-8")
+    repo = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=repo,
+                          env={**__import__("os").environ, "PYTHONPATH": str(repo)})
+    # run() returns once every holder of the stderr pipe is gone: the orphaned reader's last words are in it
+    assert done.stdout.strip() == "LEFT"
+    assert "Traceback" not in done.stderr, done.stderr[-2000:]
