@@ -14,6 +14,7 @@ except ModuleNotFoundError as exc:  # pragma: no cover - exercised by a subproce
     raise
 
 from madqa.answer import find_json_object, match_key, quote_on_page
+from madqa.corpus import unfold_ligatures
 from madqa.errors import (
     BackendError,
     CorpusError,
@@ -47,5 +48,5 @@ __all__ = [
     "AnswerStep", "BackendError", "CorpusError", "ErrorStep", "Hit", "IndexDamagedError", "MadqaError", "ModelDecision", "ModelStep",
     "PageRef", "PluginError", "Register", "RenderError", "SearchBudget", "SearchError", "SearchResult", "SearchStep",
     "SettingsError", "Step", "ToolCall", "Usage", "__version__", "find_json_object", "hookimpl",
-    "glob_regex", "literal_prefix", "match_key", "quote_on_page", "read_options",
+    "glob_regex", "literal_prefix", "match_key", "quote_on_page", "read_options", "unfold_ligatures",
 ]

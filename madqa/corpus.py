@@ -15,6 +15,7 @@ import os
 import re
 import sqlite3
 import threading
+import unicodedata
 import weakref
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
@@ -29,6 +30,13 @@ PAGES_DB = "pages.sqlite"
 READERS_LOCK = "readers.lock"  # every open Corpus holds a shared lock on its generation's file
 CURRENT = "CURRENT"
 _BAD_NAME = re.compile(r"[\x00-\x1f\x7f]")
+_LIGATURE = re.compile("[\ufb00-\ufb06]")  # ﬀ ﬁ ﬂ ﬃ ﬄ ﬅ ﬆ: Latin presentation forms
+
+
+def unfold_ligatures(text: str) -> str:
+    """``text`` with each typographic ligature spelt out in its letters (``ﬁle`` -> ``file``): TeX-made PDFs
+    write them in their text layers, and a word holding one matches no typed query and no typed answer."""
+    return _LIGATURE.sub(lambda m: unicodedata.normalize("NFKC", m.group()), text)
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from madqa.corpus import PageText
+from madqa.corpus import PageText, unfold_ligatures
 from madqa.errors import CorpusError
 
 MIN_TEXT_CHARS = 16  # a page with fewer letters/digits than this counts as "no text layer"
@@ -61,12 +61,17 @@ def letters(text: str) -> int:
 
 
 class PageTexts:
-    """Chooses each page's text: imported OCR, text layer, then Tesseract when the layer is empty."""
+    """Chooses each page's text: imported OCR, text layer, then Tesseract when the layer is empty; typographic
+    ligatures spelt out whatever the source (``unfold_ligatures``)."""
 
     def __init__(self, text: Any, ocr: Any, mode: str) -> None:
         self.text, self.ocr, self.mode = text, ocr, mode
 
     def read(self, page: Any, file: str, number: int, imported: dict[int, str]) -> tuple[str, str]:
+        text, source = self._choose(page, file, number, imported)
+        return unfold_ligatures(text), source
+
+    def _choose(self, page: Any, file: str, number: int, imported: dict[int, str]) -> tuple[str, str]:
         if number in imported:
             return imported[number], "imported"
         text = "" if self.mode == "always" else (self.text.read(page, file, number) or "")

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 import madqa
-from plugins import proximity, query_language
+from plugins import proximity, query_language, text_analysis
 from plugins.index_build import build_once
 from plugins.milvus_query import ANALYZER, has_phrase, page_terms, to_milvus
 from plugins.snippets import query_words, snippet
@@ -65,7 +65,8 @@ class _LazyPymilvus:
 pymilvus = _LazyPymilvus()
 
 NAME = "milvus"
-VERSION = 2  # 2: the text field holds the shared analysis's tokens (plugins.text_analysis)
+# the layout (2: the text field holds the shared analysis's tokens) and that analysis's version together
+VERSION = 2 + 10 * text_analysis.ANALYSIS_VERSION
 MARKER = "madqa-milvus.json"
 LITE_DB = "milvus.db"
 LITE_COLLECTION = "madqa_pages"

@@ -17,7 +17,10 @@ Rules (lower-cased; Whoosh's English stop words removed, nothing else):
   exact form and its words are searchable, and a phrase analyzed the same way lines up;
 - a word broken across a line by a hyphen (``docu-`` newline ``ment``) is indexed as ``document``;
 - an English clitic after an apostrophe is dropped (``gnuplot's`` -> ``gnuplot``, ``don't`` ->
-  ``don``), so one-letter tokens do not come from possessives.
+  ``don``), so one-letter tokens do not come from possessives;
+- a typographic ligature is spelt out (``ﬁle`` -> ``file``, ``ﬂoat`` -> ``float``): TeX-made PDFs write
+  them in their text layers (a third of data/realdocs' pages, two in five of the held-out set's), and
+  a word holding one could not be found by any typed query.
 
 A query word that is a compound searches the compound; when the index has never seen it (the
 documents write ``image png`` or ``imagepng``), the retriever falls back to its parts
@@ -33,7 +36,9 @@ from typing import Any
 from whoosh.analysis import STOP_WORDS
 from whoosh.lang.porter import stem as porter_stem
 
-ANALYSIS_VERSION = 3  # stored beside each index: a different version means the index must be rebuilt
+from madqa import unfold_ligatures
+
+ANALYSIS_VERSION = 4  # stored beside each index: a different version means the index must be rebuilt
 STOP = frozenset(STOP_WORDS)
 MAX_TOKEN = 80  # longer runs are noise (base64, hashes): dropped, as Tantivy's remove_long filter does
 # question words: dropped from plain (operator-free) queries of several words, never from the index
@@ -56,6 +61,7 @@ _PLAIN = re.compile(r"\w+")
 
 
 def _norm(text: str) -> str:
+    text = unfold_ligatures(text)
     if "-" in text:
         text = _HYPHENATED.sub("", text)
     return _CLITIC.sub("", text) if "'" in text or "\u2019" in text else text

@@ -160,3 +160,39 @@ def test_proximity_must_not_be_negative(near):
 ])
 def test_pairs_side_by_side(text, found):
     assert proximity.pairs_found(text, proximity.pairs(["default", "line", "width"])) == found
+
+
+def test_ligatures_are_spelt_out_in_pages_and_queries():
+    assert analyze("the conﬁguration ﬁle is ﬂoating, eﬀort and oﬃce") == \
+        analyze("the configuration file is floating, effort and office")
+    assert query_tokens("conﬁguration") == query_tokens("configuration")
+
+
+def _ligature_pdf(path):  # noqa: ANN001, ANN202 - a text layer holding ligature characters, as TeX writes them
+    import pymupdf
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    doc = pymupdf.open()
+    page = doc.new_page()
+    font = pymupdf.Font("tiro")  # MuPDF's own Times: it has the ﬁ ﬂ ﬀ glyphs
+    page.insert_font(fontname="F0", fontbuffer=font.buffer)
+    page.insert_text((72, 72), "Edit the conﬁguration ﬁle to set the ﬂoating point eﬀort.", fontname="F0", fontsize=11)
+    doc.new_page().insert_text((72, 72), "Another page about the plot border.")
+    doc.save(path)
+    doc.close()
+    return path
+
+
+@pytest.mark.parametrize("name", ["whoosh", "tantivy"])
+def test_a_text_layer_with_ligatures_is_stored_spelt_out_and_found(name, tmp_path, settings, registry):
+    import pymupdf
+
+    if name == "tantivy":
+        pytest.importorskip("tantivy")
+    pdf = _ligature_pdf(tmp_path / "docs" / "tex.pdf")
+    assert "\ufb01" in pymupdf.open(pdf)[0].get_text()  # the PDF itself writes the ligature
+    ingest(tmp_path / "docs", settings, registry, ocr="never")
+    corpus = Corpus.open(tmp_path / "docs", settings.corpora_dir)
+    assert "configuration file to set the floating point effort" in corpus.page_text("tex.pdf", 1)
+    hits = registry.create("retriever", name, corpus, {}).search("configuration file", k=3).hits
+    assert [(h.file, h.page) for h in hits] == [("tex.pdf", 1)]
