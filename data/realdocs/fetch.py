@@ -150,8 +150,11 @@ def _apt_knows(package: str) -> bool:
     return result.returncode == 0 and "Candidate:" in result.stdout and "Candidate: (none)" not in result.stdout
 
 
-def download(packages: list[str], folder: Path, any_version: bool) -> dict[str, Path]:
-    """``apt-get download`` each package (at its pinned version unless ``any_version``) into ``folder``."""
+def download(packages: list[str], folder: Path, any_version: bool,
+             versions: dict[str, str] | None = None) -> dict[str, Path]:
+    """``apt-get download`` each package (at its pinned version in ``versions``, default PACKAGES, unless
+    ``any_version``) into ``folder``."""
+    versions = PACKAGES if versions is None else versions
     if not all(_apt_knows(p) for p in packages):
         print("apt lists lack some packages: running apt-get update", file=sys.stderr)
         update = _run(["apt-get", "-o", "DPkg::Lock::Timeout=600", "update"], "apt-get update")
@@ -159,7 +162,7 @@ def download(packages: list[str], folder: Path, any_version: bool) -> dict[str, 
             raise FetchError(f"apt-get update failed (exit {update.returncode}): {update.stderr.strip()[-800:]}")
     debs: dict[str, Path] = {}
     for package in packages:
-        spec = package if any_version else f"{package}={PACKAGES[package]}"
+        spec = package if any_version else f"{package}={versions[package]}"
         result = subprocess.run(["apt-get", "-o", "DPkg::Lock::Timeout=600", "download", spec],
                                 cwd=folder, capture_output=True, text=True, check=False)
         found = sorted(folder.glob(f"{package}_*.deb"))
@@ -203,17 +206,20 @@ def place(unpacked: Path, source: Source, target: Path) -> None:
     partial.replace(target)
 
 
-def fetch(out: Path, any_version: bool = False, sources_dir: Path | None = None) -> list[str]:
-    """Make ``out`` hold every verified PDF of DOCS; also put the scan sources into ``sources_dir``
-    when given. Returns the names fetched this time (empty when everything was already there)."""
-    wanted = [(s, out / s.name) for s in DOCS if not verified(out / s.name, s.sha256)]
+def fetch(out: Path, any_version: bool = False, sources_dir: Path | None = None,
+          docs: tuple[Source, ...] = DOCS, versions: dict[str, str] | None = None) -> list[str]:
+    """Make ``out`` hold every verified PDF of ``docs`` (default DOCS, pinned in ``versions``, default
+    PACKAGES); also put the scan sources into ``sources_dir`` when given. Returns the names fetched this
+    time (empty when everything was already there). data/heldout_realdocs/fetch.py passes its own set."""
+    versions = PACKAGES if versions is None else versions
+    wanted = [(s, out / s.name) for s in docs if not verified(out / s.name, s.sha256)]
     if sources_dir is not None:
         wanted += [(s, sources_dir / s.name) for s in SCAN_SOURCES if not verified(sources_dir / s.name, s.sha256)]
     if not wanted:
         return []
     with tempfile.TemporaryDirectory(prefix="madqa-realdocs-") as tmp:
         tmp_path = Path(tmp)
-        debs = download(sorted({s.package for s, _ in wanted}), tmp_path, any_version)
+        debs = download(sorted({s.package for s, _ in wanted}), tmp_path, any_version, versions)
         unpacked = tmp_path / "root"
         unpacked.mkdir()
         for package, deb in debs.items():
@@ -221,7 +227,7 @@ def fetch(out: Path, any_version: bool = False, sources_dir: Path | None = None)
             deb.unlink()
         for source, target in wanted:
             place(unpacked, source, target)
-            print(f"fetched {source.name} ({source.pages} pages, {source.package} {PACKAGES[source.package]})",
+            print(f"fetched {source.name} ({source.pages} pages, {source.package} {versions[source.package]})",
                   file=sys.stderr)
     return [s.name for s, _ in wanted]
 
