@@ -3,6 +3,7 @@
     python bench/evidence.py                 # all sets, all combinations; markdown tables + JSON
     python bench/evidence.py --sets demo     # one set
     python bench/evidence.py --sets realdocs,realdocs-unanswerable   # the real-document set (fetched first)
+    python bench/evidence.py --sets heldout-realdocs                 # its held-out twin, never tuned on
     python bench/evidence.py --json out.json # also write the figures
     python bench/evidence.py --sets realdocs --strategies passthrough --searchers whoosh:none,milvus:none:dense=off
 
@@ -11,7 +12,9 @@ Runs the offline backend (no model) in-process, as ``madqa run`` + ``madqa eval`
 abbreviations) and ``paraphrase`` (data/heldout/build_paraphrase.py: questions that avoid their
 evidence's words), ``realdocs`` (data/realdocs: real PDFs from Debian documentation packages, fetched
 by data/realdocs/fetch.py on first use; figures also by question ``kind``) and ``realdocs-unanswerable``
-(its questions the documents cannot answer: only the refusal rate means something there). Combinations whose parts are unavailable (the optional embedding model) are
+(its questions the documents cannot answer: only the refusal rate means something there), and
+``heldout-realdocs`` (data/heldout_realdocs: other Debian packages' PDFs, fetched the same way, never
+tuned on). Combinations whose parts are unavailable (the optional embedding model) are
 listed as skipped with the reason. Figures only; nothing here asserts.
 """
 
@@ -46,6 +49,7 @@ from madqa.settings import Settings, load_config  # noqa: E402
 STRATEGIES = ("passthrough", "relax", "drift")
 SEARCHERS = (("whoosh", "none"), ("tantivy", "none"), ("dense", "none"), ("hybrid", "none"), ("whoosh", "embedding"))
 REALDOCS = REPO / "data" / "realdocs"
+HELDOUT_REALDOCS = REPO / "data" / "heldout_realdocs"
 COLUMNS = ("accuracy", "evidence_recall", "first_query_success", "query_drift", "mean_steps", "page_f1")
 
 
@@ -55,9 +59,11 @@ def question_set(name: str, cache: Path) -> tuple[Path, Path]:
         return REPO / "data" / "demo" / "docs", REPO / "data" / "demo" / "questions.jsonl"
     if name in ("realdocs", "realdocs-unanswerable"):
         return realdocs_docs(), REALDOCS / ("questions.jsonl" if name == "realdocs" else "unanswerable.jsonl")
+    if name == "heldout-realdocs":
+        return realdocs_docs(HELDOUT_REALDOCS), HELDOUT_REALDOCS / "questions.jsonl"
     if name not in ("heldout", "paraphrase"):
         raise SystemExit(f"unknown set {name!r}: choose from demo, heldout, paraphrase, realdocs, "
-                         "realdocs-unanswerable")
+                         "realdocs-unanswerable, heldout-realdocs")
     script = REPO / "data" / "heldout" / ("build_heldout.py" if name == "heldout" else "build_paraphrase.py")
     out = cache / name
     if not (out / "questions.jsonl").is_file():
@@ -69,14 +75,15 @@ def question_set(name: str, cache: Path) -> tuple[Path, Path]:
     return out / "docs", out / "questions.jsonl"
 
 
-def realdocs_docs() -> Path:
-    """The real-document set's docs folder, fetched (a no-op when present and verified) by its own script."""
-    spec = importlib.util.spec_from_file_location("realdocs_fetch", REALDOCS / "fetch.py")
+def realdocs_docs(folder: Path = REALDOCS) -> Path:
+    """A real-document set's docs folder (data/realdocs or data/heldout_realdocs), fetched (a no-op when
+    present and verified) by the set's own fetch.py."""
+    spec = importlib.util.spec_from_file_location(f"{folder.name}_fetch", folder / "fetch.py")
     module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
     sys.modules[spec.name] = module  # its dataclasses look their module up there
     spec.loader.exec_module(module)  # type: ignore[union-attr]
     if module.main([]) != 0:
-        raise SystemExit("data/realdocs/fetch.py failed; see its message above")
+        raise SystemExit(f"data/{folder.name}/fetch.py failed; see its message above")
     return module.DEFAULT_OUT
 
 
