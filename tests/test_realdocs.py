@@ -146,3 +146,32 @@ def test_fetch_then_check_the_whole_set() -> None:
     again = subprocess.run([sys.executable, str(REALDOCS / "fetch.py")], capture_output=True, text=True,
                            timeout=600, check=False)
     assert again.returncode == 0 and "downloaded" not in again.stderr, again.stderr  # idempotent
+
+
+def test_heldout_set_is_separate_and_well_formed() -> None:
+    """data/heldout_realdocs: other packages than the dev set, unique ids, every evidence in the set, known kinds."""
+    import importlib.util
+
+    from madqa.evaluation.questions import load_questions
+
+    folder = REPO / "data" / "heldout_realdocs"
+    spec = importlib.util.spec_from_file_location("heldout_realdocs_fetch", folder / "fetch.py")
+    heldout = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    sys.modules[spec.name] = heldout
+    spec.loader.exec_module(heldout)  # type: ignore[union-attr]
+    assert not set(heldout.PACKAGES) & ALLOWED, "held-out PDFs must come from packages the dev set does not use"
+    assert {s.package for s in heldout.DOCS} == set(heldout.PACKAGES) and 6 <= len(heldout.DOCS) <= 10
+    assert 300 <= sum(s.pages for s in heldout.DOCS) <= 700 and all(s.pages <= 400 for s in heldout.DOCS)
+    assert len({s.name for s in heldout.DOCS}) == len(heldout.DOCS)
+    questions, problems = load_questions(folder / "questions.jsonl")
+    assert problems == []
+    ids = [q["id"] for q in questions]
+    assert len(ids) == len(set(ids)) >= 40
+    kinds = [q["kind"] for q in questions]
+    assert set(kinds) <= {"ordinary", "synonym", "abbreviation", "lookalike"}
+    assert kinds.count("ordinary") >= 28 and len(kinds) - kinds.count("ordinary") >= 8
+    pages = {s.name: s.pages for s in heldout.DOCS}
+    assert all(ev["document"] in pages and 1 <= ev["page"] <= pages[ev["document"]]
+               for q in questions for ev in q["evidence"])
+    assert all(q["answer_variants"] and all(v and all(a.strip() for a in v) for v in q["answer_variants"])
+               for q in questions)
