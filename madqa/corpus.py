@@ -166,10 +166,11 @@ class Corpus:
         return self._db
 
     def page_text(self, file: str, page: int) -> str:
-        """The stored text of a page ('' when it has none)."""
+        """The stored text of a page ('' when it has none); ligatures spelt out (a generation stored before
+        ingest did so reads like a new one)."""
         with self._db_lock, self._damaged():
             row = self._conn().execute("SELECT text FROM pages WHERE file=? AND page=?", (file, page)).fetchone()
-        return row[0] if row else ""
+        return unfold_ligatures(row[0]) if row else ""
 
     @contextlib.contextmanager
     def _damaged(self) -> Iterator[None]:
@@ -193,7 +194,7 @@ class Corpus:
         return {(file, page): source for file, page, source in rows}
 
     def iter_pages(self) -> Iterator[PageText]:
-        """Every page's text, in file then page order."""
+        """Every page's text, in file then page order (ligatures spelt out, as ``page_text``)."""
         with self._db_lock, self._damaged():
             pages = self._pages_unlocked()
         yield from pages
@@ -217,7 +218,7 @@ class Corpus:
 
     def _pages_unlocked(self) -> list[PageText]:
         rows = self._conn().execute("SELECT file, page, text, source FROM pages ORDER BY file, page").fetchall()
-        return [PageText(*row) for row in rows]
+        return [PageText(file, page, unfold_ligatures(text), source) for file, page, text, source in rows]
 
     def retriever_dir(self, name: str) -> Path:
         """The folder where retriever ``name`` keeps its index for this generation."""

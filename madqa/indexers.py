@@ -33,7 +33,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from madqa.corpus import PAGES_DB, PageText, retriever_dir
+from madqa.corpus import PAGES_DB, PageText, retriever_dir, unfold_ligatures
 from madqa.errors import PluginError
 
 IndexProgress = Callable[[str, int, "int | None", str], None]  # (retriever, pages done, total or None, detail)
@@ -93,7 +93,8 @@ def _every_page(db_path: Path) -> Iterator[PageText]:
     """Every page of the generation being written, read from its page store one at a time."""
     db = sqlite3.connect(db_path)
     try:
-        yield from (PageText(*row) for row in db.execute("SELECT file, page, text, source FROM pages ORDER BY file, page"))
+        rows = db.execute("SELECT file, page, text, source FROM pages ORDER BY file, page")
+        yield from (PageText(file, page, unfold_ligatures(text), source) for file, page, text, source in rows)
     finally:
         db.close()
 

@@ -196,3 +196,28 @@ def test_a_text_layer_with_ligatures_is_stored_spelt_out_and_found(name, tmp_pat
     assert "configuration file to set the floating point effort" in corpus.page_text("tex.pdf", 1)
     hits = registry.create("retriever", name, corpus, {}).search("configuration file", k=3).hits
     assert [(h.file, h.page) for h in hits] == [("tex.pdf", 1)]
+
+
+def test_a_generation_stored_with_ligatures_reads_and_searches_spelt_out(tmp_path, settings, registry):
+    """What an older madqa stored (ligatures in the page store, an index of analysis 3) is read spelt out
+    and its index rebuilt with the current analysis on first open, without reading the PDFs again."""
+    import json
+    import sqlite3
+
+    from madqa.corpus import PAGES_DB
+    from plugins import whoosh_bm25
+
+    make_pdf(tmp_path / "docs" / "old.pdf", ["Edit the configuration file first.", "The plot border."])
+    ingest(tmp_path / "docs", settings, registry, ocr="never")
+    corpus = Corpus.open(tmp_path / "docs", settings.corpora_dir)
+    with sqlite3.connect(corpus.gen_dir / PAGES_DB) as db:
+        db.execute("UPDATE pages SET text=? WHERE page=1", ("Edit the conﬁguration ﬁle ﬁrst.",))
+    (corpus.retriever_dir("whoosh") / whoosh_bm25.MARKER).write_text(json.dumps({"analysis": 3}), encoding="utf-8")
+    corpus.close()
+    corpus = Corpus.open(tmp_path / "docs", settings.corpora_dir)
+    assert corpus.page_text("old.pdf", 1) == "Edit the configuration file first."
+    assert [p.text for p in corpus.iter_pages()][0] == "Edit the configuration file first."
+    hits = registry.create("retriever", "whoosh", corpus, {}).search("configuration file", k=3).hits
+    assert [(h.file, h.page) for h in hits] == [("old.pdf", 1)] and "configuration file" in hits[0].snippet
+    marker = json.loads((corpus.retriever_dir("whoosh") / whoosh_bm25.MARKER).read_text(encoding="utf-8"))
+    assert marker["analysis"] == 4
