@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import os
 import socket
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -48,6 +49,20 @@ pytestmark = [
 os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", str(10**9))
 
 
+def close_app(app: Any) -> None:
+    """``app.close()`` without Gradio's race: it sets the server's asyncio stop event from this thread while
+    the server's loop may be removing one of its waiters (the heartbeat streams), and the event's deque
+    then "mutated during iteration" (a teardown error seen on loaded machines). Set on its own loop
+    first, the event is already set when ``close`` sets it again, which then does nothing."""
+    event = getattr(getattr(app, "app", None), "stop_event", None)
+    loop = getattr(event, "_loop", None)  # asyncio binds the event to its loop at the first wait
+    if event is not None and loop is not None and loop.is_running() and not event.is_set():
+        done = threading.Event()
+        loop.call_soon_threadsafe(lambda: (event.set(), done.set()))
+        done.wait(10)
+    app.close()
+
+
 @contextmanager
 def served(settings: Settings) -> Iterator[str]:
     """The web app of ``settings`` on a free 127.0.0.1 port, closed on exit; yields its URL."""
@@ -63,7 +78,7 @@ def served(settings: Settings) -> Iterator[str]:
     try:
         yield f"http://127.0.0.1:{port}/"
     finally:
-        app.close()
+        close_app(app)
         gc.collect()
 
 

@@ -27,7 +27,7 @@ from madqa.settings import Settings
 from madqa.ui import build_app, launch_options
 from madqa.ui.messages import inert
 from madqa.ui.sessions import SessionStore, new_session
-from tests.browser_support import GRADIO_QUIRKS
+from tests.browser_support import GRADIO_QUIRKS, close_app
 from tests.conftest import DEMO_QUESTIONS, make_pdf
 from tests.fake_provider import Provider, completion
 
@@ -71,7 +71,7 @@ def server(tmp_path_factory: pytest.TempPathFactory, provider: Provider) -> Iter
         yield SimpleNamespace(url=f"http://127.0.0.1:{options['server_port']}/", home=home, backend=backend,
                               tmp=tmp_path_factory.mktemp("ui-files"), provider=provider)
     finally:
-        app.close()
+        close_app(app)
         gc.collect()
 
 

@@ -20,7 +20,7 @@ from madqa.settings import Settings
 from madqa.ui import build_app
 from madqa.ui.lazy import TabContents, components_in, defer_until_opened, send_when_opened
 from madqa.ui.slim_page import slim_config
-from tests.browser_support import GRADIO_QUIRKS
+from tests.browser_support import GRADIO_QUIRKS, close_app
 from tests.conftest import make_pdf
 
 pytestmark = GRADIO_QUIRKS
@@ -72,7 +72,7 @@ def test_only_the_ask_tab_is_drawn_at_first_paint(tmp_path: Path, registry) -> N
             assert all(node in ids for node in nodes(view["layout"])), "the layout names a component left out"
         assert page["dependencies"] == json.loads(json.dumps(whole["dependencies"], default=str))
     finally:
-        app.close()
+        close_app(app)
         gc.collect()  # Gradio's dropped event loops are reported here, under this module's filters
 
 
@@ -103,7 +103,7 @@ def test_a_tab_sent_when_opened_arrives_whole_once(tmp_path: Path) -> None:
     assert sent["layout"]["id"] == later._id
     assert {box._id, table._id, later._id} <= {c["id"] for c in sent["components"]}
     assert next(c for c in sent["components"] if c["id"] == box._id)["props"]["visible"] is True
-    app.close()
+    close_app(app)
     gc.collect()
 
 
@@ -128,7 +128,7 @@ def test_a_deferred_tab_is_revealed_once_and_keeps_what_was_hidden_on_purpose() 
     assert hidden not in deferred
     again = reveal.fn(True)
     assert all(isinstance(u, type(gr.skip())) for u in again)  # later opens cost no update
-    app.close()
+    close_app(app)
     gc.collect()
 
 
@@ -140,6 +140,6 @@ def test_a_closed_accordion_is_revealed_when_expanded() -> None:
     assert slider.visible is False
     reveal = next(fn for fn in app.fns.values() if fn.name == "reveal")
     assert [t[1] for t in reveal.targets] == ["expand"]
-    app.close()
+    close_app(app)
     gc.collect()
 

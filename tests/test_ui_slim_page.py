@@ -19,7 +19,7 @@ import httpx
 from madqa.settings import Settings
 from madqa.ui import build_app
 from madqa.ui.slim_page import DEFERRED_CLASS, UNREAD_KEYS, SlimPage, slim_page
-from tests.browser_support import GRADIO_QUIRKS, served
+from tests.browser_support import GRADIO_QUIRKS, close_app, served
 
 pytestmark = GRADIO_QUIRKS
 CONFIG = re.compile(rb"window\.gradio_config = (.*?);</script>", re.S)
@@ -98,7 +98,7 @@ def test_the_config_copies_in_one_pass(tmp_path: Path, registry) -> None:
         config = app.get_config_file()
         copy.deepcopy(config["components"])  # raises TypeError (cannot pickle '_thread.lock') if one holds a lock
     finally:
-        app.close()
+        close_app(app)
         gc.collect()
 
 
