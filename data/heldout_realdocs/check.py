@@ -34,30 +34,12 @@ KINDS = ("ordinary", "synonym", "abbreviation", "lookalike")
 
 def page_texts(docs: Path) -> dict[str, list[str]]:
     """Every document's page texts (1-based page i is item i-1)."""
-    import pymupdf
-
-    texts = {}
-    for source in fetch.DOCS:
-        with pymupdf.open(docs / source.name) as doc:
-            texts[source.name] = [page.get_text("text") for page in doc]
-    return texts
+    return realdocs_check.pdf_texts(docs, [source.name for source in fetch.DOCS])
 
 
 def check_files(docs: Path) -> list[str]:
     """Problems with the PDFs themselves: sha256, page count."""
-    import pymupdf
-
-    problems = []
-    for source in fetch.DOCS:
-        try:
-            fetch.realdocs.check_sha(docs / source.name, source.sha256, source.name)
-        except fetch.realdocs.FetchError as exc:
-            problems.append(str(exc))
-            continue
-        with pymupdf.open(docs / source.name) as doc:
-            if doc.page_count != source.pages:
-                problems.append(f"{source.name}: {doc.page_count} pages, expected {source.pages}")
-    return problems
+    return realdocs_check.check_pdfs(docs, [(s.name, s.sha256, s.pages) for s in fetch.DOCS])
 
 
 def main(argv: list[str] | None = None) -> int:

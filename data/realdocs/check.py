@@ -70,29 +70,34 @@ def mentions(term: str, forms: tuple[str, ...]) -> bool:
     return any(pattern.search(form) for form in forms[:2])
 
 
+def pdf_texts(docs: Path, names: list[str]) -> dict[str, list[str]]:
+    """The page texts of the named PDFs under ``docs`` (1-based page i is item i-1)."""
+    import pymupdf
+
+    texts: dict[str, list[str]] = {}
+    for name in names:
+        with pymupdf.open(docs / name) as doc:
+            texts[name] = [page.get_text("text") for page in doc]
+    return texts
+
+
 def page_texts(docs: Path) -> dict[str, list[str]]:
     """Every document's page texts (1-based page i is item i-1); scans give their source text."""
     import json
 
-    import pymupdf
-
-    texts: dict[str, list[str]] = {}
-    for source in fetch.DOCS:
-        with pymupdf.open(docs / source.name) as doc:
-            texts[source.name] = [page.get_text("text") for page in doc]
+    texts = pdf_texts(docs, [source.name for source in fetch.DOCS])
     truth = json.loads(make_scans.truth_path(docs).read_text(encoding="utf-8"))
     for scan in make_scans.SCANS:
         texts[scan.name] = [p["text"] for p in truth[scan.name]["pages"]]
     return texts
 
 
-def check_files(docs: Path) -> list[str]:
-    """Problems with the PDFs themselves: sha256, page count, scans' missing text layer."""
+def check_pdfs(docs: Path, entries: list[tuple[str, str, int]]) -> list[str]:
+    """Problems with the PDFs (name, sha256, pages) under ``docs``: their sha256, page count, and a scan's
+    (``scans/...``) text layer, which it must not have."""
     import pymupdf
 
     problems = []
-    entries = [(s.name, s.sha256, s.pages) for s in fetch.DOCS]
-    entries += [(s.name, s.sha256, len(s.pages)) for s in make_scans.SCANS]
     for name, sha, pages in entries:
         try:
             fetch.check_sha(docs / name, sha, name)
@@ -104,6 +109,14 @@ def check_files(docs: Path) -> list[str]:
                 problems.append(f"{name}: {doc.page_count} pages, expected {pages}")
             if name.startswith("scans/") and any(page.get_text().strip() for page in doc):
                 problems.append(f"{name}: has a text layer (a scan must be image-only)")
+    return problems
+
+
+def check_files(docs: Path) -> list[str]:
+    """Problems with the PDFs themselves: sha256, page count, scans' missing text layer."""
+    entries = [(s.name, s.sha256, s.pages) for s in fetch.DOCS]
+    entries += [(s.name, s.sha256, len(s.pages)) for s in make_scans.SCANS]
+    problems = check_pdfs(docs, entries)
     if not make_scans.truth_path(docs).is_file():
         problems.append(f"{make_scans.truth_path(docs)}: missing (run fetch.py)")
     return problems
