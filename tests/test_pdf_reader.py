@@ -3,6 +3,9 @@ that dies or is left early never costs another file its result."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -73,25 +76,29 @@ def test_the_file_asked_of_a_worker_that_died_is_asked_again(tmp_path, registry)
     assert last[0] == 3 and {p.file for p in last[1]} == {"f1.pdf"}  # read by a fresh worker
 
 
+INGEST_IMPORTS = ("from madqa.index import ingest\n"
+                  "from madqa.plugins import collect, get_plugin_manager\n"
+                  "from madqa.settings import Settings\n")
+
+
+def _run_script(path: Path, code: str) -> subprocess.CompletedProcess:
+    """``code`` run as a user's script at ``path``, in a Python of its own (madqa from this checkout).
+    ``run`` returns once every holder of its output pipes is gone: an orphaned reader's last words too."""
+    path.write_text(code, encoding="utf-8")
+    repo = Path(__file__).resolve().parent.parent
+    return subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=120, cwd=repo,
+                          env={**os.environ, "PYTHONPATH": str(repo)})
+
+
 def test_a_script_calling_ingest_at_module_level_needs_no_main_guard(tmp_path):
     """Under multiprocessing's spawn the reader re-ran the caller's script, whose own ingest then waited
     for the corpus lock the script held: both waited for ever."""
-    import subprocess
-    import sys
-
     make_pdf(tmp_path / "docs" / "a.pdf", ["capybara facts, page one", "capybara facts, page two"])
-    script = tmp_path / "unguarded.py"
-    script.write_text(
-        "from madqa.index import ingest\n"
-        "from madqa.plugins import collect, get_plugin_manager\n"
-        "from madqa.settings import Settings\n"
-        f"settings = Settings.from_env(env={{}}, home={str(tmp_path / 'home')!r})\n"
-        f"report = ingest({str(tmp_path / 'docs')!r}, settings, collect(get_plugin_manager(entry_points=False)),"
-        " ocr='never')\n"
-        "print('RAN', report.files, report.pages, report.failures)\n", encoding="utf-8")
-    repo = Path(__file__).resolve().parent.parent
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=repo,
-                          env={**__import__("os").environ, "PYTHONPATH": str(repo)})
+    done = _run_script(tmp_path / "unguarded.py", INGEST_IMPORTS +
+                       f"settings = Settings.from_env(env={{}}, home={str(tmp_path / 'home')!r})\n"
+                       f"report = ingest({str(tmp_path / 'docs')!r}, settings,"
+                       " collect(get_plugin_manager(entry_points=False)), ocr='never')\n"
+                       "print('RAN', report.files, report.pages, report.failures)\n")
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.splitlines() == ["RAN 1 2 []"]  # the script's body ran once: not again in a reader
 
@@ -99,27 +106,15 @@ def test_a_script_calling_ingest_at_module_level_needs_no_main_guard(tmp_path):
 def test_a_worker_whose_parent_exits_mid_ingest_ends_quietly(tmp_path):
     """A web app stopped while a background thread ingests: its reader finds the socket reset (messages
     unread), which must end it without a traceback on the terminal."""
-    import subprocess
-    import sys
-
     for n in range(3):
         make_pdf(tmp_path / "docs" / f"f{n}.pdf", [f"capybara {n} page {p} " * 50 for p in range(1, 30)])
-    script = tmp_path / "leaves.py"
-    script.write_text(
-        "import threading\n"
-        "from madqa.index import ingest\n"
-        "from madqa.plugins import collect, get_plugin_manager\n"
-        "from madqa.settings import Settings\n"
-        "started = threading.Event()\n"
-        f"settings = Settings.from_env(env={{}}, home={str(tmp_path / 'home')!r})\n"
-        "threading.Thread(target=ingest, daemon=True, args=("
-        f"{str(tmp_path / 'docs')!r}, settings, collect(get_plugin_manager(entry_points=False))),"
-        " kwargs={'ocr': 'never', 'page_progress': lambda *a: started.set()}).start()\n"
-        "started.wait(60)\n"
-        "print('LEFT')\n", encoding="utf-8")
-    repo = Path(__file__).resolve().parent.parent
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=repo,
-                          env={**__import__("os").environ, "PYTHONPATH": str(repo)})
-    # run() returns once every holder of the stderr pipe is gone: the orphaned reader's last words are in it
+    done = _run_script(tmp_path / "leaves.py", "import threading\n" + INGEST_IMPORTS +
+                       "started = threading.Event()\n"
+                       f"settings = Settings.from_env(env={{}}, home={str(tmp_path / 'home')!r})\n"
+                       "threading.Thread(target=ingest, daemon=True, args=("
+                       f"{str(tmp_path / 'docs')!r}, settings, collect(get_plugin_manager(entry_points=False))),"
+                       " kwargs={'ocr': 'never', 'page_progress': lambda *a: started.set()}).start()\n"
+                       "started.wait(60)\n"
+                       "print('LEFT')\n")
     assert done.stdout.strip() == "LEFT"
     assert "Traceback" not in done.stderr, done.stderr[-2000:]
