@@ -23,6 +23,7 @@ from madqa.errors import (
     PluginError,
     RenderError,
     SearchError,
+    ServerLimitError,
     SettingsError,
 )
 from madqa.hookspecs import Register, hookimpl
@@ -47,6 +48,6 @@ __version__ = "0.1.0"
 __all__ = [
     "AnswerStep", "BackendError", "CorpusError", "ErrorStep", "Hit", "IndexDamagedError", "MadqaError", "ModelDecision", "ModelStep",
     "PageRef", "PluginError", "Register", "RenderError", "SearchBudget", "SearchError", "SearchResult", "SearchStep",
-    "SettingsError", "Step", "ToolCall", "Usage", "__version__", "find_json_object", "hookimpl",
+    "ServerLimitError", "SettingsError", "Step", "ToolCall", "Usage", "__version__", "find_json_object", "hookimpl",
     "glob_regex", "literal_prefix", "match_key", "quote_on_page", "read_options", "unfold_ligatures",
 ]

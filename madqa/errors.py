@@ -36,5 +36,25 @@ class BackendError(MadqaError):
     """A model backend failed after its retries (the agent turns this into an error step)."""
 
 
+class ServerLimitError(BackendError):
+    """The model's server refused a request for a limit the loop can work around by sending less.
+
+    ``limit`` is one of ``LIMITS``: ``images_per_request`` (e.g. vLLM's ``limit_mm_per_prompt``;
+    ``value`` is the number the server allows, when it said one), ``vision`` (a text-only model
+    rejected images), ``image_size`` (an image too large), ``context_length`` (the request is too
+    long). The loop retries the same turn with less (fewer images, page text, smaller images,
+    older pages as excerpts) and notes it; when nothing is left to cut it ends the question with
+    this error. ``message`` names the provider and its own reason, like any BackendError."""
+
+    LIMITS = ("images_per_request", "vision", "image_size", "context_length")
+
+    def __init__(self, message: str, limit: str, value: int | None = None) -> None:
+        if limit not in self.LIMITS:
+            raise ValueError(f"unknown server limit {limit!r}; one of {self.LIMITS}")
+        super().__init__(message)
+        self.limit = limit
+        self.value = value
+
+
 class ClusterError(MadqaError):
     """A cluster cannot be started or reached, or a job kept failing on its workers."""

@@ -86,7 +86,12 @@ class ModelDecision:
     """What a backend returns from ``decide``: tool calls, or a final answer payload, or text.
 
     ``answer`` is the raw (unvalidated) answer object when the model answered through a tool
-    call or structured output; ``text`` is free text (which may itself hold JSON).
+    call or structured output; ``text`` is free text (which may itself hold JSON, or tool calls
+    written as text: the loop reads those, backends report the text as the model sent it).
+    ``finish_reason``: why the model stopped, normalised: ``stop``, ``tool_calls``, ``length``
+    (cut off by max_tokens, after any retry the backend made), ``content_filter`` (the provider's
+    filter withheld or cut the reply), or None when the backend cannot tell. ``estimated``: the
+    usage is an estimate (the server sent none), not a count.
     """
 
     text: str | None = None
@@ -95,6 +100,8 @@ class ModelDecision:
     usage: Usage = Usage()
     cost_usd: float | None = None
     raw: dict[str, Any] = field(default_factory=dict)
+    finish_reason: str | None = None
+    estimated: bool = False
 
 
 # --- agent steps: what the loop yields, in order -------------------------------------------
@@ -156,7 +163,9 @@ class AnswerStep:
 
     ``quotes[i]`` is the supporting quote given for ``citations[i]`` (None: none given) and
     ``quotes_found[i]`` whether it was found on that page's text (None: no quote to check);
-    both are empty when the loop did not check quotes."""
+    both are empty when the loop did not check quotes. ``failure`` says why the question has no
+    answer that can be scored (the model failed, no answer could be read, a plugin raised); such a
+    step is never a refusal that scores 0: the row carries it as its ``error``."""
 
     iteration: int
     answer: tuple[str, ...]
@@ -166,6 +175,7 @@ class AnswerStep:
     refusal: bool = False
     quotes: tuple[str | None, ...] = ()
     quotes_found: tuple[bool | None, ...] = ()
+    failure: str | None = None
     type: Literal["answer"] = "answer"
 
     def quote_of(self, n: int) -> str | None:
