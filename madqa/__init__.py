@@ -29,6 +29,7 @@ from madqa.errors import (
 from madqa.hookspecs import Register, hookimpl
 from madqa.options import read_options
 from madqa.search_limits import SearchBudget, glob_regex, literal_prefix
+from madqa.tool_text import TEXT_PROTOCOL, TextCall, read_tool_calls, strip_reasoning
 from madqa.types import (
     AnswerStep,
     ErrorStep,
@@ -48,6 +49,7 @@ __version__ = "0.1.0"
 __all__ = [
     "AnswerStep", "BackendError", "CorpusError", "ErrorStep", "Hit", "IndexDamagedError", "MadqaError", "ModelDecision", "ModelStep",
     "PageRef", "PluginError", "Register", "RenderError", "SearchBudget", "SearchError", "SearchResult", "SearchStep",
-    "ServerLimitError", "SettingsError", "Step", "ToolCall", "Usage", "__version__", "find_json_object", "hookimpl",
-    "glob_regex", "literal_prefix", "match_key", "quote_on_page", "read_options", "unfold_ligatures",
+    "ServerLimitError", "SettingsError", "Step", "TEXT_PROTOCOL", "TextCall", "ToolCall", "Usage", "__version__",
+    "find_json_object", "hookimpl", "glob_regex", "literal_prefix", "match_key", "quote_on_page", "read_options",
+    "read_tool_calls", "strip_reasoning", "unfold_ligatures",
 ]

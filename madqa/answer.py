@@ -16,6 +16,10 @@ _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S | re.I)
 _PAGE_NUMBER = re.compile(r"-?\d+")
 MAX_QUOTE_CHARS = 400  # a sentence or a table row; longer quotes are cut (and flagged)
 _NOT_ALNUM = re.compile(r"[\W_]+")
+MAX_JSON_SCAN_CHARS = 200_000  # a model's reply is searched for JSON up to here
+_MAX_BRACE_STARTS = 8  # unclosed braces skipped before giving up: bounded work on hostile text
+_BRACE_OR_QUOTE = re.compile(r"[{}\"']")
+_STRING_REST = {q: re.compile(rf"(?:[^{q}\\]|\\.)*+{q}", re.S) for q in "\"'"}
 
 
 class PageBook(Protocol):
@@ -29,11 +33,15 @@ class PageBook(Protocol):
 def find_json_object(text: str) -> Any:
     """The first JSON (or Python-literal) object in ``text``: fenced blocks first, then braces.
 
-    Returns None when nothing parses. Repairs single quotes and trailing commas.
+    Returns None when nothing parses. Repairs single quotes and trailing commas. Bounded work: the
+    first ``MAX_JSON_SCAN_CHARS`` are read and at most ``_MAX_BRACE_STARTS`` unclosed braces retried.
     """
+    text = text[:MAX_JSON_SCAN_CHARS]
     candidates = [m.group(1) for m in _FENCE.finditer(text)]
     start = text.find("{")
-    while start != -1:
+    for _ in range(_MAX_BRACE_STARTS):
+        if start == -1:
+            break
         end = _matching_brace(text, start)
         if end is not None:
             candidates.append(text[start:end + 1])
@@ -44,34 +52,30 @@ def find_json_object(text: str) -> Any:
         for attempt in (raw, re.sub(r",\s*([}\]])", r"\1", raw)):
             try:
                 return json.loads(attempt)
-            except ValueError:
+            except (ValueError, RecursionError):
                 pass
             try:
                 return ast.literal_eval(attempt)
-            except (ValueError, SyntaxError, MemoryError, RecursionError):
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):  # TypeError: {{}}
                 pass
     return None
 
 
 def _matching_brace(text: str, start: int) -> int | None:
     """Index of the brace closing the one at ``start``, skipping quoted strings; None if unclosed."""
-    depth, quote, i = 0, "", start
-    while i < len(text):
-        ch = text[i]
-        if quote:
-            if ch == "\\":
-                i += 1
-            elif ch == quote:
-                quote = ""
-        elif ch in "\"'":
-            quote = ch
-        elif ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
+    depth, pos = 0, start
+    while (m := _BRACE_OR_QUOTE.search(text, pos)) is not None:
+        ch = m.group()
+        if ch in "\"'":
+            closed = _STRING_REST[ch].match(text, m.end())
+            if closed is None:
+                return None
+            pos = closed.end()
+            continue
+        depth += 1 if ch == "{" else -1
+        if depth == 0:
+            return m.start()
+        pos = m.end()
     return None
 
 
