@@ -9,98 +9,35 @@ from __future__ import annotations
 
 import json
 import time
+import traceback
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from madqa.answer import check_quotes, parse_answer, validate_citations
-from madqa.budget import Budget
+from madqa.budget import Budget, rough_usage
 from madqa.context import ContextOptions, ModelTurn, NoteTurn, ShownPage, ToolTurn, Turn, build_messages
 from madqa.context import image_part as image_part  # re-exported: tests and plugins build messages with it
 from madqa.context import query_terms as _query_terms
-from madqa.errors import MadqaError
+from madqa.errors import MadqaError, ServerLimitError
 from madqa.jsonl import clean_text
+from madqa.prompts import ANSWER_TOOL, REPAIR_NOTE, SEARCH_TOOL, SHOW_TOOL, system_prompt
+from madqa.prompts import SYSTEM_PROMPT as SYSTEM_PROMPT  # re-exported: the benchmark's prompt
+from madqa.recovery import Sending, images_in, recover
+from madqa.refusals import is_refusal, refusal_items
 from madqa.render import render_page
 from madqa.settings import PipelineConfig, Settings
+from madqa.tool_text import TEXT_PROTOCOL, read_tool_calls, strip_reasoning
 from madqa.types import AnswerStep, ErrorStep, Hit, ModelDecision, ModelStep, PageRef, SearchStep, Step, ToolCall, Usage
 
-SYSTEM_PROMPT = """You are a document QA assistant with access to a search tool over a collection of PDF documents.
-The search tool returns images of document pages, each labelled "File: <file>, Page: <n>".
-
-IMPORTANT: The answer to the question is definitely in the documents. If a search returns no results or unhelpful pages, search again with different terms: synonyms, abbreviations, or different phrasings.
-
-Once you have found the relevant pages, answer with submit_answer:
-- answer: a list of short answer values, as few words as possible, using the exact words of the document where possible; one element for a single answer, several for several items or entities
-- citations: the pages the answer comes from, each {"file": the exact file name shown in the label, "page": the page number, "quote": a short verbatim quote from that page that supports the answer (one sentence or table row, copied exactly)}"""
-
-JSON_PROTOCOL = """
-You cannot call tools directly. To search, reply with only {"search": "<query>"}. To answer, reply with only {"answer": ["..."], "citations": [{"file": "...", "page": 1, "quote": "..."}]}."""
-
+JSON_PROTOCOL = TEXT_PROTOCOL  # what a model without native tool calls is told (madqa.tool_text)
 SEEDED_NOTE = "oracle: these are the gold evidence pages, given instead of a search"
-
-SEARCH_TOOL: dict[str, Any] = {
-    "type": "function",
-    "function": {
-        "name": "search_documents",
-        "description": (
-            "Search the document collection and return images of the best matching pages. Supports terms and "
-            "phrases (quotes for an exact phrase), boolean operators (AND, OR, NOT; AND is the default between "
-            "words) and wildcards (* for several characters, ? for one). Examples: 'engine specifications', "
-            "'\"annual report\" AND revenue', 'employ*', 'incorporation NOT date'. Pages already shown are listed "
-            "with an excerpt, not shown again (run the same query again, or call show_pages, to see them)."
-        ),
-        "parameters": {
-            "type": "object",
-            "properties": {"query": {"type": "string", "description": "keywords, \"phrases\" and AND/OR/NOT"}},
-            "required": ["query"],
-        },
-    },
-}
-
-SHOW_TOOL: dict[str, Any] = {
-    "type": "function",
-    "function": {
-        "name": "show_pages",
-        "description": "Show pages again as images, e.g. pages seen earlier that are now only listed with an "
-                       "excerpt. Give the file and page exactly as in their labels.",
-        "parameters": {
-            "type": "object",
-            "properties": {"pages": {"type": "array", "items": {
-                "type": "object", "properties": {"file": {"type": "string"}, "page": {"type": "integer"}},
-                "required": ["file", "page"]}}},
-            "required": ["pages"],
-        },
-    },
-}
 MAX_SHOWN_AGAIN = 5  # pages one show_pages call may ask for
+MAX_RECOVERIES = 4  # times one turn is sent again with less after a server limit
 UNREADABLE_ANSWER = "the submit_answer arguments could not be read, even after a repair turn"
-NO_ANSWER_FLAGS = ("the model failed", "no answer could be parsed", UNREADABLE_ANSWER)  # the CLI exits 1 on these
-
-ANSWER_TOOL: dict[str, Any] = {
-    "type": "function",
-    "function": {
-        "name": "submit_answer",
-        "description": "Give the final answer with the pages it comes from. Ends the task.",
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "answer": {"type": "array", "items": {"type": "string"},
-                           "description": "short answer values, exact document words where possible"},
-                "citations": {
-                    "type": "array",
-                    "items": {"type": "object",
-                              "properties": {"file": {"type": "string"}, "page": {"type": "integer"},
-                                             "quote": {"type": "string",
-                                                       "description": "a short verbatim quote from this page "
-                                                                      "(a sentence or table row) supporting "
-                                                                      "the answer, copied exactly"}},
-                              "required": ["file", "page", "quote"]},
-                },
-            },
-            "required": ["answer", "citations"],
-        },
-    },
-}
+NO_ANSWER_FLAGS = ("the model failed", "no answer could be parsed", UNREADABLE_ANSWER)  # rows of older versions
+CALL_A_TOOL = ("Call search_documents to search, show_pages to see pages again, or submit_answer to answer "
+               "(answer: a list of short values; citations: file, page and a verbatim quote).")
 
 
 @dataclass
@@ -142,70 +79,122 @@ class Agent:
             # spends the run's own key (a web visitor's), not the one the server holds for that provider
             self.strategy_uses_run_key = self.strategy.use_run_key(
                 run_key, (backend_options or {}).get("api_base"), getattr(self.backend, "provider", None))
-        self.context = ContextOptions.from_options(config.part_options("context"))
+        # what is sent (context policy, image budget, images at all): a server limit met in one
+        # question changes it for the rest of the run (madqa.recovery)
+        self.sending = Sending(ContextOptions.from_options(config.part_options("context")), config.image_budget_px)
+        self.answer_always_present = bool(config.answer_always_present)
         Budget.from_options(config.part_options("budget"))  # bad budget options fail here, not mid-run
+
+    @property
+    def context(self) -> ContextOptions:
+        return self.sending.context
 
     def run(self, question: str, first_hits: Sequence[Hit] | None = None,
             budget: Budget | None = None) -> Iterator[Step]:
-        """Yield each step as it happens; the last one is always an AnswerStep (maybe a refusal).
+        """Yield each step as it happens; the last one is always an AnswerStep: an answer, a refusal, or
+        a failure (``failure`` set: the model or a plugin failed, or no answer could be read).
 
         ``first_hits`` (e.g. the gold evidence pages, for the oracle condition) are what the first
         search returns, all of them and whatever its query; later searches use the retriever.
         ``budget`` (e.g. a web session's) is charged beside the question's own from the config."""
         question = clean_text(question)  # a lone surrogate could be neither sent, shown nor saved
-        native_tools = getattr(self.backend, "supports_tools", True)
-        vision = getattr(self.backend, "supports_vision", True)
         cache = self.context.marks_cache(getattr(self.backend, "provider", None))
-        system = SYSTEM_PROMPT + ("" if native_tools else JSON_PROTOCOL)
+        system = system_prompt(self.answer_always_present)
         budgets = [Budget.from_options(self.config.part_options("budget")), *([budget] if budget else [])]
         history: list[Turn] = []
         state = SearchState(question, seeded=tuple(first_hits) if first_hits is not None else None,
                             probe=lambda q: tuple(self.retriever.search(q, self.config.top_k).hits))
-        last, repaired, iteration = self.config.max_steps, False, 0
+        last, iteration = self.config.max_steps, 0
+        repaired_call = repaired_answer = False
+        notes: list[str] = []  # what the run had to do to get an answer (server limits worked around)
         while True:
             iteration += 1
             spent = next((b.exhausted for b in budgets if b.exhausted), None)
-            if spent and iteration == 1:  # nothing left before the first call: make none
-                yield AnswerStep(0, (), (), flags=(f"stopped: {spent}; no model call made",), refusal=True)
+            if spent and (iteration == 1 or repaired_answer):  # nothing left for a call: make none
+                made = "no model call made" if iteration == 1 else "no call left to repair the answer"
+                yield self._failed(iteration, f"stopped: {spent}; {made}", notes)
                 return
+            spent = spent or next((due for b in budgets if (due := b.answer_due)), None)
             force = iteration >= last or spent is not None
             tools = [ANSWER_TOOL] if force else [SEARCH_TOOL, SHOW_TOOL, ANSWER_TOOL]
-            messages = build_messages(system, question, history, self.context, vision=vision, cache=cache)
-            started = time.perf_counter()
-            try:
-                decision: ModelDecision = self.backend.decide(messages, tools, force)
-            except Exception as exc:  # after the backend's own retries: end with what we have
-                yield ErrorStep(iteration, "backend", _describe(exc))
-                yield AnswerStep(iteration, (), (), flags=("the model failed; no answer",), refusal=True)
-                return
+            decision: ModelDecision | None = None
+            for attempt in range(MAX_RECOVERIES + 1):
+                native = getattr(self.backend, "supports_tools", True)
+                vision = self.sending.vision and getattr(self.backend, "supports_vision", True)
+                messages = build_messages(system + ("" if native else JSON_PROTOCOL), question, history,
+                                          self.context, vision=vision, cache=cache)
+                started = time.perf_counter()
+                try:
+                    decision = self.backend.decide(messages, tools, force)
+                    break
+                except ServerLimitError as exc:
+                    change = recover(exc, replace(self.sending, vision=vision), images_in(messages))
+                    if change is None or attempt == MAX_RECOVERIES:
+                        yield ErrorStep(iteration, "backend", f"{exc} (nothing left to cut)")
+                        yield self._failed(iteration, f"backend: {exc} (nothing left to cut)", notes)
+                        return
+                    redraw = change[0].image_budget_px != self.sending.image_budget_px
+                    self.sending, note = change
+                    if redraw:
+                        history = self._redrawn(history)
+                    notes.append(note)
+                    yield ErrorStep(iteration, "recovery", f"{exc}; {note}; sent again")
+                except MadqaError as exc:  # after the backend's own retries
+                    yield ErrorStep(iteration, "backend", str(exc))
+                    yield self._failed(iteration, f"backend: {exc}", notes)
+                    return
+                except Exception as exc:  # a bug in the backend plugin: its author needs the traceback
+                    yield ErrorStep(iteration, "backend", _traceback(exc))
+                    yield self._failed(iteration, f"backend: the backend raised {_describe(exc)}", notes)
+                    return
+            assert decision is not None
+            usage, estimated = decision.usage, decision.estimated
+            if not usage.total_tokens and any(b.counts_tokens for b in budgets):
+                usage, estimated = rough_usage(messages, decision.text), True
             for b in budgets:
-                b.charge(decision.usage, decision.cost_usd)
+                b.charge(usage, decision.cost_usd, estimated=estimated)
+            decision, read_note = _with_text_calls(decision, tools)
             calls = decision.tool_calls or ()
-            notes = tuple(str(n) for n in (decision.raw or {}).get("notes") or ())
+            step_notes = tuple(str(n) for n in (decision.raw or {}).get("notes") or ()) + read_note
             yield ModelStep(iteration, decision.text, tuple(calls), decision.usage, decision.cost_usd,
-                            time.perf_counter() - started, force, notes)
+                            time.perf_counter() - started, force, step_notes)
+            if decision.finish_reason in ("content_filter", "length"):
+                yield self._failed(iteration, _cut_off(decision), notes)
+                return
             broken = [c for c in calls if c.error]
-            if broken and not repaired:  # one repair turn: quote the parse error back to the model
-                repaired = True
+            if broken and not repaired_call:  # one repair turn: quote the parse error back to the model
+                repaired_call = True
                 last = max(last, iteration + 1) if force else last
                 for c in broken:
                     yield ErrorStep(iteration, "tool", f"{c.name}: {c.error}; asked the model to send it again")
             elif any(c.name == "submit_answer" for c in broken):  # the repair turn did not help: give up
                 error = next(c.error for c in broken if c.name == "submit_answer")
-                yield AnswerStep(iteration, (), (), flags=(f"{UNREADABLE_ANSWER}: {error}",), refusal=True)
+                yield self._failed(iteration, f"{UNREADABLE_ANSWER}: {error}", notes)
                 return
             else:
                 payload = _answer_payload(decision)
-                if payload is not None or force:
-                    answer = self._answer(iteration, payload, decision.text, state.seen, force, calls)
-                    if spent:
-                        answer = replace(answer, flags=(*answer.flags, f"stopped early: {spent}"))
-                    yield answer
-                    return
+                if payload is None and not calls and is_refusal(_reply_text(decision)):
+                    payload = {"answer": [], "citations": []}  # "I cannot find this in the documents."
+                if payload is not None:
+                    answer = self._answer(iteration, payload, state.seen)
+                    if answer is not None:
+                        flags = (*notes, *answer.flags, *([f"stopped early: {spent}"] if spent else []))
+                        yield replace(answer, flags=tuple(flags))
+                        return
+                if force:  # no answer to read: one short turn restating the format, then give up
+                    why = _unread(decision, calls)
+                    if repaired_answer:
+                        yield self._failed(iteration, f"no answer could be read from the model's reply, "
+                                                      f"even after a repair turn: {why}", notes)
+                        return
+                    repaired_answer, last = True, iteration + 1
+                    yield ErrorStep(iteration, "answer", f"{why}; asked the model to answer in the answer format")
+                    history.append(ModelTurn(iteration, _reply_text(decision) or None))
+                    history.append(NoteTurn(iteration, REPAIR_NOTE.format(why=f" ({why})")))
+                    continue
             if not calls:
                 history.append(ModelTurn(iteration, decision.text))
-                history.append(NoteTurn(iteration, "Call search_documents to search, show_pages to see pages "
-                                                   "again, or submit_answer to answer."))
+                history.append(NoteTurn(iteration, CALL_A_TOOL))
                 continue
             ids = [call.id or f"call_{iteration}_{n}" for n, call in enumerate(calls)]  # tool results answer these
             history.append(ModelTurn(iteration, decision.text, tuple(
@@ -215,7 +204,12 @@ class Agent:
                     text, pages = (f"Error: the arguments of {call.name} could not be read: {call.error}. Call "
                                    f"{call.name} again with its arguments as one valid JSON object."), ()
                 elif call.name == "search_documents":
-                    step, text, pages = self._search(iteration, call, state, vision)
+                    try:
+                        step, text, pages = self._search(iteration, call, state, vision)
+                    except _PluginBug as bug:
+                        yield ErrorStep(iteration, bug.where, _traceback(bug.error))
+                        yield self._failed(iteration, f"the {bug.where} raised {_describe(bug.error)}", notes)
+                        return
                     yield step
                 elif call.name == "show_pages":
                     text, pages = self._show(call, state, vision)
@@ -226,6 +220,19 @@ class Agent:
                     yield ErrorStep(iteration, "tool", text)
                 history.append(ToolTurn(iteration, call_id, text, tuple(pages)))
 
+    def _failed(self, iteration: int, failure: str, notes: list[str]) -> AnswerStep:
+        """The end of a question with no answer that can be scored: the row's ``error``, never a 0."""
+        return AnswerStep(iteration, (), (), flags=(*notes, failure), refusal=False, failure=failure)
+
+    def _redrawn(self, history: list[Turn]) -> list[Turn]:
+        """The history with every page image drawn again at the current image budget."""
+        out: list[Turn] = []
+        for turn in history:
+            if isinstance(turn, ToolTurn) and any(p.image is not None for p in turn.pages):
+                turn = replace(turn, pages=tuple(self._display(p.ref, p.terms, True) for p in turn.pages))
+            out.append(turn)
+        return out
+
     # --- pages: shown once, asked for again --------------------------------------------------
 
     def _display(self, ref: PageRef, terms: tuple[str, ...], vision: bool) -> ShownPage:
@@ -234,7 +241,7 @@ class Agent:
         mime = "image/png"
         if vision:
             rendered = render_page(self.corpus, ref.file, ref.page, self.settings,
-                                   budget_px=self.config.image_budget_px, fmt=self.context.image_format)
+                                   budget_px=self.sending.image_budget_px, fmt=self.context.image_format)
             image, mime = rendered.data, rendered.mime
         try:
             text = self.corpus.page_text(ref.file, ref.page)
@@ -283,6 +290,7 @@ class Agent:
         if state.seeded is not None and not state.queries:
             hits, retriever_note = state.seeded, SEEDED_NOTE
         else:
+            where = "query strategy"
             try:
                 # (query, note), or (query, note, spent) when the strategy called a model of its own:
                 # ``spent`` has ``usage`` and ``cost_usd`` (a ModelDecision does), counted in the run's totals
@@ -290,11 +298,15 @@ class Agent:
                 spent = extra[0] if extra else None
                 # a reranker may ask to see more candidates than are shown (its ``candidates`` attribute)
                 depth = max(self.config.top_k, int(getattr(self.reranker, "candidates", 0) or 0))
+                where = "retriever"
                 result = self.retriever.search(executed, depth)
                 retriever_note = result.note
+                where = "reranker"
                 hits = tuple(self.reranker.rerank(state.question, executed, list(result.hits)))[: self.config.top_k]
-            except Exception as exc:  # a plugin's failure is an observation for the model, not a crash
+            except MadqaError as exc:  # a plugin's own failure (a bad query, a timeout) is an observation
                 error = _describe(exc)
+            except Exception as exc:  # a bug: the question ends as an error row, with the traceback
+                raise _PluginBug(where, exc) from exc
         again = _normal(executed) in {_normal(q) for q in state.queries}  # the same search: show its pages again
         new = tuple(dict.fromkeys(h.ref for h in hits if again or h.ref not in state.seen))
         terms = _query_terms(executed)
@@ -319,24 +331,21 @@ class Agent:
 
     # --- the answer ------------------------------------------------------------------------
 
-    def _answer(self, iteration: int, payload: Any, text: str | None, seen: set[PageRef], forced: bool,
-                calls: tuple[ToolCall, ...] = ()) -> AnswerStep:
-        parsed = parse_answer(payload) if payload is not None else None
-        flags: list[str] = []
-        if parsed is None and text and forced:
-            parsed = parse_answer(text)
-            if parsed is None and len(text.strip()) <= 80 and "\n" not in text.strip():
-                parsed = ([text.strip()], [], ["answer taken from the model's free text"])
+    def _answer(self, iteration: int, payload: Any, seen: set[PageRef]) -> AnswerStep | None:
+        """The answer in ``payload`` with its citations checked; None when it holds no answer object.
+
+        An answer whose every item reads as a refusal ("Not found in the documents") is a refusal."""
+        parsed = parse_answer(payload)
         if parsed is None:
-            if forced and calls:  # e.g. a model that never stops searching, whatever tool_choice says
-                names = ", ".join(sorted({c.name for c in calls}))
-                flags.append(f"the model called {names} on the last step instead of answering")
-            flags.append("no answer could be parsed from the model's reply" if text or payload else "no answer")
-            return AnswerStep(iteration, (), (), flags=tuple(flags), refusal=True)
+            return None
         answer, raw, parse_flags = parsed
+        flags = list(parse_flags)
+        if answer and refusal_items(answer):
+            flags.append(f"the answer reads as a refusal: {answer[0][:80]!r}")
+            answer, raw = [], []
         citations, citation_flags = validate_citations(raw, self.corpus, seen)
         quotes = check_quotes(raw, citations, self.corpus)
-        flags += parse_flags + citation_flags + list(quotes.flags)
+        flags += citation_flags + list(quotes.flags)
         return AnswerStep(iteration, tuple(answer), tuple(citations), tuple(raw), tuple(flags), not answer,
                           quotes.quotes, quotes.found)
 
@@ -348,11 +357,52 @@ def _answer_payload(decision: ModelDecision) -> Any:
     for call in decision.tool_calls:
         if call.name == "submit_answer":
             return call.arguments
-    if not decision.tool_calls and decision.text:
-        parsed = parse_answer(decision.text)
-        if parsed is not None:
-            return decision.text
+    text = _reply_text(decision)
+    if not decision.tool_calls and text and parse_answer(text) is not None:
+        return text
     return None
+
+
+def _reply_text(decision: ModelDecision) -> str:
+    """The reply's text without reasoning blocks (``<think>...``)."""
+    return strip_reasoning(decision.text or "").strip()
+
+
+def _with_text_calls(decision: ModelDecision, tools: list[dict[str, Any]]) -> tuple[ModelDecision, tuple[str, ...]]:
+    """The decision with tool calls written in its text (JSON, fences, ``<tool_call>`` tags, ...) as calls.
+
+    Only for a reply with no native calls and no structured answer; only tools offered this turn."""
+    if decision.tool_calls or decision.answer is not None or not decision.text:
+        return decision, ()
+    names = [t["function"]["name"] for t in tools]
+    found = read_tool_calls(decision.text, names)
+    if not found:
+        return decision, ()
+    calls = tuple(ToolCall(c.name, dict(c.arguments), f"text_{n}", c.error) for n, c in enumerate(found))
+    shown = ", ".join(c.name for c in calls)
+    return replace(decision, tool_calls=calls), (f"tool call(s) read from the reply's text: {shown}",)
+
+
+def _unread(decision: ModelDecision, calls: Sequence[ToolCall]) -> str:
+    """Why a reply on the answer step holds no answer, in a few words."""
+    if calls:
+        names = ", ".join(sorted({c.name for c in calls}))
+        return f"the model called {names} when it had to answer"
+    text = _reply_text(decision)
+    if not text:
+        return "the reply was empty"
+    shown = text if len(text) <= 80 else text[:77] + "..."
+    return f"the reply was not an answer object: {shown!r}"
+
+
+def _cut_off(decision: ModelDecision) -> str:
+    """The failure of a reply cut off by the output limit or withheld by a content filter."""
+    said = "; ".join(str(n) for n in (decision.raw or {}).get("notes") or ())
+    if decision.finish_reason == "content_filter":
+        return ("the provider's content filter withheld or cut the reply (finish_reason content_filter)"
+                + (f": {said}" if said else "") + "; the question was not answered")
+    return ("the reply was cut off at the model's output limit (finish_reason length); raise it with "
+            "--set backend.max_tokens=N (e.g. 4096)")
 
 
 def _normal(query: str) -> str:
@@ -384,3 +434,16 @@ def _tool_text(step: SearchStep, displayed: list[PageRef]) -> str:
 
 def _describe(exc: BaseException) -> str:
     return str(exc) if isinstance(exc, MadqaError) else f"{type(exc).__name__}: {exc}"
+
+
+def _traceback(exc: BaseException) -> str:
+    """The error and its traceback, for the trajectory (the plugin's author reads it there)."""
+    return "".join(traceback.format_exception(exc)).strip()[-4000:]
+
+
+class _PluginBug(Exception):
+    """A plugin raised something other than madqa's own errors: the question ends as an error row."""
+
+    def __init__(self, where: str, error: BaseException) -> None:
+        super().__init__(where)
+        self.where, self.error = where, error

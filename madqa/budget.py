@@ -2,7 +2,11 @@
 
 A ``Budget`` is charged after every model call and says when it is spent; the loop then forces
 the answer step (or, when it is spent before a question starts, makes no call) and the answer's
-flags say why. One budget per question comes from the config (``[options.budget]``,
+flags say why. The answer is reserved: ``max_calls=N`` allows N-1 searching calls and one answer.
+A call whose server sent no usage is charged an estimate (``rough_usage``: characters / 4, images
+by OpenAI's tile rule for a 1.2 MP page), and a call litellm cannot price is charged at
+``FALLBACK_USD_PER_MTOK`` against a cost limit; both are flagged (``estimated_calls``), never
+silently left out. One budget per question comes from the config (``[options.budget]``,
 ``--set budget.max_calls=5``); a caller may hand the loop another one that outlives the question
 (the web app's per-session budget on a server key), and both are charged. Thread-safe: a session
 budget may be charged by several questions at once.
@@ -11,6 +15,7 @@ budget may be charged by several questions at once.
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +24,11 @@ from madqa.options import read_options
 from madqa.types import Usage
 
 DEFAULTS: dict[str, Any] = {"max_tokens": None, "max_cost_usd": None, "max_calls": None}
+# What a call litellm cannot price is charged against a cost limit, per million tokens (input and
+# output alike): the output price of a frontier model (Claude Sonnet 4.5, GPT-4.1: $8-15), so an
+# estimate errs on the side of stopping early.
+FALLBACK_USD_PER_MTOK = 15.0
+IMAGE_TOKENS = 1105  # OpenAI's tile rule for a 1.2 MP page at detail=high (85 + 170 x 6 tiles)
 
 
 @dataclass
@@ -32,7 +42,8 @@ class Budget:
     tokens: int = 0
     cost_usd: float = 0.0
     calls: int = 0
-    unpriced_calls: int = 0  # calls whose cost litellm's map could not tell (not counted in cost_usd)
+    unpriced_calls: int = 0  # calls whose cost litellm's map could not tell (charged at the fallback price)
+    estimated_calls: int = 0  # calls whose tokens or cost were estimated, not reported
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -56,29 +67,66 @@ class Budget:
     def limited(self) -> bool:
         return any(v is not None for v in (self.max_tokens, self.max_cost_usd, self.max_calls))
 
-    def charge(self, usage: Usage | None, cost_usd: float | None = None, calls: int = 1) -> None:
-        """Count one model call's tokens and cost (None: litellm could not price it)."""
+    @property
+    def counts_tokens(self) -> bool:
+        """Whether tokens matter to this budget (a token or a cost limit)."""
+        return self.max_tokens is not None or self.max_cost_usd is not None
+
+    def charge(self, usage: Usage | None, cost_usd: float | None = None, calls: int = 1,
+               estimated: bool = False) -> None:
+        """Count one model call's tokens and cost (None: litellm could not price it; charged at
+        ``FALLBACK_USD_PER_MTOK`` when a cost limit is set). ``estimated``: the tokens are an estimate."""
+        usage = usage or Usage()
         with self._lock:
             self.calls += calls
-            self.tokens += (usage or Usage()).total_tokens
+            self.tokens += usage.total_tokens
             if cost_usd is None:
                 self.unpriced_calls += calls
+                if self.max_cost_usd is not None:
+                    self.cost_usd += usage.total_tokens * FALLBACK_USD_PER_MTOK / 1e6
+                    estimated = True
             else:
                 self.cost_usd += float(cost_usd)
+            if estimated:
+                self.estimated_calls += calls
+
+    @property
+    def answer_due(self) -> str | None:
+        """Why the next call must be the answer: it is the last one ``max_calls`` allows; else None."""
+        with self._lock:
+            if self.max_calls is not None and self.calls + 1 >= self.max_calls:
+                return f"{self.name} budget of {self.max_calls} model calls reached"
+        return None
 
     @property
     def exhausted(self) -> str | None:
         """Why the budget is spent ("question budget of 3 model calls reached"), or None."""
         with self._lock:
+            guess = f", {self.estimated_calls} call(s) estimated" if self.estimated_calls else ""
             if self.max_calls is not None and self.calls >= self.max_calls:
                 return f"{self.name} budget of {self.max_calls} model calls reached"
             if self.max_tokens is not None and self.tokens >= self.max_tokens:
-                return f"{self.name} budget of {self.max_tokens:,} tokens reached ({self.tokens:,} used)"
+                return f"{self.name} budget of {self.max_tokens:,} tokens reached ({self.tokens:,} used{guess})"
             if self.max_cost_usd is not None and self.cost_usd >= self.max_cost_usd - 1e-12:  # float sums
-                return f"{self.name} budget of ${self.max_cost_usd:g} reached (${self.cost_usd:.4f} spent)"
+                return f"{self.name} budget of ${self.max_cost_usd:g} reached (${self.cost_usd:.4f} spent{guess})"
         return None
 
     def to_dict(self) -> dict[str, Any]:
         return {"max_tokens": self.max_tokens, "max_cost_usd": self.max_cost_usd, "max_calls": self.max_calls,
                 "tokens": self.tokens, "cost_usd": round(self.cost_usd, 8), "calls": self.calls,
-                "unpriced_calls": self.unpriced_calls}
+                "unpriced_calls": self.unpriced_calls, "estimated_calls": self.estimated_calls}
+
+
+def rough_usage(messages: Sequence[dict[str, Any]], reply: str | None) -> Usage:
+    """An estimate of one call's tokens when the server reports none: characters / 4, images by tile."""
+    chars, images = 0, 0
+    for message in messages:
+        content = message.get("content")
+        parts = content if isinstance(content, list) else [{"type": "text", "text": content or ""}]
+        for part in parts:
+            if isinstance(part, dict) and part.get("type") == "image_url":
+                images += 1
+            elif isinstance(part, dict):
+                chars += len(str(part.get("text") or ""))
+        chars += sum(len(str(c.get("function", {}).get("arguments") or "")) for c in message.get("tool_calls") or [])
+    return Usage(chars // 4 + images * IMAGE_TOKENS, len(reply or "") // 4)

@@ -199,6 +199,9 @@ class PipelineConfig:
     max_steps: int = 10
     image_budget_px: int = 1_200_000
     temperature: float | None = None
+    # The benchmark's closed world ("the answer is definitely in the documents"); False (the default for
+    # people's own PDFs) lets the model answer that the documents do not hold the answer.
+    answer_always_present: bool = False
     # Per-part options, handed to the part's factory: {"retriever": {...}, "reranker": {...},
     # "query_strategy": {...}, "backend": {...}, "context": {...} (the context policy, madqa/context.py)}.
     # In TOML: an ``[options.retriever]`` table; on the command line: ``--set retriever.analyzer=stemming``,
@@ -221,6 +224,8 @@ class PipelineConfig:
         if not 1 <= self.max_steps <= 100:
             raise SettingsError(f"max_steps must be between 1 and 100, not {self.max_steps}")
         check_budget(self.image_budget_px)
+        if not isinstance(self.answer_always_present, bool):
+            raise SettingsError(f"answer_always_present must be true or false, not {self.answer_always_present!r}")
         return self
 
     def part_options(self, part: str) -> dict[str, Any]:
@@ -246,7 +251,12 @@ class PipelineConfig:
         if not changed:
             return self
         if "name" not in changed:  # a config with other parts is another config: say so in its name
-            changed["name"] = self.name + "[" + ",".join(f"{k}={v}" for k, v in sorted(label.items())) + "]"
+            base = self.name
+            if "backend" in changed:  # another backend: named by what answers, not by the config it left
+                base = f"{changed['backend']}:{changed.get('model', self.model)}"
+                label = {k: v for k, v in label.items() if k not in ("backend", "model")}
+            changed["name"] = base + ("[" + ",".join(f"{k}={v}" for k, v in sorted(label.items())) + "]"
+                                      if label else "")
         return replace(self, **changed).validate()
 
     def to_dict(self) -> dict[str, Any]:
@@ -290,8 +300,26 @@ def list_configs() -> dict[str, PipelineConfig]:
     return {p.stem: load_config(p.stem) for p in sorted(PRESETS_DIR.glob("*.toml"))}
 
 
+def config_keys(name_or_path: str | None) -> set[str]:
+    """The keys a named preset or TOML file sets itself (the rest are defaults); empty for None."""
+    return set(_config_data(name_or_path)[1]) if name_or_path else set()
+
+
 def load_config(name_or_path: str) -> PipelineConfig:
     """A named preset, or a TOML file given by path; unknown keys or names raise SettingsError."""
+    path, data = _config_data(name_or_path)
+    allowed = {f.name for f in fields(PipelineConfig)}
+    unknown = set(data) - allowed
+    if unknown:
+        raise SettingsError(f"config {path.name}: unknown keys {sorted(unknown)}")
+    data.setdefault("name", path.stem)
+    try:
+        return PipelineConfig(**data).validate()
+    except TypeError as exc:
+        raise SettingsError(f"config {path.name}: {exc}") from exc
+
+
+def _config_data(name_or_path: str) -> tuple[Path, dict[str, Any]]:
     path = Path(name_or_path)
     if not (path.suffix == ".toml" and path.is_file()):
         path = PRESETS_DIR / f"{name_or_path}.toml"
@@ -302,12 +330,4 @@ def load_config(name_or_path: str) -> PipelineConfig:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise SettingsError(f"config {path} cannot be read: {exc}") from exc
-    allowed = {f.name for f in fields(PipelineConfig)}
-    unknown = set(data) - allowed
-    if unknown:
-        raise SettingsError(f"config {path.name}: unknown keys {sorted(unknown)}")
-    data.setdefault("name", path.stem)
-    try:
-        return PipelineConfig(**data).validate()
-    except TypeError as exc:
-        raise SettingsError(f"config {path.name}: {exc}") from exc
+    return path, data

@@ -1,7 +1,7 @@
 """A finished question's steps, serialised as a prediction row in the official MADQA format.
 
 Official fields: question, id, answer, citations, search_history, iterations, model.
-Ours beside them: config, backend, trajectory, usage, cost_usd, latency_s, error, flags, quote_check,
+Ours beside them: config, backend, answer_always_present (the closed world of the benchmark, or not), trajectory, usage, cost_usd, latency_s, error, flags, quote_check,
 and a ``quote`` inside each citation that has one (the official harness reads only file and page).
 """
 
@@ -76,6 +76,7 @@ class Trace:
         answer = self.answer
         errors = [s for s in self.steps if isinstance(s, ErrorStep)]
         fatal = next((e for e in errors if e.where == "backend"), None)
+        failure = answer.failure if answer else None
         return {
             "id": self.id,
             "question": self.question,
@@ -89,14 +90,15 @@ class Trace:
             "model": self.config.model,
             "config": self.config.name,
             "backend": self.config.backend,
-            "refusal": bool(answer.refusal) if answer else True,
+            "answer_always_present": self.config.answer_always_present,
+            "refusal": bool(answer.refusal) if answer else False,
             "flags": list(answer.flags) if answer else [],
             "quote_check": quote_check(answer),
             "trajectory": [s.to_dict() for s in self.steps],
             "usage": self.usage.to_dict(),
             "cost_usd": self.cost_usd,
             "latency_s": round((self.finished or time.perf_counter()) - self.started, 4),
-            "error": f"{fatal.where}: {fatal.message}" if fatal else None,
+            "error": failure or (f"{fatal.where}: {fatal.message}" if fatal else None),
         }
 
 

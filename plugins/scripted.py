@@ -1,8 +1,10 @@
 """Backend ``scripted``: plays a given list of decisions, for tests and for replaying a trajectory.
 
 Each decision is a dict: ``{"search": "query"}``, ``{"answer": [...], "citations": [...]}``,
-``{"text": "..."}``, ``{"tool_calls": [{"name", "arguments"}]}``, ``{"raise": "message"}`` or
-``{"broken": ToolCall}`` (a call whose arguments could not be read, as a real backend reports it).
+``{"text": "..."}``, ``{"tool_calls": [{"name", "arguments"}]}``, ``{"raise": "message"}``,
+``{"limit": "images_per_request", "value": 1}`` (the server refused the request for a limit:
+``madqa.ServerLimitError``) or ``{"broken": ToolCall}`` (a call whose arguments could not be read,
+as a real backend reports it). Any decision may add ``"finish_reason"`` (e.g. ``"length"``).
 Give them as ``options["script"]`` (a list, from the caller's own data). A script is never read
 from a path named in the model string: a model string can come from a stranger (the web app never
 offers this backend, see ``madqa.ui.policy``). When the script runs out, it answers with an empty
@@ -11,6 +13,7 @@ answer.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import madqa
@@ -30,6 +33,13 @@ class ScriptedBackend:
         usage = madqa.Usage(10, 5)
         if "raise" in item:
             raise madqa.BackendError(str(item["raise"]))
+        if "limit" in item:
+            raise madqa.ServerLimitError(f"the server refused the request ({item['limit']})", item["limit"],
+                                         item.get("value"))
+        decision = self._decision(item, usage)
+        return replace(decision, finish_reason=item["finish_reason"]) if "finish_reason" in item else decision
+
+    def _decision(self, item: dict[str, Any], usage: madqa.Usage) -> madqa.ModelDecision:
         if "broken" in item:
             call = item["broken"]
             return madqa.ModelDecision(tool_calls=(madqa.ToolCall(call.name, {}, f"b{len(self.calls)}", call.error),),

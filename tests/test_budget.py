@@ -22,16 +22,18 @@ def agent_for(corpus, registry, settings, script, **budget):
 
 
 def test_a_question_budget_of_calls_forces_the_answer_and_the_row_says_why(corpus, registry, settings):
-    agent = agent_for(corpus, registry, settings, [*SEARCHES, {"answer": ["7.5 million"], "citations": []}],
+    agent = agent_for(corpus, registry, settings, [SEARCHES[0], {"answer": ["7.5 million"], "citations": []}],
                       max_calls=2)
     row = Trace("q", agent.config).consume(agent.run("What was the revenue?")).row()
     forced = [c["force_answer"] for c in agent.backend.calls]
-    assert forced == [False, False, True]  # two calls spent it; the third is the forced answer
+    assert forced == [False, True]  # the last call a budget allows is reserved for the answer: 2 calls, not 3
+    assert row["answer"] == ["7.5 million"]
     assert "stopped early: question budget of 2 model calls reached" in row["flags"]
 
 
 def test_a_token_budget_counts_every_call(corpus, registry, settings):
-    agent = agent_for(corpus, registry, settings, SEARCHES * 3, max_tokens=40)  # the scripted calls use 15 each
+    agent = agent_for(corpus, registry, settings, [*SEARCHES[:3], {"answer": ["x"], "citations": []}],
+                      max_tokens=40)  # the scripted calls use 15 each
     row = Trace("q", agent.config).consume(agent.run("q")).row()
     assert [c["force_answer"] for c in agent.backend.calls] == [False, False, False, True]
     assert any("question budget of 40 tokens reached (45 used)" in f for f in row["flags"])
@@ -42,11 +44,14 @@ def test_a_session_budget_is_shared_across_questions_and_stops_before_a_call(cor
     agent = agent_for(corpus, registry, settings, [{"search": "revenue"}, {"answer": ["x"], "citations": []}] * 3)
     first = Trace("q1", agent.config).consume(agent.run("q1", budget=session)).row()
     assert first["flags"] == [] and session.calls == 2
+    agent.backend.script.pop(0)  # the second question's one call (the last the session allows) answers
     second = Trace("q2", agent.config).consume(agent.run("q2", budget=session)).row()
-    assert "stopped early: session budget of 3 model calls reached" in second["flags"] and session.calls == 4
+    assert agent.backend.calls[-1]["force_answer"] and second["answer"] == ["x"]
+    assert "stopped early: session budget of 3 model calls reached" in second["flags"] and session.calls == 3
     third = Trace("q3", agent.config).consume(agent.run("q3", budget=session)).row()
     assert third["flags"] == ["stopped: session budget of 3 model calls reached; no model call made"]
-    assert third["refusal"] and len(agent.backend.calls) == 4
+    # no call was made: a failure the visitor sees (the row's error), not a refusal scored as wrong
+    assert third["error"] == third["flags"][0] and not third["refusal"] and len(agent.backend.calls) == 3
 
 
 def test_cost_budget_uses_the_reported_cost_and_is_thread_safe():

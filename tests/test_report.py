@@ -89,8 +89,9 @@ def test_overall_extras(result):
     assert o["evidence_recall_n"] == 2
     assert o["first_query_success"] == pytest.approx(0.5)            # q1 yes, q2 no
     assert o["errors"] == {"n_wrong": 1,
-                           "counts": {"refusal": 0, "wrong_document": 0, "wrong_page": 1, "wrong_answer": 0},
-                           "shares": {"refusal": 0.0, "wrong_document": 0.0, "wrong_page": 1.0,
+                           "counts": {"failed": 0, "refusal": 0, "wrong_document": 0, "wrong_page": 1,
+                                      "wrong_answer": 0},
+                           "shares": {"failed": 0.0, "refusal": 0.0, "wrong_document": 0.0, "wrong_page": 1.0,
                                       "wrong_answer": 0.0}}
     assert o["steps"] == {"mean": 3.0, "median": 3, "max": 4, "histogram": {2: 1, 3: 1, 4: 1}}
     assert o["tokens"] == {"sum": 135.0, "mean": 67.5, "n_known": 2}
@@ -115,7 +116,9 @@ def test_breakdowns(result):
     dom = r.evaluate(PREDS, GOLD, by="domain")["by_domain"]
     assert list(dom) == ["Finance", "Other"]
     with pytest.raises(ValueError):
-        r.evaluate(PREDS, GOLD, by="model")
+        r.evaluate(PREDS, GOLD, by="")
+    # any other question field groups by its values; questions without it fall under "(none)"
+    assert list(r.evaluate(PREDS, GOLD, by="model")["by_model"]) == ["(none)"]
 
 
 def test_empty_groups_and_no_predictions():

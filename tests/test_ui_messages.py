@@ -209,7 +209,14 @@ def test_the_compare_summary_scores_against_gold() -> None:
     assert rows["answer"] == ["148,612", "(no answer)"]
     assert rows["citations"] == ["f.pdf p.6", "none"]
     assert rows["query drift"][0] == "0.500" and rows["query drift"][1] == "–"
-    assert rows["ANLS*"] == ["1.000", "0.000"] and rows["right?"] == ["right", "wrong"]
+    # a failed run has no score: never "0.000, wrong" (issue 24); one that never ran says so
+    assert rows["ANLS*"] == ["1.000", "–"] and rows["right?"] == ["right", "failed"]
+    not_run = {**row_b, "error": "not run: needs an API key"}
+    assert {line[0]: line[1:] for line in summary_rows([row_a, not_run], {"answer_variants": [["148,612"]]})}[
+        "right?"] == ["right", "not run"]
+    wrong = {line[0]: line[1:] for line in summary_rows([row_a, {**row_b, "error": None}],
+                                                         {"answer_variants": [["148,612"]]})}
+    assert wrong["ANLS*"] == ["1.000", "0.000"] and wrong["right?"] == ["right", "wrong"]
     assert rows["error"] == ["", "backend: x"]
     assert rows["gold answer: 148,612 / EUR 148.6 million"] == ["", ""]  # once, not per column
     assert "tokens" not in rows and "cost (USD)" not in rows  # both zero: hidden

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from madqa.cli import common, research
 from madqa.cli.base import command
 from madqa.jsonl import dumps
-from madqa.settings import Settings
+from madqa.settings import Settings, config_keys
 
 
 @command("ask")
@@ -37,8 +39,8 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def failed(row: dict[str, Any]) -> bool:
-    """Whether a row is a failure rather than an answer or a refusal: the backend failed, or no
-    answer could be read from what the model sent (``ask`` then exits 1, as ``run`` does on errors)."""
+    """Whether a row is a failure rather than an answer or a refusal: it carries an ``error`` (the model
+    or a plugin failed, or no answer could be read), or, in rows of older versions, a no-answer flag."""
     from madqa.agent import NO_ANSWER_FLAGS
 
     return bool(row.get("error")) or any(str(f).startswith(NO_ANSWER_FLAGS) for f in row.get("flags") or [])
@@ -52,7 +54,10 @@ def _config_outputs(args: argparse.Namespace, settings: Settings) -> list[tuple[
     for name in names:
         args_one = argparse.Namespace(**{**vars(args), "config": name})
         config = common.pipeline_config(args_one, settings)
-        path = out if len(names) == 1 else out.with_name(f"{out.stem}.{config.name}{out.suffix or '.jsonl'}")
+        if getattr(args, "dataset", None) and "answer_always_present" not in config_keys(name or settings.config):
+            config = replace(config, answer_always_present=True)  # the MADQA benchmark's closed world
+        tag = re.sub(r"[^\w.=,:+-]+", "_", config.name).replace(":", "-")  # a model's "/" is no folder
+        path = out if len(names) == 1 else out.with_name(f"{out.stem}.{tag}{out.suffix or '.jsonl'}")
         pairs.append((config, path))
     return pairs
 
@@ -95,17 +100,18 @@ def _run(args: argparse.Namespace, settings: Settings, executor: Any) -> int:
         return 2
     reg = common.registry(settings)
     corpus = common.open_corpus(args, settings, reg, check=True)  # damage found before any row is written
-    failed = 0
+    failures = 0
     for config, path in _config_outputs(args, settings):
         total = min(len(questions), args.limit) if args.limit else len(questions)
-        scores: list[bool] = []
+        tally = {"correct": 0, "failed": 0, "done": 0}
         bar = tqdm(total=total, desc=config.name, unit="q", file=sys.stderr, disable=not sys.stderr.isatty())
 
-        def on_row(row: dict[str, Any], question: dict[str, Any], bar: Any = bar, scores: list = scores) -> None:
-            correct = score_row(row, question)
-            if correct is not None:
-                scores.append(correct)
-                bar.set_postfix_str(f"accuracy {sum(scores) / len(scores):.3f}", refresh=False)
+        def on_row(row: dict[str, Any], question: dict[str, Any], bar: Any = bar, tally: dict = tally) -> None:
+            tally["done"] += 1
+            tally["failed"] += failed(row)
+            tally["correct"] += bool(score_row(row, question, unanswerable=True))
+            bar.set_postfix_str(f"accuracy {tally['correct'] / tally['done']:.3f}, {tally['failed']} failed",
+                                refresh=False)
             bar.update(1)
 
         rows = run_batch(questions, corpus, config, reg, settings, out_path=path, workers=args.workers,
@@ -113,11 +119,25 @@ def _run(args: argparse.Namespace, settings: Settings, executor: Any) -> int:
                          backend_options=common.backend_options(args), executor=executor, oracle=args.oracle)
         bar.update(total - bar.n)
         bar.close()
-        errors = sum(1 for r in rows if r.get("error"))
-        failed += errors
-        accuracy = f", accuracy {sum(scores) / len(scores):.3f} on {len(scores)} run now" if scores else ""
-        print(f"{config.name}: {len(rows)} rows in {path} ({errors} with errors{accuracy})")
-    return 1 if failed else 0
+        print(f"{config.name}: {len(rows)} rows in {path}; {run_summary(rows, questions)}")
+        failures += sum(1 for r in rows if failed(r))
+    if failures:
+        print(f"madqa: {failures} question(s) failed (see each row's error); run again with --resume to retry "
+              "them", file=sys.stderr)
+    return 1 if failures else 0
+
+
+def run_summary(rows: list[dict[str, Any]], questions: list[dict[str, Any]]) -> str:
+    """Accuracy as ``madqa eval`` computes it (every row counts; a failed row scores as wrong there, as in
+    the official harness), and beside it how many rows failed, were refused, and were scored."""
+    from madqa.evaluation.runner import question_key, score_row
+
+    by_key = {question_key(q): q for q in questions}
+    scored = [score_row(r, by_key.get(question_key(r), {}), unanswerable=True) for r in rows]
+    failed_rows = sum(1 for r in rows if failed(r))
+    refused = sum(1 for r in rows if r.get("refusal") and not failed(r))
+    accuracy = f"accuracy {sum(bool(c) for c in scored) / len(rows):.3f} on {len(rows)}" if rows else "no rows"
+    return f"{accuracy}, {failed_rows} failed, {refused} refused"
 
 
 def add_parsers(sub: Any) -> None:

@@ -146,6 +146,8 @@ def describe_step(step: Any) -> str:
         return f"[{step.iteration}] error in {step.where}: {step.message}"
     cites = ", ".join(f"{c.file} p.{c.page}" for c in step.citations) or "none"
     answer = " | ".join(step.answer) if step.answer else "(no answer: refusal)"
+    if step.failure:
+        answer = f"(failed: {step.failure})"
     flags = "".join(f"\n    flag: {f}" for f in step.flags)
     return f"ANSWER: {answer}\n  citations: {cites}{flags}"
 

@@ -59,5 +59,6 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("predictions", nargs="+", metavar="PRED.jsonl")
     p.add_argument("--gold", required=True, metavar="FILE")
     p.add_argument("--json", action="store_true", help="print pure JSON")
-    p.add_argument("--by", choices=("category", "domain"), help="also break down by this field")
+    p.add_argument("--by", metavar="FIELD", help="also break down by this question field: category, domain, "
+                                                 "or any other (e.g. kind)")
     research.add_eval_arguments(p)

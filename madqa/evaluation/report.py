@@ -20,7 +20,9 @@ from madqa.evaluation import metrics as m
 from madqa.evaluation.questions import read_jsonl
 
 Similarity = Callable[[str, str], float]
-ERROR_CATEGORIES = ("refusal", "wrong_document", "wrong_page", "wrong_answer")
+# the paper's decomposition of wrong answers, after "failed": a row whose run failed (its ``error``) has no
+# answer to judge and is never counted as a refusal
+ERROR_CATEGORIES = ("failed", "refusal", "wrong_document", "wrong_page", "wrong_answer")
 LEXICAL_REPRESENTATION = (
     "lexical bag-of-words: lowercase, tokens = re.findall(r'\\w+'), raw term-frequency "
     "vectors, cosine similarity (two token-less queries = 1, one token-less = 0)")
@@ -121,12 +123,14 @@ def evidence_coverage(row: Mapping[str, Any], evidence: Any) -> dict[str, Any] |
 # ------------------------------------------------------ error decomposition
 def error_category(row: Mapping[str, Any], evidence: Any, correct: bool) -> str | None:
     """Return None for a right answer, else the first matching category of
-    ``ERROR_CATEGORIES``: refusal (empty answer), wrong_document (no gold
+    ``ERROR_CATEGORIES``: failed (the row has an ``error``), refusal (empty answer), wrong_document (no gold
     document cited, or no citations), wrong_page (gold document but no gold
     page cited), wrong_answer (a gold page was cited)."""
     if correct:
         return None
     if m.is_empty_answer(row.get("answer")):
+        if row.get("error"):  # the run failed: nothing was answered or refused
+            return "failed"
         return "refusal"
     citations = row.get("citations")
     if not m.cited_documents(citations) & m.gold_documents(evidence):
@@ -196,6 +200,7 @@ def per_question(predictions: Sequence[Any], gold: Sequence[Mapping[str, Any]],
             "tokens": _tokens(row), "cost_usd": _number(row.get("cost_usd")),
             "latency_s": _number(row.get("latency_s")),
             "run_error": None if error is None else str(error),
+            "unanswerable": not g.get("answer_variants"),
             **_quotes(row),
         })
     return records
@@ -292,21 +297,36 @@ def _aggregate(records: list[dict[str, Any]], gold_indices: list[int],
         "cost_usd": _sum_mean([r["cost_usd"] for r in records]),
         "latency_s": _sum_mean([r["latency_s"] for r in records]),
         "n_run_errors": sum(1 for r in records if r["run_error"] is not None),
+        # questions with no gold answer: the share the run rightly refused (and did not fail on)
+        "n_unanswerable": sum(1 for r in records if r["unanswerable"]),
+        "unanswerable_refused": _mean([0.0 if r["answered"] or r["run_error"] is not None else 1.0
+                                       for r in records if r["unanswerable"]]),
         **_quote_shares(records),
     }
+
+
+# ``--by`` names: the two the MADQA export has under other names, with what a question without one shows
+BY_FIELDS = {"category": ("document_category", "Unknown"), "domain": ("domain", "Other")}
+
+
+def _label(value: Any, default: str) -> str:
+    """A question field's value as a group label (lists joined, blanks as ``default``)."""
+    if isinstance(value, (list, tuple)):
+        value = ", ".join(str(v) for v in value)
+    return str(value) if value not in (None, "") else default
 
 
 def evaluate(predictions: Sequence[Any], gold: Sequence[Mapping[str, Any]],
              by: str | None = None, similarity: Similarity = lexical_similarity,
              representation: str | None = None) -> dict[str, Any]:
-    """Return ``{"overall", "by_hop_type"}`` (+ ``"by_category"`` or
-    ``"by_domain"`` for ``by="category"``/``"domain"``), each a metrics dict.
+    """Return ``{"overall", "by_hop_type"}`` (+ ``"by_<by>"``: ``category``, ``domain`` or any other
+    question field, e.g. a ``kind`` column), each a metrics dict.
 
     ``similarity`` drives query drift; name it with ``representation`` when it
     is not the default lexical one.  ``overall`` also has ``n_unmatched``.
     """
-    if by not in (None, "category", "domain"):
-        raise ValueError(f"by must be None, 'category' or 'domain', not {by!r}")
+    if by is not None and (not isinstance(by, str) or not by.strip()):
+        raise ValueError(f"by must be None or a question field, not {by!r}")
     if representation is None:
         representation = (LEXICAL_REPRESENTATION if similarity is lexical_similarity
                           else getattr(similarity, "__name__", repr(similarity)))
@@ -324,8 +344,8 @@ def evaluate(predictions: Sequence[Any], gold: Sequence[Mapping[str, Any]],
     result: dict[str, Any] = {"overall": overall,
                               "by_hop_type": group(lambda gi: hops[gi], m.HOP_TYPES)}
     if by is not None:
-        field, default = ("document_category", "Unknown") if by == "category" else ("domain", "Other")
-        labels = [str(g.get(field) or default) for g in gold]
+        field, default = BY_FIELDS.get(by, (by, "(none)"))
+        labels = [_label(g.get(field), default) for g in gold]
         result[f"by_{by}"] = group(lambda gi: labels[gi], sorted(set(labels)))
     return result
 
@@ -345,7 +365,8 @@ TABLE_ROWS: tuple[tuple[str, str], ...] = (
     ("tokens.sum", "tokens.sum"), ("tokens.mean", "tokens.mean"),
     ("cost_usd.sum", "cost_usd.sum"), ("cost_usd.mean", "cost_usd.mean"),
     ("latency_s.sum", "latency_s.sum"), ("latency_s.mean", "latency_s.mean"),
-    ("n_run_errors", "n_run_errors"),
+    ("n_run_errors", "n_run_errors"), ("n_unanswerable", "n_unanswerable"),
+    ("unanswerable_refused", "unanswerable_refused"),
     ("quotes_verified", "quotes_verified"), ("answers_with_verified_quote", "answers_with_verified_quote"),
 )
 

@@ -184,7 +184,11 @@ def answer_question(question: Any, config: PipelineConfig, agent: Callable[[], A
         return row
 
 
-def score_row(row: dict[str, Any], question: dict[str, Any]) -> bool | None:
-    """Whether a row is right (ANLS* >= 0.5) when the question has gold answers, else None."""
+def score_row(row: dict[str, Any], question: dict[str, Any], unanswerable: bool = False) -> bool | None:
+    """Whether a row is right (ANLS* >= 0.5) when the question has gold answers, else None; with
+    ``unanswerable``, False for a question without gold answers, as ``madqa eval`` and the official
+    harness count it (ANLS* 0)."""
     variants = question.get("answer_variants") if isinstance(question, dict) else None
-    return is_correct(anls_star(row.get("answer"), variants)) if variants else None
+    if not variants:
+        return False if unanswerable else None
+    return is_correct(anls_star(row.get("answer"), variants))

@@ -68,6 +68,7 @@ def empty_summary() -> pd.DataFrame:
 DRIFT_NOTE = ("_Query drift: how far a run's later searches wandered from its first one (0 = it kept "
               "searching the same words, 1 = no word in common)._")
 COLOURS = {"right": "background-color: #dcfce7", "wrong": "background-color: #fee2e2",
+           "failed": "background-color: #e5e7eb", "not run": "background-color: #e5e7eb",
            "differs": "background-color: #fef9c3"}
 
 
@@ -77,7 +78,7 @@ def styled_summary(frame: pd.DataFrame) -> Any:
         a, b = row.iloc[1], row.iloc[2]
         out = [""] * len(row)
         for i, value in ((1, a), (2, b)):
-            if value in ("right", "wrong"):
+            if value in ("right", "wrong", "failed", "not run"):
                 out[i] = COLOURS[value]
             elif a != b and row.iloc[0] not in ("time (s)", "backend/model"):
                 out[i] = COLOURS["differs"]
@@ -106,7 +107,7 @@ def build_compare_tab(ctx: AppContext) -> None:
         with gr.Column(min_width=300):
             viewer = build_page_viewer("Cited page", "compare-page", height=520,
                                        hint="_Click a cited page under either answer to see it here._")
-    summary = gr.DataFrame(empty_summary(), label="Summary (yellow: A and B differ; green/red: right/wrong)",
+    summary = gr.DataFrame(empty_summary(), label="Summary (yellow: A and B differ; green/red: right/wrong; grey: failed or not run, no score)",
                            interactive=False, wrap=True, elem_id="compare-summary", column_widths=["18%", "41%", "41%"])
     gr.Markdown(DRIFT_NOTE, elem_id="compare-drift-note")
     build_diff_view(ctx)

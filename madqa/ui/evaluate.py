@@ -79,7 +79,10 @@ PLAIN = {
     "evidence_recall": ("evidence recall", "share of gold evidence pages the agent saw"),
     "evidence_recall_micro": ("evidence recall (all pages pooled)", "evidence recall over all pages at once"),
     "first_query_success": ("first search found it", "share where the first search already hit an evidence page"),
-    "n_run_errors": ("runs that failed", "questions whose run ended in an error"),
+    "n_run_errors": ("runs that failed", "questions whose run ended in an error: no answer to score (counted "
+                     "as wrong in accuracy, as the official harness does; run them again)"),
+    "n_unanswerable": ("questions with no answer", "questions whose gold answer is empty (not in any document)"),
+    "unanswerable_refused": ("rightly refused", "share of the questions with no answer that the run refused"),
     "quotes_verified": ("quotes verified", "quotes found word for word on the cited page"),
     "answers_with_verified_quote": ("answers with a verified quote", "share of answers backed by a found quote"),
 }
@@ -169,8 +172,11 @@ def question_frame(rows_by_config: Mapping[str, Sequence[Mapping[str, Any]]],
         rows = rows_by_config[name]
         for r in records:
             row = rows[r["index"]]
-            table.append([name, r["id"], r["question"], " | ".join(row.get("answer") or []), round(r["anls"], 3),
-                          "yes" if r["correct"] else "no", r["effort"], r["error_category"] or ""])
+            failed = r["error_category"] == "failed"  # the run failed: no score, never "0.0, no"
+            table.append([name, r["id"], r["question"], " | ".join(row.get("answer") or []),
+                          None if failed else round(r["anls"], 3),
+                          "failed" if failed else "yes" if r["correct"] else "no", r["effort"],
+                          r["error_category"] or ""])
     frame = pd.DataFrame(table, columns=QUESTION_COLUMNS)
     return frame.sort_values(["id", "config"], kind="stable").reset_index(drop=True)
 

@@ -218,7 +218,9 @@ def error_message(step: ErrorStep, secrets: Sequence[str] = ()) -> Message:
 
 def answer_message(step: AnswerStep, corpus_key: str = "demo", secrets: Sequence[str] = ()) -> Message:
     """The answer with its cited pages as clickable options."""
-    if step.answer:
+    if step.failure:  # not a refusal: the model or a plugin failed, or no answer could be read
+        text = "**Failed.** " + md_escape(hide_paths(redact(step.failure, secrets)))
+    elif step.answer:
         text = "**Answer:** " + " | ".join(md_escape(a) for a in step.answer)
     else:
         text = "**No answer.** The agent did not find an answer in the documents."
@@ -234,7 +236,8 @@ def answer_message(step: AnswerStep, corpus_key: str = "demo", secrets: Sequence
     elif step.answer:
         text += "  \n**Cited pages:** none"
     for flag in step.flags:
-        text += f"  \n⚑ {md_escape(redact(flag, secrets))}"
+        if flag != step.failure:
+            text += f"  \n⚑ {md_escape(redact(flag, secrets))}"
     message: Message = {"role": "assistant", "content": text}
     if step.citations:
         message["options"] = [{"label": chip_label(c),
@@ -319,6 +322,18 @@ def _fmt(value: Any, digits: int = 3) -> str:
     return str(value)
 
 
+def failed_run(row: Mapping[str, Any]) -> bool:
+    """A row whose run failed (an ``error`` and no answer): it has no score, right or wrong."""
+    return bool(row.get("error")) and not any(str(a).strip() for a in row.get("answer") or [])
+
+
+def verdict(row: Mapping[str, Any], score: float | None) -> str:
+    """right / wrong for a scored run; "not run" or "failed" (never "wrong") for a row with an error."""
+    if failed_run(row):
+        return "not run" if str(row["error"]).startswith(("not run", "did not run")) else "failed"
+    return "right" if score is not None and is_correct(score) else "wrong"
+
+
 def summary_rows(rows: Sequence[Mapping[str, Any]], gold: Mapping[str, Any] | None = None) -> list[list[str]]:
     """The Compare table: one line per measure, one column per run (prediction rows from ``Trace.row``)."""
     def line(label: str, values: Iterable[Any]) -> list[str]:
@@ -343,9 +358,10 @@ def summary_rows(rows: Sequence[Mapping[str, Any]], gold: Mapping[str, Any] | No
         table.append(line("error", [r.get("error") or "" for r in rows]))
     variants = (gold or {}).get("answer_variants")
     if variants:
-        scores = [anls_star(r.get("answer"), variants) for r in rows]
+        # a run that failed or never ran has no score: never "0.000, wrong"
+        scores = [None if failed_run(r) else anls_star(r.get("answer"), variants) for r in rows]
         table.append(line("ANLS*", scores))
-        table.append(line("right?", ["right" if is_correct(s) else "wrong" for s in scores]))
+        table.append(line("right?", [verdict(r, s) for r, s in zip(rows, scores, strict=True)]))
         gold_text = " / ".join(" | ".join(v) if isinstance(v, list) else str(v) for v in variants)
         table.append([f"gold answer: {gold_text}", *([""] * len(rows))])  # once, not per column
     return table  # plain-text cells (the table's datatype is str): nothing in them renders
