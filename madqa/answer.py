@@ -18,16 +18,24 @@ MAX_QUOTE_CHARS = 400  # a sentence or a table row; longer quotes are cut (and f
 _NOT_ALNUM = re.compile(r"[\W_]+")
 MAX_JSON_SCAN_CHARS = 200_000  # a model's reply is searched for JSON up to here
 _MAX_BRACE_STARTS = 8  # unclosed braces skipped before giving up: bounded work on hostile text
+_FILE_EDGES = " \t\"'`,;:-([<"
+# "report.pdf p. 6", "File: report.pdf, Page: 6", "report.pdf#page=6", "report.pdf (pp. 6-7)": the first page
+_CITATION_TEXT = re.compile(r"\s*(?:file(?:name)?\s*[:=]\s*)?(?P<file>[^\n]+?)[\s,;(\[\-]*"
+                            r"(?:#page=|\bpages?\s*[:=#]?\s*|\bpp?\.?\s*|\bpg\.?\s*)(?P<page>\d+)"
+                            r"(?:\s*[-\u2013]\s*\d+)?\s*[)\]]?\s*\.?\s*$", re.I)
+_CITATION_PDF = re.compile(r"\s*(?:file(?:name)?\s*[:=]\s*)?(?P<file>[^\n]+?\.pdf)\s*[:,#]?\s*(?P<page>\d+)\s*$", re.I)
 _BRACE_OR_QUOTE = re.compile(r"[{}\"']")
 _STRING_REST = {q: re.compile(rf"(?:[^{q}\\]|\\.)*+{q}", re.S) for q in "\"'"}
 
 
 class PageBook(Protocol):
-    """What citation checking needs of a corpus."""
+    """What citation checking needs of a corpus (page texts: to move a citation to its quote's page)."""
 
     documents: dict[str, Any]
 
     def has_page(self, file: str, page: int) -> bool: ...
+
+    def page_text(self, file: str, page: int) -> str: ...
 
 
 def find_json_object(text: str) -> Any:
@@ -106,17 +114,24 @@ def normalize_citations(value: Any) -> tuple[list[dict[str, Any]], list[str]]:
     flags: list[str] = []
     if value is None:
         return [], flags
-    if isinstance(value, dict):
+    if isinstance(value, (dict, str)):
         value = [value]
     if not isinstance(value, (list, tuple)):
         return [], [f"citations of type {type(value).__name__} ignored"]
     out = []
     for item in value:
         if not isinstance(item, dict):
-            flags.append(f"citation {item!r} is not an object")
-            continue
+            read = citation_from_text(item)
+            if read is None:
+                flags.append(f"citation {item!r} is not an object")
+                continue
+            flags.append(f"citation {item!r} given as text, read as {read['file']} p.{read['page']}")
+            item = read
         file = item.get("file", item.get("document", item.get("filename")))
         page = item.get("page", item.get("page_number"))
+        if page is None and isinstance(file, str) and (read := citation_from_text(file)) is not None:
+            flags.append(f"citation file {file!r} holds its page, read as {read['file']} p.{read['page']}")
+            file, page = read["file"], read["page"]
         if isinstance(page, str):
             match = _PAGE_NUMBER.search(page)
             page = int(match.group()) if match else None
@@ -159,30 +174,85 @@ def parse_answer(payload: Any) -> tuple[list[str], list[dict[str, Any]], list[st
     return answer, citations, flags + f1 + f2
 
 
+def citation_from_text(item: Any) -> dict[str, Any] | None:
+    """``{"file", "page"}`` from a citation written as text (``"report.pdf p. 6"``, ``"report.pdf, page 6"``,
+    ``"File: report.pdf, Page: 6"``, ``"report.pdf#page=6"``, ``"report.pdf:6"``) or as a ``[file, page]``
+    pair; None when it is neither."""
+    if isinstance(item, (list, tuple)) and len(item) == 2 and isinstance(item[0], str) \
+            and isinstance(item[1], int) and not isinstance(item[1], bool):
+        return {"file": item[0].strip(), "page": item[1]} if item[0].strip() else None
+    if not isinstance(item, str) or len(item) > 500:
+        return None
+    match = _CITATION_TEXT.match(item) or _CITATION_PDF.match(item)
+    if match is None:
+        return None
+    file = match.group("file").strip(_FILE_EDGES)
+    return {"file": file, "page": int(match.group("page"))} if file else None
+
+
 def validate_citations(raw: list[dict[str, Any]], corpus: PageBook,
                        seen: set[PageRef]) -> tuple[list[PageRef], list[str]]:
-    """The citations that name a real, seen page, de-duplicated; flags say what was dropped and why.
+    """The citations that name a real, seen page, de-duplicated; flags say what was dropped, what repaired.
 
-    A file named by its bare name (as MADQA files are) is matched when that name is unique.
+    A file named by its bare name (as MADQA files are) is matched when that name is unique; one named
+    in another letter case, under another folder, with backslashes or without ``.pdf`` is matched (and
+    flagged) when exactly one corpus file fits. A citation whose quote is not on its page but on the
+    page before or after, one the agent saw, is moved there (flagged).
     """
-    by_name = _names(corpus)
     valid: list[PageRef] = []
     flags: list[str] = []
+    for cited in _read_citations(raw, corpus, seen):
+        flags += cited.flags
+        if cited.ref is not None and cited.ref not in valid:
+            valid.append(cited.ref)
+    return valid, flags
+
+
+@dataclass(frozen=True)
+class _Cited:
+    """One raw citation read against the corpus: the page it stands for (None: dropped), its quote, flags."""
+
+    ref: PageRef | None
+    quote: str | None
+    flags: tuple[str, ...]
+
+
+def _read_citations(raw: list[dict[str, Any]], corpus: Any, seen: set[PageRef]) -> list[_Cited]:
+    by_name = _names(corpus)
+    out = []
     for item in raw:
-        file, page = _resolve(item["file"], corpus, by_name), item["page"]
+        quote = item.get("quote") if isinstance(item.get("quote"), str) and item["quote"].strip() else None
+        file, how = _match_file(item["file"], corpus, by_name)
         if file is None:
-            flags.append(f"cited file {item['file']!r} is not in the corpus")
+            out.append(_Cited(None, quote, (f"cited file {item['file']!r} {how}",)))
             continue
+        flags = [f"cited file {item['file']!r} read as {file}"] if how else []
+        page = item["page"]
+        if quote is not None and not _quote_on(corpus, file, page, quote):
+            near = next((p for p in (page - 1, page + 1)
+                         if PageRef(file, p) in seen and _quote_on(corpus, file, p, quote)), None)
+            if near is not None:
+                flags.append(f"citation moved from p.{page} to p.{near}: its quote is on that page")
+                page = near
+        ref: PageRef | None = PageRef(file, page)
         if not corpus.has_page(file, page):
             flags.append(f"cited page {page} of {file} does not exist")
-            continue
-        ref = PageRef(file, page)
-        if ref not in seen:
+            ref = None
+        elif ref not in seen:
             flags.append(f"cited {ref.label()} was never shown to the model")
-            continue
-        if ref not in valid:
-            valid.append(ref)
-    return valid, flags
+            ref = None
+        out.append(_Cited(ref, quote, tuple(flags)))
+    return out
+
+
+def _quote_on(corpus: Any, file: str, page: int, quote: str) -> bool:
+    """Whether ``quote`` is on an existing page; a page whose text cannot be read does not have it."""
+    if not corpus.has_page(file, page):
+        return False
+    try:
+        return quote_on_page(quote, corpus.page_text(file, page) or "")
+    except Exception:  # checked again, and reported, by check_quotes
+        return False
 
 
 def _names(corpus: PageBook) -> dict[str, list[str]]:
@@ -192,12 +262,30 @@ def _names(corpus: PageBook) -> dict[str, list[str]]:
     return by_name
 
 
-def _resolve(file: str, corpus: PageBook, by_name: dict[str, list[str]]) -> str | None:
-    """The corpus file a citation names: itself, or the one file with that bare name; None if neither."""
+def _match_file(file: str, corpus: PageBook, by_name: dict[str, list[str]]) -> tuple[str | None, str]:
+    """(the corpus file a citation names, "" or "repaired"), or (None, why not).
+
+    Itself, or the one file with that bare name: no repair. Otherwise, compared case-insensitively with
+    backslashes as slashes, a leading folder and a missing ``.pdf`` allowed: a repair when exactly one fits.
+    """
     if file in corpus.documents:
-        return file
-    matches = by_name.get(PurePosixPath(file.replace("\\", "/")).name, [])
-    return matches[0] if len(matches) == 1 else None
+        return file, ""
+    if len(by_name.get(file, [])) == 1:
+        return by_name[file][0], ""
+    path = re.sub(r"^(?:\.?/)+", "", file.strip().strip(_FILE_EDGES).replace("\\", "/")).casefold()
+    forms = [path] if path.endswith(".pdf") else [path, path + ".pdf"]
+    folded = [(f, f.casefold()) for f in corpus.documents]
+    tiers = (lambda f, c: f == c,  # the same path in another letter case
+             lambda f, c: c.endswith("/" + f) or f.endswith("/" + c),  # a folder more or less
+             lambda f, c: PurePosixPath(f).name == PurePosixPath(c).name)  # another folder
+    for fits_tier in tiers:
+        for form in forms:
+            fits = [f for f, key in folded if fits_tier(key, form)]
+            if len(fits) == 1:
+                return fits[0], "repaired"
+            if len(fits) > 1:
+                return None, f"fits {len(fits)} corpus files; name it as its page label does"
+    return None, "is not in the corpus"
 
 
 # --- supporting quotes -------------------------------------------------------------------------
@@ -235,15 +323,13 @@ def check_quotes(raw: list[dict[str, Any]], citations: list[PageRef], corpus: An
     """Pair each validated citation with the first quote given for it and look for it on the page.
 
     A quote that is not on the cited page (after normalisation) is flagged: the model says the page
-    reads something it does not. ``found`` is None where no quote was given.
+    reads something it does not; so is a citation with no quote. ``found`` is None where no quote was
+    given. Citations are read as ``validate_citations`` read them (repaired names, moved pages).
     """
-    by_name = _names(corpus)
     given: dict[PageRef, str] = {}
-    for item in raw:
-        quote = item.get("quote")
-        file = _resolve(item["file"], corpus, by_name)
-        if isinstance(quote, str) and file is not None:
-            given.setdefault(PageRef(file, item["page"]), quote)
+    for cited in _read_citations(raw, corpus, set(citations)):  # a move only goes to a validated page
+        if cited.ref is not None and cited.quote is not None:
+            given.setdefault(cited.ref, cited.quote)
     quotes: list[str | None] = []
     found: list[bool | None] = []
     flags: list[str] = []
@@ -252,6 +338,7 @@ def check_quotes(raw: list[dict[str, Any]], citations: list[PageRef], corpus: An
         quotes.append(quote)
         if quote is None:
             found.append(None)
+            flags.append(f"citation of {ref.file} p.{ref.page} carries no quote")
             continue
         try:
             text = corpus.page_text(ref.file, ref.page) or ""

@@ -119,7 +119,8 @@ def test_a_cross_page_question_can_get_a_page_back(corpus, registry, settings):
     trace, backend = run(corpus, registry, settings, [
         {"search": "revenue"}, {"search": "headcount"}, {"search": "budget"},
         {"tool_calls": [{"name": "show_pages", "arguments": {"pages": [{"file": "report.pdf", "page": 1}]}}]},
-        {"answer": ["62,500"], "citations": [{"file": "report.pdf", "page": 1}, {"file": "report.pdf", "page": 2}]},
+        {"answer": ["62,500"], "citations": [{"file": "report.pdf", "page": 1, "quote": "Revenue in 2024 was 7.5 million"},
+                                             {"file": "report.pdf", "page": 2, "quote": "Headcount was 120 employees"}]},
     ])
     counts = [len(images(c["messages"])) for c in backend.calls]
     assert counts == [0, 1, 1, 1, 1]  # never more than the newest pages; page 1 comes back on request

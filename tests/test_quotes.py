@@ -88,22 +88,39 @@ def test_a_quote_on_the_cited_page_is_verified_and_written_into_the_row(corpus, 
     assert trace.answer.quotes_found == (True,)
 
 
-def test_a_quote_not_on_the_cited_page_is_flagged(corpus, registry, settings):
+def test_a_quote_on_no_page_is_flagged(corpus, registry, settings):
     trace = run(corpus, registry, settings, [
         {"search": "revenue"},
         {"search": "headcount"},
         {"answer": ["7.5 million"], "citations": [
-            {"file": "fin/report.pdf", "page": 2, "quote": "Revenue in 2024 was 7.5 million"},  # it is on p.1
+            {"file": "fin/report.pdf", "page": 2, "quote": "Revenue in 2025 was 9.1 million"},  # on no page
             {"file": "fin/report.pdf", "page": 1},
         ]},
     ])
     row = trace.row()
     assert row["quote_check"] == {"citations": 2, "quotes": 1, "verified": 0}
     flag = next(f for f in row["flags"] if f.startswith("quote not found"))
-    assert "fin/report.pdf, Page: 2" in flag and "Revenue in 2024" in flag
+    assert "fin/report.pdf, Page: 2" in flag and "Revenue in 2025" in flag
+    assert "citation of fin/report.pdf p.1 carries no quote" in row["flags"]
+    assert not any("moved" in f for f in row["flags"])
     assert row["citations"][1] == {"file": "fin/report.pdf", "page": 1}  # no quote given: no key
     answer = next(s for s in row["trajectory"] if s["type"] == "answer")
     assert answer["quotes_found"] == [False, None]
+
+
+def test_a_citation_off_by_one_moves_to_the_page_its_quote_is_on(corpus, registry, settings):
+    trace = run(corpus, registry, settings, [
+        {"search": "revenue"},
+        {"search": "headcount"},
+        {"answer": ["7.5 million"], "citations": [
+            {"file": "fin/report.pdf", "page": 2, "quote": "Revenue in 2024 was 7.5 million"},  # it is on p.1
+        ]},
+    ])
+    row = trace.row()
+    assert row["citations"] == [{"file": "fin/report.pdf", "page": 1, "quote": "Revenue in 2024 was 7.5 million"}]
+    assert row["quote_check"] == {"citations": 1, "quotes": 1, "verified": 1}
+    assert "citation moved from p.2 to p.1: its quote is on that page" in row["flags"]
+    assert not any(f.startswith("quote not found") for f in row["flags"])
 
 
 def test_a_hyphenated_text_layer_confirms_the_plain_quote(corpus, registry, settings):
