@@ -40,8 +40,8 @@ def diff_frames(result: dict[str, Any], names: tuple[str, str]) -> tuple[pd.Data
     summary += [[hop, *(counts[o] for o in OUTCOMES)] for hop, counts in s["by_hop_type"].items()]
     for o, errors in s["loser_errors"].items():
         loser = b if o == "A only" else a
-        summary.append([f"{loser}'s errors where {label[o]} right",
-                        *(f"{c}: {n}" for c, n in errors.items())])
+        kinds = ", ".join(f"{c.replace('_', ' ')}: {n}" for c, n in errors.items() if n) or "none"
+        summary.append([f"{loser}'s errors where {label[o]} right", kinds, *([""] * (len(OUTCOMES) - 1))])
     summary_frame = pd.DataFrame(summary, columns=["", *(label[o] for o in OUTCOMES)])
     rows = [[q["id"], q["hop_type"], label[q["outcome"]],
              _answer(q["a_answer"], q["a_right"], q["a_error"]), _answer(q["b_answer"], q["b_right"], q["b_error"]),
