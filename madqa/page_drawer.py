@@ -15,6 +15,7 @@ over a socket pair, its address space capped by ``MADQA_PDF_MEMORY_MB``), niced 
 
 from __future__ import annotations
 
+import atexit
 import io
 import math
 import os
@@ -39,6 +40,7 @@ WALL_FACTOR = 10  # wall-clock patience, in multiples of the CPU time limit (at 
 WALL_MIN_S = 30.0
 POOL = ReaderPool(__name__, idle=IDLE_DRAWERS, recycle=RECYCLE_DRAWS)
 _slots = threading.BoundedSemaphore(MAX_DRAWING)
+atexit.register(POOL.close)
 
 
 @dataclass(frozen=True)
