@@ -5,6 +5,7 @@ with a clear reason, quickly, and is not tried again; thumbnails are drawn at th
 from __future__ import annotations
 
 import io
+import json
 import os
 import resource
 from pathlib import Path
@@ -134,3 +135,20 @@ def test_thumbnails_are_drawn_at_thumbnail_size_and_a_bomb_page_gets_none(corpus
         with Image.open(path) as thumb:
             width, height = thumb.size
         assert 0.9 * THUMB_BUDGET_PX < width * height <= THUMB_BUDGET_PX
+
+
+def test_a_bomb_page_is_an_observation_for_the_model(corpus, registry, settings):
+    from madqa.agent import Agent
+    from madqa.settings import load_config
+    from madqa.trace import Trace
+
+    config = load_config("offline").with_overrides(backend="scripted")
+    agent = Agent(corpus, config, registry, settings, {"script": [
+        {"search": "capybara census"}, {"answer": ["unknown"], "citations": []}]})
+    trace = Trace("How many capybaras?", config).consume(agent.run("How many capybaras?"))
+    search = trace.searches[0]
+    assert search.hits and all(h.file == "bomb.pdf" for h in search.hits) and search.new_pages == ()
+    assert "could not be drawn within the limits: its images declare 400 megapixels" in search.error
+    tool_result = json.dumps(agent.backend.calls[1]["messages"])
+    assert "could not be shown: page" in tool_result and "MADQA_RENDER_MAX_IMAGE_MP" in tool_result
+    assert trace.steps[-1].answer == ("unknown",)
