@@ -58,8 +58,9 @@ def image_bomb_pdf(path: Path, pages: int = 8, side: int = 20_000, bits: int = 8
     bits per component, deflated twice (a few KB a page): the red team's 21 KB file whose thumbnails froze the
     web app (issue 25). Drawing one page inflates side² x 3 x bits/8 bytes; memory stays low."""
     size = side * side * 3 * bits // 8
-    stream = zlib.compress(deflated_zeros(size - size % 2**22), 9)  # the last partial chunk is left out:
-    doc = pymupdf.open()                                             # MuPDF draws a short image as is
+    # whole 4 MB chunks only: the few bytes short of the declared size MuPDF draws as blank
+    stream = zlib.compress(deflated_zeros(size - size % 2**22), 9)
+    doc = pymupdf.open()
     for n in range(pages):
         page = doc.new_page()
         page.insert_text((72, 72), f"Page {n + 1}: the capybara census counted {400 + n} animals.", fontsize=11)
