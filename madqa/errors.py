@@ -32,6 +32,11 @@ class RenderError(MadqaError):
     """A page cannot be rendered (unknown file, page out of range, broken PDF)."""
 
 
+class PageLimitError(RenderError):
+    """A page could not be drawn within the drawing limits (CPU time, memory, declared image size): the same
+    page of the same file is not tried again with the same limits (``render.py`` remembers it)."""
+
+
 class BackendError(MadqaError):
     """A model backend failed after its retries (the agent turns this into an error step)."""
 

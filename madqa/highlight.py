@@ -196,7 +196,7 @@ def page_words(pdf_page: pymupdf.Page, source: str | None, language: str = "eng"
         words = text_layer_words(pdf_page)
         if words or source in ("text", None):
             return words, "text" if words else "none"
-    key = f"words-v{_VERSION}:{cache_key}:{language}:{dpi}"
+    key = words_key(cache_key, language, dpi)
     if cache is not None and cache_key:
         hit = cache.get(key)
         if hit is not None:
@@ -208,3 +208,8 @@ def page_words(pdf_page: pymupdf.Page, source: str | None, language: str = "eng"
     if cache is not None and cache_key:
         cache.set(key, [(w.x0, w.y0, w.x1, w.y1, w.text) for w in words])
     return words, "ocr"
+
+
+def words_key(cache_key: str, language: str, dpi: int) -> str:
+    """The cache key of a page's OCR words (``cache_key`` names the page: content hash and number)."""
+    return f"words-v{_VERSION}:{cache_key}:{language}:{dpi}"

@@ -203,20 +203,22 @@ def serve_socket(fd: int, memory_mb: int) -> None:
         pass
 
 
-# what a worker interpreter runs: the parent's import path, then serve_socket(fd, memory_mb)
-WORKER_CODE = ("import json, sys; sys.path[:] = json.loads(sys.argv[3]); "
-               "from madqa.pdf_reader import serve_socket; serve_socket(int(sys.argv[1]), int(sys.argv[2]))")
+# what a worker interpreter runs: the parent's import path, then <module>.serve_socket(fd, memory_mb)
+# (this module's readers; madqa.page_drawer's drawers are the same kind of worker)
+WORKER_CODE = ("import importlib, json, sys; sys.path[:] = json.loads(sys.argv[3]); "
+               "importlib.import_module(sys.argv[4]).serve_socket(int(sys.argv[1]), int(sys.argv[2]))")
 
 
 class _Worker:
-    """One reader process: a new interpreter (``python -c WORKER_CODE``) and our end of its socket pair."""
+    """One worker process: a new interpreter (``python -c WORKER_CODE``) serving ``module``'s requests, and
+    our end of its socket pair."""
 
-    def __init__(self, memory_mb: int) -> None:
+    def __init__(self, memory_mb: int, module: str = __name__) -> None:
         ours, theirs = socket.socketpair()
         try:
             self.process = subprocess.Popen(
-                [sys.executable, "-c", WORKER_CODE, str(theirs.fileno()), str(memory_mb), json.dumps(sys.path)],
-                pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL)
+                [sys.executable, "-c", WORKER_CODE, str(theirs.fileno()), str(memory_mb), json.dumps(sys.path),
+                 module], pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL)
         except BaseException:
             ours.close()
             raise
@@ -252,11 +254,13 @@ class _Worker:
 
 
 class ReaderPool:
-    """Idle reader workers by memory limit, shared by every ingest of this process (thread-safe)."""
+    """Idle workers of ``module`` by memory limit, shared by every ingest (or page drawing) of this process
+    (thread-safe); ``idle`` are kept warm, a worker is replaced after ``recycle`` requests."""
 
-    def __init__(self) -> None:
+    def __init__(self, module: str = __name__, idle: int = IDLE_WORKERS, recycle: int = RECYCLE_FILES) -> None:
         self._idle: list[_Worker] = []
         self._lock = threading.Lock()
+        self.module, self.keep, self.recycle = module, idle, recycle
 
     def acquire(self, memory_mb: int) -> _Worker:
         with self._lock:
@@ -264,15 +268,15 @@ class ReaderPool:
                 if worker.memory_mb == memory_mb and worker.alive():
                     self._idle.remove(worker)
                     return worker
-        return _Worker(memory_mb)
+        return _Worker(memory_mb, self.module)
 
     def release(self, worker: _Worker) -> None:
-        if not worker.alive() or worker.files >= RECYCLE_FILES:
+        if not worker.alive() or worker.files >= self.recycle:
             worker.kill()
             return
         with self._lock:
             self._idle.append(worker)
-            extra = self._idle[:-IDLE_WORKERS] if len(self._idle) > IDLE_WORKERS else []
+            extra = self._idle[:-self.keep] if len(self._idle) > self.keep else []
             del self._idle[:len(extra)]
         for old in extra:
             old.stop()

@@ -1,33 +1,44 @@
-"""Page images under a pixel budget, memoized in a diskcache keyed by content hash and parameters."""
+"""Page images under a pixel budget, memoized in a diskcache keyed by content hash and parameters.
+
+Pages are drawn by ``page_drawer``'s worker processes, under CPU-time and memory limits, never in the
+caller's process (MuPDF holds the GIL while it draws: a costly page drawn in the web app stopped every
+visitor's requests). A page that cannot be drawn within the limits is remembered, by content hash, page and
+limits, so it is not tried again for the next request, the thumbnail or the page viewer.
+"""
 
 from __future__ import annotations
 
 import io
 import logging
-import math
 import threading
-from collections.abc import Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TypeVar
 
 import diskcache
-import pymupdf
 
+from madqa import page_drawer
 from madqa.corpus import Corpus, DocumentRecord
-from madqa.errors import CorpusError, RenderError
-from madqa.highlight import Box, Highlight, displayed, locate, page_words
+from madqa.errors import CorpusError, PageLimitError, RenderError
+from madqa.highlight import Box, Highlight, words_key
+from madqa.page_drawer import MAX_ZOOM, DrawLimits, encode, fit_zoom  # noqa: F401 - where they used to live
 from madqa.settings import Settings
 
-MAX_ZOOM = 300 / 72  # never upscale a small page past 300 dpi
 MIME = {"png": "image/png", "jpeg": "image/jpeg", "webp": "image/webp"}
 BOX_STYLE = {  # kind -> (fill RGBA, outline RGBA, outline width px): a marker over the quote, a frame round the answer
     "quote": ((255, 221, 0, 80), (224, 160, 0, 255), 2),
     "answer": ((255, 96, 0, 40), (214, 40, 0, 255), 3),
 }
 _RENDER_VERSION = 1  # bump when rendering changes, so old cache entries are not served
+_REFUSED_VERSION = 1  # bump when the drawing limits change meaning, so remembered failures are retried
+REMEMBERED = 4096  # failures also kept in this process (when the page cache cannot be used)
 _caches: dict[str, diskcache.Cache] = {}
 _caches_lock = threading.Lock()
 _warned: set[str] = set()
+_refused: OrderedDict[str, str] = OrderedDict()
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -55,44 +66,13 @@ def page_cache(settings: Settings) -> diskcache.Cache:
         return cache
 
 
-def fit_zoom(width_pt: float, height_pt: float, budget_px: int) -> float:
-    """The zoom that makes a page of this size (points) fit within ``budget_px`` pixels."""
-    area = max(width_pt, 1.0) * max(height_pt, 1.0)
-    return min(MAX_ZOOM, math.sqrt(budget_px / area))
-
-
-def encode(pix: pymupdf.Pixmap, fmt: str, quality: int = 85) -> bytes:
-    if fmt == "png":
-        return pix.tobytes("png")
-    if fmt == "jpeg":
-        return pix.tobytes("jpeg", jpg_quality=quality)
-    if fmt == "webp":
-        from PIL import Image
-
-        image = Image.frombytes("RGB", (pix.width, pix.height), pix.samples)
-        out = io.BytesIO()
-        image.save(out, format="WEBP", quality=quality, method=4)
-        return out.getvalue()
-    raise RenderError(f"unknown image format {fmt!r} (png, jpeg or webp)")
-
-
-def render_uncached(path: Path, page: int, budget_px: int, fmt: str) -> PageImage:
-    """Render page ``page`` (1-based) of the PDF at ``path`` to fit ``budget_px`` pixels."""
-    try:
-        doc = pymupdf.open(path, filetype="pdf")
-    except Exception as exc:
-        raise RenderError(f"{path.name} cannot be opened ({exc})") from None
-    with doc:
-        if not 1 <= page <= doc.page_count:
-            raise RenderError(f"{path.name} has {doc.page_count} pages; page {page} does not exist")
-        pdf_page = doc.load_page(page - 1)
-        rect = pdf_page.rect
-        zoom = fit_zoom(rect.width, rect.height, budget_px)
-        # round the zoom down until the integer pixel size is within budget
-        while zoom > 0.01 and math.ceil(rect.width * zoom) * math.ceil(rect.height * zoom) > budget_px:
-            zoom *= 0.995
-        pix = pdf_page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), alpha=False, colorspace=pymupdf.csRGB)
-        return PageImage(encode(pix, fmt), fmt, pix.width, pix.height)
+def render_uncached(path: Path, page: int, budget_px: int, fmt: str, limits: DrawLimits | None = None,
+                    file: str | None = None) -> PageImage:
+    """Page ``page`` (1-based) of the PDF at ``path``, fitting ``budget_px`` pixels, drawn by a drawer process
+    under ``limits`` (RenderError, PageLimitError past the limits). ``file`` names it in errors."""
+    data, width, height = page_drawer.draw(Path(path), file or Path(path).name, page, budget_px, fmt,
+                                           limits or DrawLimits())
+    return PageImage(data, fmt, width, height)
 
 
 def _document_page(corpus: Corpus, file: str, page: int) -> DocumentRecord:
@@ -115,19 +95,53 @@ def render_page(corpus: Corpus, file: str, page: int, settings: Settings,
         raise RenderError(f"unknown image format {fmt!r} (png, jpeg or webp)")
     doc = _document_page(corpus, file, page)
     key = f"v{_RENDER_VERSION}:{doc.sha256}:{page}:{budget_px}:{fmt}"
+    limits = DrawLimits.from_settings(settings)
     try:
         cache = page_cache(settings)
         hit = cache.get(key)
         if hit is not None:
             return PageImage(*hit)
     except Exception as exc:  # a truncated cache.db or .val file: render without the cache, and say so
-        return replace(render_uncached(corpus.pdf_path(file), page, budget_px, fmt), note=_damaged(settings, exc))
-    image = render_uncached(corpus.pdf_path(file), page, budget_px, fmt)
+        image = _drawn(None, doc, page, limits,
+                       lambda: render_uncached(corpus.pdf_path(file), page, budget_px, fmt, limits, file))
+        return replace(image, note=_damaged(settings, exc))
+    image = _drawn(cache, doc, page, limits,
+                   lambda: render_uncached(corpus.pdf_path(file), page, budget_px, fmt, limits, file))
     try:
         cache.set(key, (image.data, image.fmt, image.width, image.height))
     except Exception as exc:
         return replace(image, note=_damaged(settings, exc))
     return image
+
+
+def _drawn(cache: diskcache.Cache | None, doc: DocumentRecord, page: int, limits: DrawLimits,
+           draw: Callable[[], T]) -> T:
+    """``draw()``, unless this page was found not drawable within ``limits`` before: then, and when it is now,
+    PageLimitError (remembered in ``cache`` and in this process)."""
+    key = f"refused-v{_REFUSED_VERSION}:{doc.sha256}:{page}:{limits.memory_mb}:{limits.timeout_s:g}:" \
+          f"{limits.max_image_mp:g}"
+    with _caches_lock:
+        reason = _refused.get(key)
+    if reason is None and cache is not None:
+        try:
+            reason = cache.get(key)
+        except Exception:  # a damaged cache: this process's memory still holds what it saw
+            reason = None
+    if isinstance(reason, str):
+        raise PageLimitError(reason)
+    try:
+        return draw()
+    except PageLimitError as exc:
+        with _caches_lock:
+            _refused[key] = str(exc)
+            while len(_refused) > REMEMBERED:
+                _refused.popitem(last=False)
+        if cache is not None:
+            try:
+                cache.set(key, str(exc))
+            except Exception:
+                pass  # remembered in this process; the damaged cache is reported with the page's image
+        raise
 
 
 def _damaged(settings: Settings, exc: Exception) -> str:
@@ -149,17 +163,32 @@ def page_highlight(corpus: Corpus, file: str, page: int, settings: Settings, quo
                    answers: Sequence[str] = ()) -> Highlight:
     """The boxes of ``quotes`` and ``answers`` on a corpus page, from its text layer or (for a page whose
     text was OCR'd) Tesseract's word boxes, which are cached like page images."""
+    return _marked(corpus, file, page, settings, quotes, answers)[0]
+
+
+def _marked(corpus: Corpus, file: str, page: int, settings: Settings, quotes: Sequence[str],
+            answers: Sequence[str]) -> tuple[Highlight, float]:
+    """(the highlight, the page's width in points), found by a drawer process."""
     doc = _document_page(corpus, file, page)
+    limits = DrawLimits.from_settings(settings)
+    cache_key = f"{doc.sha256}:{page}"
+    words = words_key(cache_key, settings.ocr_language, settings.ocr_dpi)
     try:
-        pdf = pymupdf.open(corpus.pdf_path(file), filetype="pdf")
-    except Exception as exc:
-        raise RenderError(f"{file} cannot be opened ({exc})") from None
-    with pdf:
-        pdf_page = pdf.load_page(page - 1)
-        words, source = page_words(pdf_page, corpus.page_source(file, page), settings.ocr_language,
-                                   settings.ocr_dpi, page_cache(settings), f"{doc.sha256}:{page}")
-        boxes, missing = locate(words, quotes, answers)
-        return Highlight(tuple(displayed(boxes, pdf_page)), source, tuple(missing))
+        cache: diskcache.Cache | None = page_cache(settings)
+        hit = cache.get(words)
+    except Exception:  # a damaged cache: the words are found again
+        cache, hit = None, None
+    found = {words: hit} if hit is not None else {}
+    boxes, source, missing, width, added = _drawn(cache, doc, page, limits, lambda: page_drawer.mark(
+        corpus.pdf_path(file), file, page, corpus.page_source(file, page), settings.ocr_language,
+        settings.ocr_dpi, cache_key, found, quotes, answers, limits))
+    for key, value in added.items():
+        try:
+            if cache is not None:
+                cache.set(key, value)
+        except Exception:
+            break
+    return Highlight(tuple(Box(*b) for b in boxes), source, tuple(missing)), width
 
 
 def draw_boxes(image: PageImage, boxes: tuple[Box, ...] | list[Box], page_width_pt: float) -> PageImage:
@@ -191,9 +220,7 @@ def render_highlighted(corpus: Corpus, file: str, page: int, settings: Settings,
                        fmt: str | None = None) -> tuple[PageImage, Highlight]:
     """The page image (from the cache) with the quotes and answer words boxed, and the boxes drawn."""
     image = render_page(corpus, file, page, settings, budget_px=budget_px, fmt=fmt)
-    highlight = page_highlight(corpus, file, page, settings, quotes, answers)
+    highlight, width = _marked(corpus, file, page, settings, quotes, answers)
     if not highlight.boxes:
         return image, highlight
-    with pymupdf.open(corpus.pdf_path(file), filetype="pdf") as pdf:
-        width = pdf.load_page(page - 1).rect.width
     return draw_boxes(image, highlight.boxes, width), highlight

@@ -54,6 +54,11 @@ class Settings:
         "help": "most memory (address space) the process reading one PDF may use; past it the file fails"})
     pdf_timeout_s: float = field(default=30.0, metadata={"env": "MADQA_PDF_TIMEOUT_S",
         "help": "most CPU seconds opening a PDF or reading one of its pages may take; past it the file fails"})
+    render_timeout_s: float = field(default=10.0, metadata={"env": "MADQA_RENDER_TIMEOUT_S",
+        "help": "most CPU seconds drawing one page image (or its highlight boxes) may take; past it the page "
+                "shows as not drawable (the drawer's memory is capped by MADQA_PDF_MEMORY_MB)"})
+    render_max_image_mp: float = field(default=250.0, metadata={"env": "MADQA_RENDER_MAX_IMAGE_MP",
+        "help": "most megapixels the images of one page may declare; a page past it is not drawn"})
     max_page_chars: int = field(default=100_000, metadata={"env": "MADQA_MAX_PAGE_CHARS",
         "help": "characters of text kept per page (the rest is cut, with a warning)"})
     max_file_chars: int = field(default=20_000_000, metadata={"env": "MADQA_MAX_FILE_CHARS",
@@ -131,6 +136,11 @@ class Settings:
             raise SettingsError(f"MADQA_PDF_MEMORY_MB must be between 128 and 1,000,000, not {self.pdf_memory_mb}")
         if not 0.1 <= self.pdf_timeout_s <= 86_400:
             raise SettingsError(f"MADQA_PDF_TIMEOUT_S must be between 0.1 and 86,400 seconds, not {self.pdf_timeout_s}")
+        if not 0.1 <= self.render_timeout_s <= 86_400:
+            raise SettingsError(f"MADQA_RENDER_TIMEOUT_S must be between 0.1 and 86,400 seconds, not "
+                                f"{self.render_timeout_s}")
+        if not self.render_max_image_mp >= 1:
+            raise SettingsError(f"MADQA_RENDER_MAX_IMAGE_MP must be at least 1, not {self.render_max_image_mp}")
         if self.max_page_chars < 1 or self.max_file_chars < 1:
             raise SettingsError("MADQA_MAX_PAGE_CHARS and MADQA_MAX_FILE_CHARS must be at least 1")
         if not 1 <= self.port <= 65535:

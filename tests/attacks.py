@@ -1,12 +1,14 @@
-"""Red-team payloads that are binary, generated on demand (issue 12): decompression-bomb PDFs and
-Parquet question-file bombs. Text payloads live in ``tests/fixtures/attacks/``.
+"""Red-team payloads that are binary, generated on demand (issues 12, 25): decompression-bomb PDFs (a page
+stream, or page images), and Parquet question-file bombs. Text payloads live in ``tests/fixtures/attacks/``.
 
     python -m tests.attacks bomb OUT.pdf [--mb 40]       # write one, to try by hand or in a benchmark
+    python -m tests.attacks image-bomb OUT.pdf [--pages 8] [--side 20000] [--bits 8]
 """
 
 from __future__ import annotations
 
 import argparse
+import zlib
 from pathlib import Path
 
 import pymupdf
@@ -34,6 +36,55 @@ def bomb_pdf(path: Path, inflated_mb: int = 40, pages: int = 1) -> Path:
     return path
 
 
+def deflated_zeros(size: int, chunk: int = 2**22) -> bytes:
+    """A zlib stream of ``size`` zero bytes (a multiple of ``chunk``), built in about a second whatever the
+    size: after a full flush, each chunk of zeros deflates to the same bytes, so one is repeated."""
+    if size % chunk:
+        raise ValueError(f"size must be a multiple of {chunk}")
+    raw = zlib.compressobj(9, zlib.DEFLATED, -15)  # raw deflate; header and checksum are added below
+    zeros = bytes(chunk)
+    block = raw.compress(zeros) + raw.flush(zlib.Z_FULL_FLUSH)
+    again = raw.compress(zeros) + raw.flush(zlib.Z_FULL_FLUSH)
+    if block != again:
+        raise RuntimeError("zlib did not repeat itself; build the stream the slow way")
+    adler = 1
+    for _ in range(size // chunk):
+        adler = zlib.adler32(zeros, adler)
+    return b"\x78\xda" + block * (size // chunk) + raw.flush() + adler.to_bytes(4, "big")
+
+
+def image_bomb_pdf(path: Path, pages: int = 8, side: int = 20_000, bits: int = 8) -> Path:
+    """A PDF of ``pages`` pages, each with a line of real text and a ``side`` x ``side`` RGB image of ``bits``
+    bits per component, deflated twice (a few KB a page): the red team's 21 KB file whose thumbnails froze the
+    web app (issue 25). Drawing one page inflates side² x 3 x bits/8 bytes; memory stays low."""
+    size = side * side * 3 * bits // 8
+    # whole 4 MB chunks only: the few bytes short of the declared size MuPDF draws as blank
+    stream = zlib.compress(deflated_zeros(size - size % 2**22), 9)
+    doc = pymupdf.open()
+    for n in range(pages):
+        page = doc.new_page()
+        page.insert_text((72, 72), f"Page {n + 1}: the capybara census counted {400 + n} animals.", fontsize=11)
+        image = doc.get_new_xref()
+        doc.update_object(image, f"<< /Type /XObject /Subtype /Image /Width {side} /Height {side} /ColorSpace "
+                                 f"/DeviceRGB /BitsPerComponent {bits} >>")
+        doc.update_stream(image, stream, compress=False)
+        doc.xref_set_key(image, "Filter", "[/FlateDecode /FlateDecode]")  # after: update_stream drops it
+        kind, value = doc.xref_get_key(page.xref, "Resources")
+        if kind == "xref":
+            doc.xref_set_key(int(value.split()[0]), "XObject", f"<< /Im0 {image} 0 R >>")
+        else:
+            doc.xref_set_key(page.xref, "Resources/XObject", f"<< /Im0 {image} 0 R >>")
+        content = doc.get_new_xref()
+        doc.update_object(content, "<< >>")
+        doc.update_stream(content, b"q 500 0 0 500 48 200 cm /Im0 Do Q")
+        doc.xref_set_key(page.xref, "Contents", "[" + " ".join(f"{x} 0 R" for x in (*page.get_contents(),
+                                                                                  content)) + "]")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    doc.save(path, garbage=0, deflate=False)
+    doc.close()
+    return path
+
+
 def parquet_bomb(path: Path, strings: int = 8, mb: int = 256) -> Path:
     """A few-KB Parquet question file whose ``strings`` question texts are ``mb`` MB each once unpacked
     (the red team's was 9 KB holding 8 x 256 MB and took 6.3 GB to read)."""
@@ -53,7 +104,16 @@ def main() -> None:
     b = sub.add_parser("bomb")
     b.add_argument("out", type=Path)
     b.add_argument("--mb", type=int, default=40)
+    i = sub.add_parser("image-bomb")
+    i.add_argument("out", type=Path)
+    i.add_argument("--pages", type=int, default=8)
+    i.add_argument("--side", type=int, default=20_000)
+    i.add_argument("--bits", type=int, default=8, choices=(8, 16))
     args = ap.parse_args()
+    if args.kind == "image-bomb":
+        path = image_bomb_pdf(args.out, args.pages, args.side, args.bits)
+        print(f"{path}: {path.stat().st_size / 1024:.0f} KB, {args.pages} pages of {args.side}² images")
+        return
     path = bomb_pdf(args.out, args.mb)
     print(f"{path}: {path.stat().st_size / 1024:.0f} KB, inflates to {args.mb} MB")
 
