@@ -23,6 +23,7 @@ from madqa.ui.corpus import build_corpus_tab
 from madqa.ui.evaluate import build_evaluate_tab
 from madqa.ui.human import build_human_tab
 from madqa.ui.lazy import send_when_opened
+from madqa.ui.leftovers import sweep_at_start
 from madqa.ui.limits import Limits, RequestGuard
 from madqa.ui.modal import MODAL_CSS, MODAL_JS
 from madqa.ui.plugins import build_plugins_tab
@@ -172,6 +173,8 @@ def build_app(settings: Settings, registry: Any, *, demo_dir: str | Path | None 
         raise SettingsError(f"MADQA_CONFIG names a config {settings.config!r} the web app does not offer "
                             f"(offered: {', '.join(configs)}; MADQA_WEB_BACKENDS picks the backends)")
     sessions = SessionStore(settings, registry, Path(demo_dir) if demo_dir else DEMO_DOCS)
+    # no session outlives the process (tokens live in memory): what earlier runs left in the uploads area goes now
+    uploads_lock = sweep_at_start(Path(settings.home), sessions.uploads_root, settings.corpora_dir)
     sessions.sweep(max_age_s=settings.session_ttl_s)
     sessions.start_sweeping(settings.sweep_interval_s, settings.session_ttl_s)
     sessions.demo.start()
@@ -226,4 +229,5 @@ def build_app(settings: Settings, registry: Any, *, demo_dir: str | Path | None 
     # api_open=False (Gradio's default only on Spaces): /gradio_api/run/NAME may not skip the queue and its limits
     app.queue(max_size=QUEUE_SIZE, default_concurrency_limit=DEFAULT_CONCURRENCY, api_open=False)
     app.madqa_limits = limits  # read by launch_options
+    app.madqa_uploads_lock = uploads_lock  # held while the app lives: another app on this MADQA_HOME sweeps nothing
     return app
