@@ -188,7 +188,7 @@ SHOW_VIEWER_JS = open_viewer_js("ask-page-viewer")  # a modal on a phone, beside
 def check_question_length(text: str) -> None:
     """gr.Error for a question past the box's limit: a client that skips the browser gets the same cap."""
     if len(text) > MAX_QUESTION_CHARS:
-        raise gr.Error(f"A question may have at most {MAX_QUESTION_CHARS:,} characters; this one has {len(text):,}.")
+        raise shown_error(f"A question may have at most {MAX_QUESTION_CHARS:,} characters; this one has {len(text):,}.")
 
 
 def example_questions(ctx: AppContext, n: int = EXAMPLES_SHOWN) -> list[dict[str, str]]:

@@ -26,9 +26,12 @@ log = logging.getLogger("madqa.ui")
 
 
 def shown_error(message: str) -> gr.Error:
-    """A gr.Error whose message shows as text (Gradio renders notification messages as HTML), with no
-    server path in it (``hide_paths``)."""
-    return gr.Error(html.escape(hide_paths(str(message)), quote=False))
+    """The one way an error reaches a visitor: a gr.Error whose message shows as text (Gradio renders
+    notification messages as HTML), with no server path in it (``hide_paths``). A refusal is the visitor's
+    input, not a bug: the log gets one line (Gradio would print a traceback for every gr.Error)."""
+    shown = hide_paths(str(message))
+    log.info("refused: %s", shown)
+    return gr.Error(html.escape(shown, quote=False), print_exception=False)
 
 
 def shown_info(message: str) -> None:
