@@ -128,3 +128,25 @@ def test_the_start_sweep_removes_unreachable_uploads_and_keeps_operator_collecti
     assert sorted(Corpus.open(operator, settings.corpora_dir).documents) == ["d.pdf"]
     assert "removed 3 upload folder(s) and 1 upload index(es)" in caplog.text
     lock.close()
+
+
+def test_dense_on_a_large_upload_gives_way_to_bm25_with_a_note(tmp_path: Path, registry: Registry) -> None:
+    """The dense retriever embeds every page on first use (~0.35 CPU-s a page): capped per session's uploads."""
+    from madqa.settings import PipelineConfig
+    from madqa.ui.limits import within_embedding_cap
+
+    dense = PipelineConfig(name="d", retriever="dense", options={"retriever": {"max_windows": 2}, "reranker": {}})
+    assert within_embedding_cap(dense, registry, pages=500, most=500) == (dense, None)
+    for config in (dense, PipelineConfig(name="h", retriever="hybrid")):
+        bounded, note = within_embedding_cap(config, registry, pages=501, most=500)
+        assert bounded.retriever == "whoosh" and "retriever" not in bounded.options and "whoosh" in bounded.name
+        assert "MADQA_WEB_DENSE_MAX_PAGES" in note and "501" in note
+    bm25 = PipelineConfig(name="w", retriever="whoosh")
+    assert within_embedding_cap(bm25, registry, pages=10**6, most=1) == (bm25, None)
+    store = store_for(tmp_path, registry)
+    token = new_session()["token"]
+    store.add_files(token, [("a.pdf", make_pdf(tmp_path / "a.pdf", pages(3)))])
+    bounded, _ = within_embedding_cap(dense, registry, pages=3, most=2)
+    corpus = store.own_corpus(token)
+    hits = registry.create("retriever", bounded.retriever, corpus, bounded.part_options("retriever")).search("alpha")
+    assert hits.hits and not corpus.retriever_dir("dense").exists()  # nothing was embedded

@@ -141,6 +141,7 @@ def run_steps(ctx: AppContext, session: Any, corpus_key: str, config: PipelineCo
         while not ctx.sessions.demo.wait(0.5):
             yield ctx.sessions.demo.status()
     corpus = ctx.sessions.corpus(session, corpus_key)
+    config = ctx.bounded(config, corpus_key, corpus)
     agent = Agent(corpus, config, ctx.registry, ctx.settings, options)
     steps = trace.follow(visitor_steps(agent.run(question), options))
     yield from (ctx.metered(steps, keys, config, options) if keys is not None else steps)

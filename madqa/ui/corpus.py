@@ -16,6 +16,7 @@ import pandas as pd
 
 from madqa.corpus import Corpus
 from madqa.errors import MadqaError
+from madqa.settings import PipelineConfig
 from madqa.ui.context import AppContext, shown_error, shown_info
 from madqa.ui.messages import hide_paths, md_escape, plural
 from madqa.ui.sessions import MAX_SESSION_MB, MAX_UPLOAD_FILES, MAX_UPLOAD_MB, new_session, valid_token
@@ -158,9 +159,10 @@ def build_corpus_tab(ctx: AppContext, tab: gr.Tab) -> dict[str, Any]:
         if not text:
             raise shown_error("Type something to search for.")
         corpus = ctx.corpus_or_error(session)
+        config = ctx.bounded(ctx.configs.get(ctx.default_config) or PipelineConfig(),
+                             session.get("corpus", "demo") if isinstance(session, dict) else "demo", corpus)
         try:
-            retriever = ctx.registry.create("retriever", ctx.configs[ctx.default_config].retriever
-                                            if ctx.default_config in ctx.configs else "whoosh", corpus, {})
+            retriever = ctx.registry.create("retriever", config.retriever, corpus, {})
             result = retriever.search(text, 10)
         except MadqaError as exc:
             raise shown_error(str(exc)) from None

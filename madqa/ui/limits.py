@@ -26,11 +26,12 @@ import time
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from madqa.settings import Settings
+from madqa.errors import MadqaError
+from madqa.settings import PipelineConfig, Settings
 from madqa.types import ModelStep, SearchStep, Step
 from madqa.ui.policy import Refused
 
@@ -228,6 +229,29 @@ class Limits:
             except OSError:
                 continue
         return shutil.disk_usage(Path.cwd()).free
+
+
+def embeds_every_page(registry: Any, retriever: str) -> bool:
+    """True for a retriever that embeds every page of a corpus on first use (``dense``, and ``hybrid`` through it):
+    about 0.35 CPU-s a page, declared by the plugin as an index too slow to build unless asked."""
+    try:
+        factory = registry.get("retriever", retriever).factory
+    except MadqaError:
+        return False
+    return getattr(factory, "ingest_by_default", True) is False or "dense" in getattr(factory, "index_parts", ())
+
+
+def within_embedding_cap(config: PipelineConfig, registry: Any, pages: int, most: int
+                         ) -> tuple[PipelineConfig, str | None]:
+    """``config`` for a session's uploads of ``pages`` pages, and a note when it had to change: a retriever that
+    embeds every page is replaced by BM25 (``whoosh``) past ``most`` pages (MADQA_WEB_DENSE_MAX_PAGES), so one
+    visitor's large upload cannot take the server's CPU for many minutes. The config's name says it."""
+    if pages <= most or not embeds_every_page(registry, config.retriever):
+        return config, None
+    options = {part: dict(table) for part, table in config.options.items() if part != "retriever"}
+    changed = replace(config, retriever="whoosh", options=options, name=f"{config.name}[retriever=whoosh]")
+    return changed, (f"{config.retriever} retrieval embeds at most {most:,} pages of your uploads here "
+                     f"(MADQA_WEB_DENSE_MAX_PAGES) and they have {pages:,}: BM25 (whoosh) searches them instead")
 
 
 def folder_bytes(root: Path) -> int:
