@@ -119,7 +119,7 @@ def test_the_start_sweep_removes_unreachable_uploads_and_keeps_operator_collecti
     with caplog.at_level(logging.WARNING, logger="madqa.ui"):
         assert sweep_at_start(settings.home, store.uploads_root, settings.corpora_dir) is None
     assert (store.uploads_root / token).exists() and "another madqa app" in caplog.text
-    other.close()
+    other.release()
     with caplog.at_level(logging.WARNING, logger="madqa.ui"):
         lock = sweep_at_start(settings.home, store.uploads_root, settings.corpora_dir)
     assert lock is not None
@@ -127,7 +127,7 @@ def test_the_start_sweep_removes_unreachable_uploads_and_keeps_operator_collecti
     assert not state_dir_for(legacy, settings.corpora_dir).exists()
     assert sorted(Corpus.open(operator, settings.corpora_dir).documents) == ["d.pdf"]
     assert "removed 3 upload folder(s) and 1 upload index(es)" in caplog.text
-    lock.close()
+    lock.release()
 
 
 def test_dense_on_a_large_upload_gives_way_to_bm25_with_a_note(tmp_path: Path, registry: Registry) -> None:

@@ -255,4 +255,4 @@ def stop_app(app: gr.Blocks) -> None:
         found = remove_leftovers(sessions.uploads_root, Path(sessions.settings.corpora_dir))
         if found.folders:
             log.info("stopping: removed %d session upload folder(s), %.1f MB", found.folders, found.bytes / 2**20)
-        lock.close()
+        lock.release()

@@ -17,7 +17,6 @@ import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
 
 from madqa.ui.limits import folder_bytes
 
@@ -38,17 +37,33 @@ class Leftovers:
                 f"({self.bytes / 2**20:.1f} MB): no live session owns them (session tokens live in memory)")
 
 
-def claim_uploads(home: Path) -> IO[str] | None:
-    """Hold ``MADQA_HOME/uploads.lock`` for the rest of this process (keep the file returned open); None when
-    another running app holds it, so its sessions' uploads are live and must not be swept."""
+class UploadsLock:
+    """``MADQA_HOME/uploads.lock``, held by the app that owns the uploads area until ``release()`` (or until it is
+    garbage-collected with its app: a raw descriptor, so an app dropped without a stop leaves no warning)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd: int | None = fd
+
+    def release(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)  # closing the descriptor drops the lock
+            self.fd = None
+
+    def __del__(self) -> None:
+        self.release()
+
+
+def claim_uploads(home: Path) -> UploadsLock | None:
+    """Hold ``MADQA_HOME/uploads.lock`` (until the lock returned is released); None when another running app
+    holds it, so its sessions' uploads are live and must not be swept."""
     home.mkdir(parents=True, exist_ok=True)
-    handle = open(home / LOCK_NAME, "w")  # noqa: SIM115 - held open for the app's lifetime
+    fd = os.open(home / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
-        handle.close()
+        os.close(fd)
         return None
-    return handle
+    return UploadsLock(fd)
 
 
 def _upload_index(state: Path, uploads_root: Path) -> bool:
@@ -86,8 +101,8 @@ def remove_leftovers(uploads_root: Path, corpora_dir: Path) -> Leftovers:
     return Leftovers(folders, indexes, size)
 
 
-def sweep_at_start(home: Path, uploads_root: Path, corpora_dir: Path) -> IO[str] | None:
-    """The start-up sweep, logged: the lock held (keep it open) or None when another app shares ``home``."""
+def sweep_at_start(home: Path, uploads_root: Path, corpora_dir: Path) -> UploadsLock | None:
+    """The start-up sweep, logged: the lock held (keep it) or None when another app shares ``home``."""
     lock = claim_uploads(home)
     if lock is None:
         log.warning("another madqa app uses %s: its sessions' uploads are left alone at start", home)
