@@ -8,6 +8,7 @@ SIGTERM (a container's stop or restart: the app is PID 1 there) and SIGINT stop 
 Before, only SIGINT was handled and every stop waited for the kill timeout (30 s, exit 137).
 """
 
+import logging
 import os
 import signal
 import sys
@@ -24,6 +25,9 @@ def main() -> int:
     from madqa.ui import build_app, launch_options
     from madqa.ui.build import stop_app
 
+    # the operator's log: madqa's own lines (refusals, start-up sweep, forwarded chains) at INFO, libraries' at WARNING
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("madqa").setLevel(logging.INFO)
     try:
         settings = Settings.from_env()
         registry = collect(get_plugin_manager(settings.plugins_dir))

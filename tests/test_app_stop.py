@@ -2,7 +2,7 @@
 which handled only SIGINT, so every stop waited for the kill timeout (30.8 s, exit 137) and left its temp folders.
 
 A real subprocess: stopped while the demo corpus is still being indexed, it exits cleanly and the next start indexes
-it whole; stopped after a visitor uploaded and asked, it leaves no page images and no upload behind. The stop
+it whole; stopped after a visitor uploaded and asked, it leaves no page images and no upload behind, and the visitor's refusal it logged is one line, not a traceback. The stop
 times are printed, never asserted (the machine is shared); a stop that hangs fails at 25 s, under the kill timeout.
 """
 
@@ -98,10 +98,14 @@ def test_sigterm_stops_the_app_cleanly_also_while_indexing_and_the_next_start_in
         uploads = tmp_path / "home" / "uploads"
         assert any(uploads.iterdir())
         assert list((tmp_path / "tmp").glob("madqa-pages-*"))  # the answer's page thumbnails
+        with pytest.raises(Exception, match="Type a question first"):  # a refusal: one log line, no traceback
+            client.predict(question=" ", history=[], api_name="/ask")
         second_s = terminate(proc)
     print(f"\nstopped on SIGTERM in {first_s:.1f} s ({'while' if interrupted else 'after'} indexing the demo corpus) "
           f"and {second_s:.1f} s")
     assert not list((tmp_path / "tmp").glob("madqa-pages-*"))
+    log = (tmp_path / "second.err").read_text()
+    assert log.count("refused: Type a question first.") == 1 and "Traceback" not in log
     assert not uploads.exists() or not any(uploads.iterdir())
     demo = Corpus.open(DEMO_DOCS, settings.corpora_dir)
     assert len(demo.documents) == len(find_pdfs(DEMO_DOCS))
