@@ -2,10 +2,17 @@
 
 On a fresh machine with no API key it opens on the bundled demo corpus with the offline backend.
 Bind address and port: MADQA_HOST / MADQA_PORT (GRADIO_SERVER_PORT is honoured too).
+
+SIGTERM (a container's stop or restart: the app is PID 1 there) and SIGINT stop it gracefully in a few seconds
+(``madqa.ui.build.stop_app``), also while the demo corpus is being indexed: the next start indexes it again.
+Before, only SIGINT was handled and every stop waited for the kill timeout (30 s, exit 137).
 """
 
+import logging
 import os
+import signal
 import sys
+import threading
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -16,7 +23,11 @@ def main() -> int:
     from madqa.plugins import collect, get_plugin_manager
     from madqa.settings import Settings
     from madqa.ui import build_app, launch_options
+    from madqa.ui.build import stop_app
 
+    # the operator's log: madqa's own lines (refusals, start-up sweep, forwarded chains) at INFO, libraries' at WARNING
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("madqa").setLevel(logging.INFO)
     try:
         settings = Settings.from_env()
         registry = collect(get_plugin_manager(settings.plugins_dir))
@@ -24,7 +35,15 @@ def main() -> int:
     except MadqaError as exc:
         print(f"madqa: {exc}", file=sys.stderr)
         return 2
-    app.launch(**launch_options(settings, app))
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda number, frame: stop.set())
+    app.launch(**launch_options(settings, app), prevent_thread_lock=True)
+    while not stop.wait(0.5):  # a timed wait: the signal handler runs between waits, on this thread
+        if not app.is_running:
+            break
+    print("madqa: stopping", file=sys.stderr, flush=True)
+    stop_app(app)
     return 0
 
 

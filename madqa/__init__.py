@@ -31,6 +31,7 @@ from madqa.options import read_options
 from madqa.search_limits import SearchBudget, glob_regex, literal_prefix
 from madqa.tool_text import TEXT_PROTOCOL, TextCall, read_tool_calls, strip_reasoning
 from madqa.types import (
+    NO_PAGES_NOTE,
     AnswerStep,
     ErrorStep,
     Hit,
@@ -47,7 +48,7 @@ from madqa.types import (
 __version__ = "0.1.0"
 
 __all__ = [
-    "AnswerStep", "BackendError", "CorpusError", "ErrorStep", "Hit", "IndexDamagedError", "MadqaError", "ModelDecision", "ModelStep",
+    "NO_PAGES_NOTE", "AnswerStep", "BackendError", "CorpusError", "ErrorStep", "Hit", "IndexDamagedError", "MadqaError", "ModelDecision", "ModelStep",
     "PageRef", "PluginError", "Register", "RenderError", "SearchBudget", "SearchError", "SearchResult", "SearchStep",
     "ServerLimitError", "SettingsError", "Step", "TEXT_PROTOCOL", "TextCall", "ToolCall", "Usage", "__version__",
     "find_json_object", "hookimpl", "glob_regex", "literal_prefix", "match_key", "quote_on_page", "read_options",

@@ -24,6 +24,11 @@ class IndexDamagedError(CorpusError):
     ``madqa index`` rebuilds it from the PDFs as a new generation."""
 
 
+class IngestStopped(MadqaError):
+    """An ingest ran past its time (``ingest(..., timeout_s=...)``) and was stopped: nothing of it was kept,
+    the corpus stays as it was."""
+
+
 class SearchError(MadqaError):
     """A retriever failed on a query (the agent turns this into an observation)."""
 

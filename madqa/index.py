@@ -31,7 +31,8 @@ from madqa.corpus import (
 )
 from madqa.errors import CorpusError, PluginError
 from madqa.indexers import IndexFeed, IndexProgress, index_names
-from madqa.pdf_reader import DocumentReader, PageTexts, ReadLimits
+from madqa.ingest_limits import IngestClock, PageLimits, clocked, read_limits, within_limits
+from madqa.pdf_reader import DocumentReader, PageTexts
 from madqa.plugins import Registry
 from madqa.repair import check_generation
 from madqa.settings import Settings
@@ -174,6 +175,10 @@ def ingest(
     retrievers: list[str] | None = None,
     index_progress: IndexProgress | None = None,
     page_progress: PageProgress | None = None,
+    corpora_dir: Path | None = None,
+    page_limits: PageLimits | None = None,
+    timeout_s: float | None = None,
+    timeout_words: str = "an ingest may take",
 ) -> IngestReport:
     """Ingest every PDF under ``root`` into a new generation and make it current.
 
@@ -184,8 +189,11 @@ def ingest(
     generation. ``retrievers`` names the indexes to write (default: ``settings.index_retrievers``, else
     every BM25 one; ``dense`` only when named); ``index_progress(retriever, done, total, detail)`` hears
     the slow ones (embedding: pages, windows/s, time left); ``page_progress(file, page, pages, source)``
-    hears each page as it is read (an OCR of a long scan, page by page). Raises CorpusError only when
-    nothing can be done at all.
+    hears each page as it is read (an OCR of a long scan, page by page). ``corpora_dir`` is where the corpus's
+    state lives (default: ``settings.corpora_dir``; the web app keeps a session's under its upload folder).
+    ``page_limits`` fail files with too many pages (``PageLimits``). Past ``timeout_s`` the ingest stops
+    with IngestStopped (``timeout_words`` says whose limit it is) and leaves the corpus as it was. Raises
+    CorpusError only when nothing can be done at all.
     """
     started = time.perf_counter()
     root = Path(root)
@@ -200,7 +208,9 @@ def ingest(
     index_names(registry, retrievers)  # an unknown or unavailable name fails before any work
     options = {"ocr": ocr, "ocr_language": settings.ocr_language, "ocr_dpi": settings.ocr_dpi,
                "ocr_jsonl": sha256_file(Path(ocr_jsonl)) if ocr_jsonl else None}
-    state = state_dir_for(root, settings.corpora_dir)
+    clock = IngestClock(timeout_s, timeout_words)
+    progress, page_progress, index_progress = clocked(clock, progress, page_progress, index_progress)
+    state = state_dir_for(root, corpora_dir or settings.corpora_dir)
     state.mkdir(parents=True, exist_ok=True)
     report = IngestReport(root=str(root))
     with open(state / "lock", "w") as lock:
@@ -218,11 +228,12 @@ def ingest(
         texts, ocr_problem = _page_texts(registry, settings, ocr)
         if ocr_problem:
             report.warnings.append(("", f"OCR is off: {ocr_problem}"))
-        reader = DocumentReader(texts.text, texts.ocr, ocr, ReadLimits.from_settings(settings))
         generation = f"gen-{time.strftime('%Y%m%d%H%M%S')}-{os.getpid()}-{time.monotonic_ns() % 10**6}"
         tmp_dir = state / f"tmp-{generation}"
         tmp_dir.mkdir()
         plan = _plan_files(root, paths, previous, reusable, report)
+        plan, room = within_limits(plan, previous, page_limits, report)
+        reader = DocumentReader(texts.text, texts.ocr, ocr, read_limits(settings, page_limits, room))
         if previous is not None and _nothing_changed(previous, plan, registry, retrievers):
             tmp_dir.rmdir()  # a no-op re-index: the current generation stays current
             report.unchanged = len(plan)
@@ -235,7 +246,8 @@ def ingest(
         try:
             reads = _document_reads(plan, reader, _imported_for(imported, ambiguous), executor, settings, ocr,
                                     page_progress)
-            documents, changed = _ingest_files(plan, previous, reads, tmp_dir, report, feed, progress)
+            documents, changed = _ingest_files(plan, previous, reads, tmp_dir, report, feed, progress,
+                                               page_limits if room is not None else None)
             feed.finish()
         except BaseException:
             feed.abort()
@@ -345,9 +357,10 @@ def _plan_files(root: Path, paths: list[Path], previous: Corpus | None, reusable
 
 def _ingest_files(
     plan: list[tuple[str, Path, str, bool]], previous: Corpus | None, reads: Iterator[Any], tmp_dir: Path,
-    report: IngestReport, feed: IndexFeed, progress: Progress | None,
+    report: IngestReport, feed: IndexFeed, progress: Progress | None, limits: PageLimits | None = None,
 ) -> tuple[dict[str, DocumentRecord], set[str]]:
-    """Read new and changed files into the page store and the index feed, copy unchanged ones' pages.
+    """Read new and changed files into the page store and the index feed, copy unchanged ones' pages; a file
+    that would take the corpus past ``limits.total`` pages is a failure.
 
     Returns the documents and the changed files (in the previous generation, read again).
     """
@@ -376,6 +389,11 @@ def _ingest_files(
                 if isinstance(outcome, Exception):
                     raise outcome
                 count, pages, warnings = outcome
+                held = sum(d.pages for d in documents.values()) + sum(
+                    previous.documents[f].pages for f, _, _, r in plan if r and f not in documents) if limits else 0
+                if limits and held + count > limits.total:
+                    raise CorpusError(f"the PDF has {count:,} pages: with them the corpus would have "
+                                      f"{held + count:,}, more than {limits.total_words}")
                 db.executemany("INSERT INTO pages VALUES (?, ?, ?, ?)",
                                [(p.file, p.page, p.text, p.source) for p in pages])
                 abbreviations.store(db, ((p.file, p.page, p.text) for p in pages))

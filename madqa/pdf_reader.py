@@ -50,6 +50,8 @@ class ReadLimits:
     timeout_s: float = 30.0
     max_page_chars: int = 100_000
     max_file_chars: int = 20_000_000
+    max_pages: int = 0  # a file with more pages fails as soon as it is opened, before any page is read (0: any)
+    max_pages_reason: str = ""  # what the limit is, for the failure: "the 1,000 pages ... (MADQA_...)"
 
     @classmethod
     def from_settings(cls, settings: Any) -> ReadLimits:
@@ -120,6 +122,8 @@ def read_pages(path: Path, file: str, texts: PageTexts, imported: dict[int, str]
             raise CorpusError("encrypted PDF (needs a password)")
         if doc.page_count == 0:
             raise CorpusError("the PDF has no pages")
+        if limits.max_pages and doc.page_count > limits.max_pages:
+            raise CorpusError(f"the PDF has {doc.page_count:,} pages, more than {limits.max_pages_reason or limits.max_pages}")
         send(("open", doc.page_count))
         total, full = 0, False
         for index in range(doc.page_count):

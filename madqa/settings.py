@@ -97,7 +97,17 @@ class Settings:
     web_cost_budget_usd: float = field(default=1.0, metadata={"env": "MADQA_WEB_COST_BUDGET",
         "help": "US dollars on the server's keys per session and per client address in a day"})
     upload_quota_mb: int = field(default=4096, metadata={"env": "MADQA_UPLOAD_QUOTA_MB",
-        "help": "all visitors' uploads together (Gradio's upload folder and MADQA_HOME/uploads)"})
+        "help": "all visitors' uploads together with their indexes and page stores (Gradio's upload folder "
+                "and MADQA_HOME/uploads)"})
+    upload_max_pages_per_file: int = field(default=1000, metadata={"env": "MADQA_UPLOAD_MAX_PAGES_PER_FILE",
+        "help": "pages one uploaded PDF may have; counted when the file is opened, before any page is read"})
+    upload_max_pages: int = field(default=3000, metadata={"env": "MADQA_UPLOAD_MAX_PAGES",
+        "help": "pages one browser session's uploads may have together"})
+    upload_index_timeout_s: float = field(default=600.0, metadata={"env": "MADQA_UPLOAD_INDEX_TIMEOUT",
+        "help": "seconds indexing one upload may take; past it the upload is refused and nothing of it kept"})
+    web_dense_max_pages: int = field(default=500, metadata={"env": "MADQA_WEB_DENSE_MAX_PAGES",
+        "help": "most pages of a session's uploads the dense and hybrid retrievers embed (about 0.35 CPU-s a "
+                "page); a larger upload is searched with BM25 instead, and the page says so"})
     min_free_mb: int = field(default=1024, metadata={"env": "MADQA_MIN_FREE_MB",
         "help": "uploads are refused when the disk has less free space than this"})
     upload_mb_per_hour: int = field(default=400, metadata={"env": "MADQA_UPLOAD_MB_PER_HOUR",
@@ -162,7 +172,8 @@ class Settings:
 
 
 POSITIVE_SETTINGS = ("web_provider_timeout_s", "web_question_timeout_s", "web_jobs_per_session", "web_jobs_per_client",
-                     "web_requests_per_minute", "upload_quota_mb", "session_ttl_s", "sweep_interval_s")
+                     "web_requests_per_minute", "upload_quota_mb", "session_ttl_s", "sweep_interval_s",
+                     "upload_max_pages_per_file", "upload_max_pages", "upload_index_timeout_s", "web_dense_max_pages")
 NON_NEGATIVE_SETTINGS = ("web_calls_budget", "web_tokens_budget", "web_cost_budget_usd", "min_free_mb",
                          "upload_mb_per_hour", "proxy_hops")
 

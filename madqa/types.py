@@ -37,6 +37,9 @@ class Hit:
         return {"file": self.file, "page": self.page, "score": round(self.score, 4), "snippet": self.snippet}
 
 
+NO_PAGES_NOTE = "this collection has no pages yet"  # every retriever's note for a corpus with no page (not an error)
+
+
 @dataclass(frozen=True)
 class SearchResult:
     """What a retriever returns: the hits, the query it actually ran, and a note for people.

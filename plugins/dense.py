@@ -283,7 +283,7 @@ class DenseRetriever:
         if not re.search(r"\w", plain):
             return madqa.SearchResult((), text, "the query has no words to search for the meaning of")
         if not self.index.pages:
-            return madqa.SearchResult((), text, "the corpus has no page text")
+            return madqa.SearchResult((), text, madqa.NO_PAGES_NOTE)
         scores = self.index.page_scores(self.encoder.embed_one(plain))
         k = max(1, min(int(k), len(scores)))
         top = np.argpartition(-scores, k - 1)[:k]

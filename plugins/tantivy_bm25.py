@@ -280,6 +280,8 @@ class TantivyRetriever:
         if not text:
             return madqa.SearchResult((), text, "empty query: nothing to search for")
         searcher = self.ix.searcher()
+        if searcher.num_docs == 0:
+            return madqa.SearchResult((), text, madqa.NO_PAGES_NOTE)
         plain = query_language.plain_terms(text)
         if plain is not None:
             return self._plain(searcher, text, plain, max(1, int(k)))

@@ -341,6 +341,8 @@ class WhooshRetriever:
             raise _damaged(self.corpus.root, damage[0])
         searcher, k = state.searcher, max(1, int(k))
         reader = searcher.reader()
+        if reader.doc_count() == 0:  # BM25's statistics of no page are undefined ("math domain error")
+            return madqa.SearchResult((), text, madqa.NO_PAGES_NOTE)
 
         def known(token: str) -> bool:
             return reader.doc_frequency("text", token) > 0

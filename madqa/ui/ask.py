@@ -141,6 +141,7 @@ def run_steps(ctx: AppContext, session: Any, corpus_key: str, config: PipelineCo
         while not ctx.sessions.demo.wait(0.5):
             yield ctx.sessions.demo.status()
     corpus = ctx.sessions.corpus(session, corpus_key)
+    config = ctx.bounded(config, corpus_key, corpus)
     agent = Agent(corpus, config, ctx.registry, ctx.settings, options)
     steps = trace.follow(visitor_steps(agent.run(question), options))
     yield from (ctx.metered(steps, keys, config, options) if keys is not None else steps)
@@ -188,7 +189,7 @@ SHOW_VIEWER_JS = open_viewer_js("ask-page-viewer")  # a modal on a phone, beside
 def check_question_length(text: str) -> None:
     """gr.Error for a question past the box's limit: a client that skips the browser gets the same cap."""
     if len(text) > MAX_QUESTION_CHARS:
-        raise gr.Error(f"A question may have at most {MAX_QUESTION_CHARS:,} characters; this one has {len(text):,}.")
+        raise shown_error(f"A question may have at most {MAX_QUESTION_CHARS:,} characters; this one has {len(text):,}.")
 
 
 def example_questions(ctx: AppContext, n: int = EXAMPLES_SHOWN) -> list[dict[str, str]]:

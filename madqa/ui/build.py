@@ -6,6 +6,7 @@ opens at once with a status line that follows the indexing.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from madqa.ui.corpus import build_corpus_tab
 from madqa.ui.evaluate import build_evaluate_tab
 from madqa.ui.human import build_human_tab
 from madqa.ui.lazy import send_when_opened
+from madqa.ui.leftovers import remove_leftovers, sweep_at_start
 from madqa.ui.limits import Limits, RequestGuard
 from madqa.ui.modal import MODAL_CSS, MODAL_JS
 from madqa.ui.plugins import build_plugins_tab
@@ -30,6 +32,7 @@ from madqa.ui.policy import WebPolicy
 from madqa.ui.sessions import MAX_UPLOAD_MB, SessionStore, new_session
 from madqa.ui.slim_page import SlimPage
 
+log = logging.getLogger("madqa.ui")
 REPO = Path(__file__).resolve().parent.parent.parent
 DEMO_DOCS = REPO / "data" / "demo" / "docs"
 DEMO_QUESTIONS = REPO / "data" / "demo" / "questions.jsonl"
@@ -172,6 +175,8 @@ def build_app(settings: Settings, registry: Any, *, demo_dir: str | Path | None 
         raise SettingsError(f"MADQA_CONFIG names a config {settings.config!r} the web app does not offer "
                             f"(offered: {', '.join(configs)}; MADQA_WEB_BACKENDS picks the backends)")
     sessions = SessionStore(settings, registry, Path(demo_dir) if demo_dir else DEMO_DOCS)
+    # no session outlives the process (tokens live in memory): what earlier runs left in the uploads area goes now
+    uploads_lock = sweep_at_start(Path(settings.home), sessions.uploads_root, settings.corpora_dir)
     sessions.sweep(max_age_s=settings.session_ttl_s)
     sessions.start_sweeping(settings.sweep_interval_s, settings.session_ttl_s)
     sessions.demo.start()
@@ -226,4 +231,28 @@ def build_app(settings: Settings, registry: Any, *, demo_dir: str | Path | None 
     # api_open=False (Gradio's default only on Spaces): /gradio_api/run/NAME may not skip the queue and its limits
     app.queue(max_size=QUEUE_SIZE, default_concurrency_limit=DEFAULT_CONCURRENCY, api_open=False)
     app.madqa_limits = limits  # read by launch_options
+    app.madqa_uploads_lock = uploads_lock  # held while the app lives: another app on this MADQA_HOME sweeps nothing
+    app.madqa_sessions = sessions  # read by stop_app
     return app
+
+
+def stop_app(app: gr.Blocks) -> None:
+    """A graceful stop (SIGTERM, Ctrl-C): Gradio closed (its server thread is given 5 s), the upload sweeper and the
+    PDF reader processes stopped, and what no later run could reach removed: this run's page images and the
+    sessions' uploads (their tokens die with the process). An ingest still running is left to die with the process:
+    a generation is swapped in atomically, so the next start finds the previous one (or none) and indexes again."""
+    from madqa.pdf_reader import POOL
+    from madqa.ui.pages import remove_image_folder
+
+    app.close(verbose=False)
+    sessions = getattr(app, "madqa_sessions", None)
+    if sessions is not None:
+        sessions.stop_sweeping()
+    POOL.close()
+    remove_image_folder()
+    lock = getattr(app, "madqa_uploads_lock", None)
+    if sessions is not None and lock is not None:  # only the app that swept at start owns the uploads area
+        found = remove_leftovers(sessions.uploads_root, Path(sessions.settings.corpora_dir))
+        if found.folders:
+            log.info("stopping: removed %d session upload folder(s), %.1f MB", found.folders, found.bytes / 2**20)
+        lock.release()

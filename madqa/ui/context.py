@@ -14,7 +14,7 @@ import gradio as gr
 
 from madqa.errors import MadqaError
 from madqa.settings import PipelineConfig, Settings
-from madqa.ui.limits import Limits, request_address
+from madqa.ui.limits import Limits, request_address, within_embedding_cap
 from madqa.ui.messages import hide_paths, plural
 from madqa.ui.policy import Refused, WebPolicy
 from madqa.ui.sessions import SessionStore
@@ -26,9 +26,12 @@ log = logging.getLogger("madqa.ui")
 
 
 def shown_error(message: str) -> gr.Error:
-    """A gr.Error whose message shows as text (Gradio renders notification messages as HTML), with no
-    server path in it (``hide_paths``)."""
-    return gr.Error(html.escape(hide_paths(str(message)), quote=False))
+    """The one way an error reaches a visitor: a gr.Error whose message shows as text (Gradio renders
+    notification messages as HTML), with no server path in it (``hide_paths``). A refusal is the visitor's
+    input, not a bug: the log gets one line (Gradio would print a traceback for every gr.Error)."""
+    shown = hide_paths(str(message))
+    log.info("refused: %s", shown)
+    return gr.Error(html.escape(shown, quote=False), print_exception=False)
 
 
 def shown_info(message: str) -> None:
@@ -120,6 +123,17 @@ class AppContext:
             return self.sessions.corpus(session, key)
         except MadqaError as exc:
             raise shown_error(str(exc)) from None
+
+    def bounded(self, config: PipelineConfig, corpus_key: str, corpus: Any) -> PipelineConfig:
+        """``config`` as it may run on this corpus: on a session's uploads past MADQA_WEB_DENSE_MAX_PAGES, a
+        retriever that embeds every page gives way to BM25, and the visitor is told (``within_embedding_cap``)."""
+        if corpus_key != "mine":
+            return config  # the demo corpus is the operator's: embedded once, shared
+        bounded, note = within_embedding_cap(config, self.registry, int(getattr(corpus, "page_count", 0) or 0),
+                                             self.settings.web_dense_max_pages)
+        if note:
+            shown_info(note)
+        return bounded
 
     def header_text(self, session: Any) -> str:
         """The status line: the demo corpus's state and which corpus this session searches."""

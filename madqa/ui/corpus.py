@@ -16,6 +16,7 @@ import pandas as pd
 
 from madqa.corpus import Corpus
 from madqa.errors import MadqaError
+from madqa.settings import PipelineConfig
 from madqa.ui.context import AppContext, shown_error, shown_info
 from madqa.ui.messages import hide_paths, md_escape, plural
 from madqa.ui.sessions import MAX_SESSION_MB, MAX_UPLOAD_FILES, MAX_UPLOAD_MB, new_session, valid_token
@@ -124,7 +125,8 @@ def build_corpus_tab(ctx: AppContext, tab: gr.Tab) -> dict[str, Any]:
             progress: gr.Progress = gr.Progress()) -> tuple[Any, ...]:  # noqa: B008 - how Gradio injects a progress bar
         if not paths:
             raise shown_error("Choose one or more PDF files first.")
-        session = {**_ensure(session), "corpus": "mine"}
+        session = _ensure(session)
+        before = session.get("corpus", "demo")
         uploads = [(Path(p).name, Path(p)) for p in paths]
 
         def report(done: int, total: int, what: str) -> None:
@@ -136,8 +138,10 @@ def build_corpus_tab(ctx: AppContext, tab: gr.Tab) -> dict[str, Any]:
         except MadqaError as exc:
             raise shown_error(str(exc)) from None
         rows = [[r.saved_as or r.name, r.status, r.pages or "", hide_paths(r.detail)] for r in outcome.files]
-        if not any(r.status == "indexed" for r in outcome.files) and ctx.sessions.own_corpus(session["token"]) is None:
-            session["corpus"] = "demo"
+        # an upload that added pages is what the session searches next; one that added none changes nothing
+        added = any(r.status == "indexed" and r.pages for r in outcome.files)
+        mine = ctx.sessions.own_corpus(session["token"]) is not None
+        session = {**session, "corpus": "mine" if added or (before == "mine" and mine) else "demo"}
         table, text = listing(session)
         return (session, pd.DataFrame(rows, columns=UPLOAD_COLUMNS), session["corpus"], table, text,
                 pd.DataFrame(columns=HIT_COLUMNS), ctx.header_text(session), None)
@@ -155,9 +159,10 @@ def build_corpus_tab(ctx: AppContext, tab: gr.Tab) -> dict[str, Any]:
         if not text:
             raise shown_error("Type something to search for.")
         corpus = ctx.corpus_or_error(session)
+        config = ctx.bounded(ctx.configs.get(ctx.default_config) or PipelineConfig(),
+                             session.get("corpus", "demo") if isinstance(session, dict) else "demo", corpus)
         try:
-            retriever = ctx.registry.create("retriever", ctx.configs[ctx.default_config].retriever
-                                            if ctx.default_config in ctx.configs else "whoosh", corpus, {})
+            retriever = ctx.registry.create("retriever", config.retriever, corpus, {})
             result = retriever.search(text, 10)
         except MadqaError as exc:
             raise shown_error(str(exc)) from None

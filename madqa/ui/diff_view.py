@@ -15,7 +15,7 @@ import pandas as pd
 from madqa.evaluation.diff import OUTCOMES, diff_runs
 from madqa.evaluation.questions import QuestionFileError, load_questions
 from madqa.evaluation.report import PredictionFileError, load_predictions
-from madqa.ui.context import AppContext
+from madqa.ui.context import AppContext, shown_error
 from madqa.ui.sessions import shorten_name
 
 DIFF_COLUMNS = ["id", "hop", "who was right", "A answer", "B answer", "A queries", "B queries", "diverged at query",
@@ -67,26 +67,26 @@ def build_diff_view(ctx: AppContext) -> None:
 
     def run(a: str | None, b: str | None, gold_path: str | None) -> tuple[Any, ...]:
         if not a or not b:
-            raise gr.Error("Upload two prediction files (A and B).")
+            raise shown_error("Upload two prediction files (A and B).")
         if gold_path:
             try:
                 gold, _ = load_questions(gold_path)
             except QuestionFileError as exc:
-                raise gr.Error(f"{shorten_name(Path(gold_path).name)}: {exc}") from None
+                raise shown_error(f"{shorten_name(Path(gold_path).name)}: {exc}") from None
         else:
             gold = list(ctx.questions)
         if not gold:
-            raise gr.Error("No usable questions to score against.")
+            raise shown_error("No usable questions to score against.")
         sides = []
         for path in (a, b):
             try:
                 rows, _ = load_predictions(path)
             except PredictionFileError as exc:
-                raise gr.Error(f"{shorten_name(Path(path).name)}: {exc}") from None
+                raise shown_error(f"{shorten_name(Path(path).name)}: {exc}") from None
             sides.append(rows)
         result = diff_runs(sides[0], sides[1], gold)
         if not result["questions"]:
-            raise gr.Error("No question is answered in both files (matched by question text, then id).")
+            raise shown_error("No question is answered in both files (matched by question text, then id).")
         names = ("A", "B")
         s = result["summary"]
         text = (f"{s['n']} questions answered in both: A only right {s['A only']}, B only right {s['B only']}, "

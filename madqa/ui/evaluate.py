@@ -331,8 +331,9 @@ def build_evaluate_tab(ctx: AppContext) -> None:
             outcome: dict[str, Any] = {}
 
             options = options_by_config[config.name]
+            runnable = ctx.bounded(config, corpus_key, corpus)  # a session's large upload: BM25 for dense
 
-            def work(config: Any = config, finished: queue.Queue[Any] = finished,
+            def work(config: Any = runnable, finished: queue.Queue[Any] = finished,
                      outcome: dict[str, Any] = outcome, options: dict[str, Any] = options,
                      seeded: bool = seeded) -> None:
                 try:

@@ -166,8 +166,9 @@ def build_human_tab(ctx: AppContext) -> None:
         if not text:
             raise shown_error("Type a search query.")
         corpus = ctx.corpus_or_error(session)
+        run = ctx.bounded(config, session.get("corpus", "demo") if isinstance(session, dict) else "demo", corpus)
         try:
-            retriever = ctx.registry.create("retriever", config.retriever, corpus, config.part_options("retriever"))
+            retriever = ctx.registry.create("retriever", run.retriever, corpus, run.part_options("retriever"))
         except MadqaError as exc:
             raise shown_error(str(exc)) from None
         step = human_search(game, corpus, retriever, text[:MAX_QUERY_CHARS], config.top_k)

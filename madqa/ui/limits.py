@@ -5,10 +5,19 @@ A visitor is counted twice, by browser session and by client address (``X-Forwar
 ``MADQA_PROXY_HOPS`` trusted proxies), since a raw HTTP client can make a new session per request.
 ``RequestGuard`` applies the request and upload limits before Gradio reads a body; the handlers ask
 ``Limits`` for a job slot and for budget. All numbers come from ``madqa.settings`` (see the README).
+
+How many proxies stand in front of a Hugging Face Space is not documented (its docs say nothing of the
+``X-Forwarded-For`` chain it sends), so ``MADQA_PROXY_HOPS`` stays 0 there too, and the guard logs each new
+forwarded chain once (``ProxyLog``): the owner reads how many entries the Space's proxies add and sets it.
+A refused event is answered in the JSON Gradio's page reads (``{"detail": ...}``), so the page shows the
+reason ("too many requests: try again in 40 s") instead of a parse error.
 """
 
 from __future__ import annotations
 
+import json
+import logging
+import math
 import os
 import re
 import shutil
@@ -17,14 +26,16 @@ import time
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from madqa.settings import Settings
+from madqa.errors import MadqaError
+from madqa.settings import PipelineConfig, Settings
 from madqa.types import ModelStep, SearchStep, Step
 from madqa.ui.policy import Refused
 
+log = logging.getLogger("madqa.ui")
 DAY_S = 86_400.0
 USAGE_CACHE_S = 5.0  # how long a measured size of the upload folders is trusted
 
@@ -113,6 +124,15 @@ class Limits:
                 for key in [k for k, v in self._requests.items() if not v or now - v[-1] > 60.0]:
                     del self._requests[key]
             return True
+
+    def request_wait(self, client: str, now: float | None = None) -> int:
+        """Whole seconds until ``client`` may start another queued request (1 at least; 0 when it may now)."""
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            times = self._requests.get(client)
+            if not times or len(times) < self.settings.web_requests_per_minute:
+                return 0
+            return max(1, math.ceil(60.0 - (now - times[0])))
 
     # --- model budgets on the server's keys ----------------------------------------------------------
 
@@ -211,6 +231,29 @@ class Limits:
         return shutil.disk_usage(Path.cwd()).free
 
 
+def embeds_every_page(registry: Any, retriever: str) -> bool:
+    """True for a retriever that embeds every page of a corpus on first use (``dense``, and ``hybrid`` through it):
+    about 0.35 CPU-s a page, declared by the plugin as an index too slow to build unless asked."""
+    try:
+        factory = registry.get("retriever", retriever).factory
+    except MadqaError:
+        return False
+    return getattr(factory, "ingest_by_default", True) is False or "dense" in getattr(factory, "index_parts", ())
+
+
+def within_embedding_cap(config: PipelineConfig, registry: Any, pages: int, most: int
+                         ) -> tuple[PipelineConfig, str | None]:
+    """``config`` for a session's uploads of ``pages`` pages, and a note when it had to change: a retriever that
+    embeds every page is replaced by BM25 (``whoosh``) past ``most`` pages (MADQA_WEB_DENSE_MAX_PAGES), so one
+    visitor's large upload cannot take the server's CPU for many minutes. The config's name says it."""
+    if pages <= most or not embeds_every_page(registry, config.retriever):
+        return config, None
+    options = {part: dict(table) for part, table in config.options.items() if part != "retriever"}
+    changed = replace(config, retriever="whoosh", options=options, name=f"{config.name}[retriever=whoosh]")
+    return changed, (f"{config.retriever} retrieval embeds at most {most:,} pages of your uploads here "
+                     f"(MADQA_WEB_DENSE_MAX_PAGES) and they have {pages:,}: BM25 (whoosh) searches them instead")
+
+
 def folder_bytes(root: Path) -> int:
     """Bytes of the files under ``root`` (0 when it does not exist); files vanishing meanwhile are skipped."""
     total = 0
@@ -231,44 +274,78 @@ QUEUE_ROUTE = re.compile(r"/(queue/join|call/(v2/)?[^/]+)/?$")
 UNUSED_ROUTE = re.compile(r"/(component_server|process_recording)/?$")
 
 
+class ProxyLog:
+    """Logs the ``X-Forwarded-For`` chain of each new client once (at most ``most`` of them), with the address
+    the current ``MADQA_PROXY_HOPS`` makes of it: what an owner behind an undocumented proxy reads to set it."""
+
+    def __init__(self, proxy_hops: int, most: int = 1000) -> None:
+        self.proxy_hops, self.most = proxy_hops, most
+        self._seen: set[tuple[str, str]] = set()
+        self._lock = threading.Lock()
+
+    def heard(self, peer: str | None, forwarded_for: str | None) -> None:
+        if not forwarded_for:
+            return
+        chain = [h.strip() for h in forwarded_for.split(",") if h.strip()]
+        key = (peer or "unknown", chain[0] if chain else "")
+        with self._lock:
+            if key in self._seen or len(self._seen) >= self.most:
+                return
+            self._seen.add(key)
+            last = len(self._seen) == self.most
+        log.info("a new client came through proxies: X-Forwarded-For %r (%d entries) from peer %s; with "
+                 "MADQA_PROXY_HOPS=%d it counts as %s%s", forwarded_for[:300], len(chain), peer, self.proxy_hops,
+                 client_address(peer, forwarded_for, self.proxy_hops),
+                 " (the last chain logged)" if last else "")
+
+
 class RequestGuard:
     """ASGI middleware: refuses an event or an upload over its client's limits before Gradio reads it,
-    with a plain-text reason (429, 507, 411), so one client cannot fill the queue or the disk; and
-    refuses Gradio routes the app does not use (403)."""
+    with its reason (429, 507, 411: JSON for an event, as Gradio's page reads it; plain text for an upload),
+    so one client cannot fill the queue or the disk; and refuses Gradio routes the app does not use (403)."""
 
     def __init__(self, app: Any, limits: Limits) -> None:
         self.app = app
         self.limits = limits
+        self.proxies = ProxyLog(limits.settings.proxy_hops)
 
     async def __call__(self, scope: Mapping[str, Any], receive: Any, send: Any) -> None:
         if scope.get("type") == "http" and scope.get("method") == "POST":
             path = str(scope.get("path", ""))
             if UNUSED_ROUTE.search(path):
-                await _plain(send, 403, "this route is not offered by this app")
+                await _answer(send, 403, "this route is not offered by this app")
                 return
             event = QUEUE_ROUTE.search(path) is not None
             if event or path.endswith("/upload"):
                 headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers") or []}
                 peer = scope.get("client")
+                self.proxies.heard(peer[0] if peer else None, headers.get("x-forwarded-for"))
                 client = client_address(peer[0] if peer else None, headers.get("x-forwarded-for"),
                                         self.limits.settings.proxy_hops)
-                refusal: tuple[int, str] | None = None
                 if event:
                     if not self.limits.allow_request(client):
-                        refusal = (429, f"too many requests from your address (at most "
-                                        f"{self.limits.settings.web_requests_per_minute} a minute); try again shortly")
+                        wait = self.limits.request_wait(client)
+                        await _answer(send, 429, f"too many requests: try again in {wait} s (at most "
+                                      f"{self.limits.settings.web_requests_per_minute} a minute from your address)",
+                                      wait, as_json=True)
+                        return
                 else:
                     length = headers.get("content-length")
                     refusal = self.limits.upload_refusal(client, int(length) if length and length.isdigit() else None)
-                if refusal is not None:
-                    await _plain(send, *refusal)
-                    return
+                    if refusal is not None:
+                        await _answer(send, *refusal)
+                        return
         await self.app(scope, receive, send)
 
 
-async def _plain(send: Any, status: int, text: str) -> None:
-    body = text.encode("utf-8")
+async def _answer(send: Any, status: int, text: str, retry_s: int = 60, as_json: bool = False) -> None:
+    """A refusal: ``{"detail": text}`` (what Gradio's page and clients read of a refused event: its own
+    HTTPExceptions look so) or plain text (what its upload shows after ``HTTP 429:``)."""
+    if as_json:
+        body, kind = json.dumps({"detail": text, "error": text}).encode("utf-8"), b"application/json"
+    else:
+        body, kind = text.encode("utf-8"), b"text/plain; charset=utf-8"
     await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode()),
-                            (b"retry-after", b"60")]})
+                "headers": [(b"content-type", kind), (b"content-length", str(len(body)).encode()),
+                            (b"retry-after", str(retry_s).encode())]})
     await send({"type": "http.response.body", "body": body})

@@ -10,6 +10,7 @@ import hashlib
 import itertools
 import json
 import os
+import shutil
 import tempfile
 import threading
 import time
@@ -36,6 +37,15 @@ def image_folder() -> Path:
         if _folder is None or not _folder.is_dir():
             _folder = Path(tempfile.mkdtemp(prefix="madqa-pages-"))
         return _folder
+
+
+def remove_image_folder() -> None:
+    """Remove this process's folder of page images (a graceful stop: no later run serves them)."""
+    global _folder
+    with _folder_lock:
+        if _folder is not None:
+            shutil.rmtree(_folder, ignore_errors=True)
+            _folder = None
 
 
 def page_file(corpus: Corpus, ref: PageRef, settings: Settings, budget_px: int) -> Path:

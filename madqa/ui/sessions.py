@@ -1,7 +1,9 @@
 """Which corpus each browser session searches: the shared demo corpus, or its own uploads.
 
 The demo corpus is shared and read-only; it is indexed once, in the background, on first start.
-Each session's uploads live in ``MADQA_HOME/uploads/<token>/docs``: the token is made here,
+Each session's uploads live in ``MADQA_HOME/uploads/<token>/docs``, their index and page store beside them in
+``.../<token>/index`` (so the upload quota counts both, and removing the folder removes all the session owns): the
+token is made here,
 server-side (``secrets.token_urlsafe``), kept in the session's ``gr.State`` and never derived from
 anything a visitor sends, so no visitor can reach another's folder. File names are sanitised
 before they touch the disk.
@@ -26,7 +28,9 @@ from typing import Any
 from madqa.corpus import Corpus, state_dir_for
 from madqa.errors import CorpusError, MadqaError
 from madqa.index import IngestReport, ingest, open_or_build
+from madqa.ingest_limits import PageLimits
 from madqa.settings import Settings
+from madqa.ui.limits import folder_bytes
 from madqa.ui.messages import md_escape
 
 MAX_UPLOAD_FILES = 20  # documents one session may hold
@@ -182,6 +186,17 @@ class SessionStore:
             raise CorpusError("this browser session has no upload folder; reload the page")
         return self.uploads_root / token / "docs"
 
+    def state_root(self, token: str) -> Path:
+        """Where a session's index and page store live (``corpora_dir`` of its corpus): beside its uploads."""
+        return self.folder(token).parent / "index"
+
+    def page_limits(self) -> PageLimits:
+        """The pages one upload and one session's uploads may have, in the words a refusal uses."""
+        s = self.settings
+        return PageLimits(s.upload_max_pages_per_file, f"the {s.upload_max_pages_per_file:,} one file may have here "
+                          "(MADQA_UPLOAD_MAX_PAGES_PER_FILE)", s.upload_max_pages,
+                          f"the {s.upload_max_pages:,} one session's uploads may have here (MADQA_UPLOAD_MAX_PAGES)")
+
     def _lock(self, token: str) -> threading.Lock:
         with self._guard:
             return self._locks.setdefault(token, threading.Lock())
@@ -198,7 +213,7 @@ class SessionStore:
         if not folder.is_dir():
             return None
         try:
-            corpus = Corpus.open(folder, self.settings.corpora_dir)
+            corpus = Corpus.open(folder, self.state_root(token))
         except CorpusError:
             return None
         with self._guard:
@@ -232,7 +247,7 @@ class SessionStore:
             for leftover in (p for p in folder.iterdir() if p.is_file() and p.stat().st_size == 0):
                 leftover.unlink(missing_ok=True)  # an empty file is no PDF: never counted toward the limits
             existing = sorted(p.name for p in folder.iterdir() if p.is_file())
-            used_bytes = sum(p.stat().st_size for p in folder.iterdir() if p.is_file())
+            used_bytes = folder_bytes(folder.parent)  # the uploads and their index: all the session holds
             saved: dict[str, FileResult] = {}
             for n, (original, path) in enumerate(uploads, 1):
                 shown = shorten_name(original)
@@ -261,16 +276,19 @@ class SessionStore:
 
             try:
                 report = ingest(folder, self.settings, self.registry, progress=on_file, index_progress=on_index,
-                                page_progress=on_page)
-            except (OSError, sqlite3.Error) as exc:  # e.g. the disk filled up while indexing
-                for name, result in saved.items():
-                    (folder / name).unlink(missing_ok=True)  # the upload is undone; what was there stays
-                    result.saved_as, result.status = None, "failed"
-                    result.detail = f"could not be indexed ({disk_reason(exc)}); nothing of this upload was kept"
+                                page_progress=on_page, corpora_dir=self.state_root(token),
+                                page_limits=self.page_limits(), timeout_s=self.settings.upload_index_timeout_s,
+                                timeout_words="an upload's indexing may take here (MADQA_UPLOAD_INDEX_TIMEOUT)")
+            except (OSError, sqlite3.Error, MadqaError) as exc:  # the disk filled up, the upload took too long
+                reason = str(exc) if isinstance(exc, MadqaError) else disk_reason(exc)
+                self._undo(token, saved, f"could not be indexed ({reason}); nothing of this upload was kept")
                 return outcome
+            except BaseException:  # a bug: the upload is undone all the same, and the error goes on to be logged
+                self._undo(token, saved, "could not be indexed (internal error); nothing of this upload was kept")
+                raise
             outcome.report = report
             failures = dict(report.failures)
-            corpus = Corpus.open(folder, self.settings.corpora_dir)
+            corpus = Corpus.open(folder, self.state_root(token))
             for name, result in saved.items():
                 if name in failures:
                     result.status, result.detail = "failed", failures[name]
@@ -282,11 +300,25 @@ class SessionStore:
                     if not doc.sources.get("text") and not doc.sources.get("ocr") and not doc.sources.get("imported"):
                         notes.insert(0, "no searchable text on any page")
                     result.detail = "; ".join(n for n in (result.detail, *notes) if n)
-            with self._guard:
-                self._corpora[token] = corpus
+            if not corpus.documents:  # nothing was ever indexed: no empty corpus is kept to be switched to
+                corpus.close()
+                self._remove_unlocked(token)
+            else:
+                with self._guard:
+                    self._corpora[token] = corpus
             if progress:
                 progress(len(uploads), len(uploads), "done")
         return outcome
+
+    def _undo(self, token: str, saved: dict[str, FileResult], detail: str) -> None:
+        """An upload whose ingest failed as a whole: its files go (what was there before stays), and a session
+        left with no document keeps no folder (nothing unreachable is left until the sweep)."""
+        folder = self.folder(token)
+        for name, result in saved.items():
+            (folder / name).unlink(missing_ok=True)
+            result.saved_as, result.status, result.detail = None, "failed", detail
+        if self.own_corpus(token) is None:
+            self._remove_unlocked(token)
 
     def _save_one(self, folder: Path, shown: str, path: Path, existing: list[str], used_bytes: int) -> FileResult:
         try:
@@ -298,7 +330,7 @@ class SessionStore:
         if size > MAX_UPLOAD_MB * 2**20:
             return FileResult(shown, None, "skipped", f"larger than {MAX_UPLOAD_MB} MB")
         if used_bytes + size > MAX_SESSION_MB * 2**20:
-            return FileResult(shown, None, "skipped", f"your uploads would exceed {MAX_SESSION_MB} MB")
+            return FileResult(shown, None, "skipped", f"your uploads and their index would exceed {MAX_SESSION_MB} MB")
         name = safe_upload_name(shown, existing)
         try:
             shutil.copyfile(path, folder / name)
@@ -313,13 +345,16 @@ class SessionStore:
         if not valid_token(token):
             return
         with self._lock(token):
-            with self._guard:
-                corpus = self._corpora.pop(token, None)
-            if corpus is not None:
-                corpus.close()
-            folder = self.folder(token)
-            shutil.rmtree(state_dir_for(folder, self.settings.corpora_dir), ignore_errors=True)
-            shutil.rmtree(folder.parent, ignore_errors=True)
+            self._remove_unlocked(token)
+
+    def _remove_unlocked(self, token: str) -> None:
+        with self._guard:
+            corpus = self._corpora.pop(token, None)
+        if corpus is not None:
+            corpus.close()
+        folder = self.folder(token)
+        shutil.rmtree(state_dir_for(folder, self.settings.corpora_dir), ignore_errors=True)  # where it was before
+        shutil.rmtree(folder.parent, ignore_errors=True)
 
     def forget(self, session: Any) -> threading.Thread | None:
         """gr.State's delete callback: the session ended, so its uploads go (in the thread returned).
