@@ -238,9 +238,10 @@ def build_app(settings: Settings, registry: Any, *, demo_dir: str | Path | None 
 
 def stop_app(app: gr.Blocks) -> None:
     """A graceful stop (SIGTERM, Ctrl-C): Gradio closed (its server thread is given 5 s), the upload sweeper and the
-    PDF reader processes stopped, and what no later run could reach removed: this run's page images and the
+    PDF reader and page drawer processes stopped, and what no later run could reach removed: this run's page images and the
     sessions' uploads (their tokens die with the process). An ingest still running is left to die with the process:
     a generation is swapped in atomically, so the next start finds the previous one (or none) and indexes again."""
+    from madqa.page_drawer import POOL as DRAWERS
     from madqa.pdf_reader import POOL
     from madqa.ui.pages import remove_image_folder
 
@@ -249,6 +250,7 @@ def stop_app(app: gr.Blocks) -> None:
     if sessions is not None:
         sessions.stop_sweeping()
     POOL.close()
+    DRAWERS.close()
     remove_image_folder()
     lock = getattr(app, "madqa_uploads_lock", None)
     if sessions is not None and lock is not None:  # only the app that swept at start owns the uploads area
