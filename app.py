@@ -22,6 +22,7 @@ def main() -> int:
     from madqa.errors import MadqaError
     from madqa.plugins import collect, get_plugin_manager
     from madqa.settings import Settings
+    from madqa.storage import state_line
     from madqa.ui import build_app, launch_options
     from madqa.ui.build import stop_app
 
@@ -30,6 +31,7 @@ def main() -> int:
     logging.getLogger("madqa").setLevel(logging.INFO)
     try:
         settings = Settings.from_env()
+        print(state_line(settings.home), file=sys.stderr, flush=True)
         registry = collect(get_plugin_manager(settings.plugins_dir))
         app = build_app(settings, registry)
     except MadqaError as exc:
