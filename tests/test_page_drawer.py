@@ -144,11 +144,11 @@ def test_a_bomb_page_is_an_observation_for_the_model(corpus, registry, settings)
 
     config = load_config("offline").with_overrides(backend="scripted")
     agent = Agent(corpus, config, registry, settings, {"script": [
-        {"search": "capybara census"}, {"answer": ["unknown"], "citations": []}]})
+        {"search": "capybara census"}, {"answer": ["7.5 million"], "citations": []}]})
     trace = Trace("How many capybaras?", config).consume(agent.run("How many capybaras?"))
     search = trace.searches[0]
     assert search.hits and all(h.file == "bomb.pdf" for h in search.hits) and search.new_pages == ()
     assert "could not be drawn within the limits: its images declare 400 megapixels" in search.error
     tool_result = json.dumps(agent.backend.calls[1]["messages"])
     assert "could not be shown: page" in tool_result and "MADQA_RENDER_MAX_IMAGE_MP" in tool_result
-    assert trace.steps[-1].answer == ("unknown",)
+    assert trace.steps[-1].answer == ("7.5 million",)
