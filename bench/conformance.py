@@ -56,7 +56,7 @@ def errors(env: tuple[Any, Any, Any], kind: str) -> dict[str, str]:
         waited = p.times[1] - p.times[0]
     out["429 + Retry-After 0.5 s"] = (f"retried after {waited:.2f} s, answered" if row["answer"] and waited >= 0.5
                                       else f"FAIL: {row['error']}, waited {waited:.2f} s")
-    reason = "At most 1 image(s) may be provided in one request."
+    reason = "Unrecognized request argument supplied: logprobs"
     with fp.FakeProvider(kind, [fp.search("revenue"), fp.error(400, reason)]) as p:
         row = ask(env, p)
     out["400 with a reason"] = ("reason shown, not retried" if reason in (row["error"] or "") and len(p.requests) == 2
