@@ -25,8 +25,9 @@ _LIMITS: tuple[tuple[str, re.Pattern[str]], ...] = (
     # older: "The server was not compiled for multimodal or the model projector can't be loaded."
     ("vision", re.compile(r"image input is not supported|provide the mmproj|not compiled for multimodal|"
                           r"multimodal (?:is )?not supported")),
-    # Ollama / LM Studio and others: "model does not support images", "... does not support vision"
-    ("vision", re.compile(r"does not support (?:image|vision)|images? (?:input )?(?:is |are )?not supported|"
+    # Ollama (a model without a vision projector): "this model is missing data required for image input";
+    # LM Studio and others: "model does not support images", "... does not support vision"
+    ("vision", re.compile(r"missing data required for image input|does not support (?:image|vision)|images? (?:input )?(?:is |are )?not supported|"
                           r"vision is not supported|does not accept images")),
     # Anthropic: "image exceeds 5 MB maximum: 6500712 bytes > 5242880 bytes"; "At least one of the image
     # dimensions exceed max allowed size (for many-image requests): 2000 pixels"; OpenAI: "You uploaded an

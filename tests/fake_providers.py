@@ -270,9 +270,9 @@ class FakeProvider:
                                          **fb.finish_fields("gemini", finish)}
             if finish == "content_filter":  # a blocked candidate: no content, the ratings say why
                 candidate = {"finishReason": "SAFETY", "index": 0, "safetyRatings": fb.GEMINI_SAFETY}
-            body = {"candidates": [candidate], "modelVersion": "gemini-2.5-flash"}
-            if reply.usage:
-                body["usageMetadata"] = {"promptTokenCount": 1000, "candidatesTokenCount": 20, "totalTokenCount": 1020}
+            body = {"candidates": [candidate], "modelVersion": "gemini-2.5-flash",
+                    "usageMetadata": {"promptTokenCount": 1000, "candidatesTokenCount": 20, "totalTokenCount": 1020}
+                    if reply.usage else {}}  # (litellm refuses a reply with no usageMetadata at all)
             return body
         message = {"role": "assistant", "content": reply.text or ""}
         if not text_only:
