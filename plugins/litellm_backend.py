@@ -112,21 +112,28 @@ def import_litellm() -> Any:
     return litellm
 
 
-def start_import() -> None:
+def start_import(model: str | None = None) -> None:
     """Start importing litellm in a background thread (the CLI calls this as soon as it knows the
-    backend is litellm, so the import overlaps opening the corpus); a no-op when already started."""
+    backend is litellm, so the import overlaps collecting plugins and opening the corpus); a no-op
+    when already started. With ``model``, one offline mock completion for it follows, which loads
+    the parts litellm imports lazily on a provider's first call (a few tenths of a second)."""
     global _import_thread
     with _import_lock:
         if _import_thread is not None:
             return
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-        _import_thread = threading.Thread(target=_quiet_import, name="madqa-import-litellm", daemon=True)
+        _import_thread = threading.Thread(target=_warm_up, args=(model,), name="madqa-import-litellm", daemon=True)
         _import_thread.start()
 
 
-def _quiet_import() -> None:
+def _warm_up(model: str | None) -> None:
     try:
-        import litellm  # noqa: F401
+        import litellm
+
+        litellm.suppress_debug_info = True
+        if model:  # no request leaves the process: litellm's own mock
+            litellm.completion(model=model, messages=[{"role": "user", "content": "warm-up"}], mock_response="ok",
+                               api_key="warm-up", num_retries=0)
     except Exception:  # the foreground import raises it again, where it can be reported
         pass
 
