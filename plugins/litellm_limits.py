@@ -14,7 +14,9 @@ from dataclasses import dataclass
 _LIMITS: tuple[tuple[str, re.Pattern[str]], ...] = (
     # vLLM limit_mm_per_prompt: "At most 1 image(s) may be provided in one request." (older: "in one prompt")
     ("images_per_request", re.compile(r"at most (\d+) image\(s\) may be provided")),
-    # Anthropic: "Too many images ... Maximum 100"; generic wordings of the same limit
+    # Ollama (llama3.2-vision): "this model only supports one image while more than one image requested"
+    ("images_per_request", re.compile(r"only supports (one) image")),
+    # Anthropic: "Too many images and documents: 101 > 100"; generic wordings of the same limit
     ("images_per_request", re.compile(r"too many images|(?:at most|maximum(?: of)?|up to|only) (\d+) images? "
                                       r"(?:are |is )?(?:allowed|supported|per (?:request|prompt))")),
     # OpenAI: "Invalid content type. image_url is only supported by certain models."
@@ -78,7 +80,7 @@ def server_limit(text: str, status: int | None = None, context_error: bool = Fal
         if match is None:
             continue
         number = next((g for g in match.groups() if g), None) if match.groups() else None
-        value = int(number) if number is not None else None
+        value = (1 if number == "one" else int(number)) if number is not None else None
         if limit == "images_per_request" and value == 0:  # "At most 0 image(s)": no images at all
             return Limit("vision")
         return Limit(limit, value)

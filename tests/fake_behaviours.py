@@ -73,7 +73,10 @@ def refusal(kind: str, server: Server, body: dict[str, Any], size: int, model: s
         return _no_vision(flavour, model)
     if server.max_images is not None and len(images) > server.max_images:
         # vLLM (multimodal input processing): "At most 1 image(s) may be provided in one request."
-        # Anthropic: "Too many images and documents: 101 > 100"
+        # Anthropic: "Too many images and documents: 101 > 100"; Ollama (mllama, server/prompt.go, a 500):
+        # "this model only supports one image while more than one image requested"
+        if kind == "ollama":
+            return 500, {"error": "this model only supports one image while more than one image requested"}
         text = (f"Too many images and documents: {len(images)} > {server.max_images}" if kind == "anthropic"
                 else f"At most {server.max_images} image(s) may be provided in one request.")
         return 400, error_body(kind, flavour, 400, text)

@@ -37,6 +37,7 @@ def fresh_memo():
     ("At most 4 image(s) may be provided in one prompt.", 400, "images_per_request", 4),
     ("At most 0 image(s) may be provided in one request.", 400, "vision", None),
     ("Too many images and documents: 101 > 100", 400, "images_per_request", None),
+    ("this model only supports one image while more than one image requested", 500, "images_per_request", 1),
     ("Invalid content type. image_url is only supported by certain models.", 400, "vision", None),
     ("facebook/opt-125m is not a multimodal model None", 400, "vision", None),
     ("image input is not supported - hint: if this is unexpected, you may need to provide the mmproj", 500,
@@ -79,6 +80,7 @@ def test_tool_refusal_wordings(text, refused):
 LIMITS = [
     ("openai", fb.Server(max_images=1, flavour="vllm"), 2, "images_per_request", 1, "At most 1 image(s)"),
     ("anthropic", fb.Server(max_images=1), 2, "images_per_request", None, "Too many images"),
+    ("ollama", fb.Server(max_images=1), 2, "images_per_request", 1, "only supports one image"),
     ("openai", fb.Server(vision=False), 1, "vision", None, "image_url is only supported by certain models"),
     ("openai", fb.Server(vision=False, flavour="vllm"), 1, "vision", None, "is not a multimodal model"),
     ("openai", fb.Server(vision=False, flavour="llamacpp"), 1, "vision", None, "provide the mmproj"),
