@@ -61,16 +61,15 @@ from __future__ import annotations
 import logging
 import os
 import random
-import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
 import madqa
 from plugins import litellm_protocol as protocol
-from plugins import litellm_usage as usage_estimate
 from plugins.litellm_errors import Failure, classify
-from plugins.litellm_messages import as_plain_text, content_text, read_arguments, search_request, without_images
+from plugins.litellm_import import import_litellm, start_import
+from plugins.litellm_messages import as_plain_text, without_images
 from plugins.litellm_options import (
     DEFAULTS,
     LENGTH_RETRY_TOKENS,
@@ -81,64 +80,11 @@ from plugins.litellm_options import (
     mock_kwargs,
     positive,
     read_backend_options,
-    whole,
 )
+from plugins.litellm_replies import read_reply
 
 log = logging.getLogger("madqa.litellm")
 __all__ = ["DEFAULTS", "LiteLLMBackend", "import_litellm", "read_backend_options", "start_import"]
-NORMAL_FINISH = {"stop": "stop", "end_turn": "stop", "stop_sequence": "stop", "tool_calls": "tool_calls",
-                 "function_call": "tool_calls", "tool_use": "tool_calls", "length": "length",
-                 "max_tokens": "length", "content_filter": "content_filter", "refusal": "content_filter",
-                 "safety": "content_filter", "recitation": "content_filter", "prohibited_content": "content_filter"}
-
-_import_lock = threading.Lock()
-_import_thread: threading.Thread | None = None
-
-
-def import_litellm() -> Any:
-    """litellm, imported on first use (it takes seconds), quiet and offline-friendly.
-
-    Without LITELLM_LOCAL_MODEL_COST_MAP litellm fetches its model/cost map from GitHub at import,
-    retrying for seconds when offline; the map bundled with the installed version is used instead
-    unless the variable is already set.
-    """
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    thread = _import_thread
-    if thread is not None and thread is not threading.current_thread():
-        thread.join()  # a background import under way: wait for it rather than import twice at once
-    import litellm
-
-    litellm.suppress_debug_info = True  # no "Give Feedback / Get Help" prints
-    return litellm
-
-
-def start_import(model: str | None = None) -> None:
-    """Start importing litellm in a background thread (the CLI calls this as soon as it knows the
-    backend is litellm, so the import overlaps collecting plugins and opening the corpus); a no-op
-    when already started. With ``model``, one offline mock completion for it follows, which loads
-    the parts litellm imports lazily on a provider's first call (a few tenths of a second)."""
-    global _import_thread
-    with _import_lock:
-        if _import_thread is not None:
-            return
-        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-        _import_thread = threading.Thread(target=_warm_up, args=(model,), name="madqa-import-litellm", daemon=True)
-        _import_thread.start()
-
-
-def _warm_up(model: str | None) -> None:
-    try:
-        import litellm
-
-        litellm.suppress_debug_info = True
-        if model:  # no request leaves the process: litellm's own mock
-            litellm.completion(model=model, messages=[{"role": "user", "content": "warm-up"}], mock_response="ok",
-                               api_key="warm-up", num_retries=0)
-    except Exception:  # the foreground import raises it again, where it can be reported
-        pass
-
-
-_import_litellm = import_litellm  # the old private name
 
 
 class _ToolsRefused(Exception):
@@ -333,9 +279,6 @@ class LiteLLMBackend:
     def _mocked(self) -> bool:
         return bool(self._mock_each) or self._mock_queue is not None
 
-    def _mocked(self) -> bool:
-        return bool(self._mock_each) or self._mock_queue is not None
-
     # --- one decision ------------------------------------------------------------------------
 
     def decide(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
@@ -454,62 +397,8 @@ class LiteLLMBackend:
 
     def _decision(self, request: dict[str, Any], response: Any, force_answer: bool,
                   notes: list[str]) -> madqa.ModelDecision:
-        notes = list(notes)
-        choices = getattr(response, "choices", None) or []
-        message = getattr(choices[0], "message", None) if choices else None
-        finish_reason = getattr(choices[0], "finish_reason", None) if choices else None
-        if message is None:
-            notes.append("the model returned no message")
-        text = content_text(getattr(message, "content", None)) if message is not None else None
-        calls: list[madqa.ToolCall] = []
-        for n, call in enumerate(getattr(message, "tool_calls", None) or []):
-            function = getattr(call, "function", None)
-            name = str(getattr(function, "name", "") or "")
-            arguments, note, error = read_arguments(getattr(function, "arguments", None))
-            if note:
-                notes.append(f"{name or 'tool call'}: {note}")
-            call_id = str(getattr(call, "id", "") or f"call_{self._calls}_{n}")
-            calls.append(madqa.ToolCall(name, {} if error else arguments, call_id, error))
-        if not self.supports_tools and not calls and text:
-            search = search_request(text)
-            if search is not None and force_answer:
-                notes.append(f"the model asked to search on the last step: {text.strip()[:200]}")
-                text = None
-            elif search is not None:
-                calls.append(madqa.ToolCall("search_documents", {"query": search}, f"json_{self._calls}"))
-        finish = self._finish(finish_reason, choices[0] if choices else None, response, bool(calls), notes)
-        usage = getattr(response, "usage", None)
-        counted = madqa.Usage(whole(getattr(usage, "prompt_tokens", 0)), whole(getattr(usage, "completion_tokens", 0)))
-        estimated = counted.total_tokens == 0
-        if estimated:
-            counted = madqa.Usage(
-                usage_estimate.prompt_tokens(request["messages"], request.get("tools"), self.provider),
-                usage_estimate.completion_tokens(text, [(c.name, c.arguments) for c in calls]))
-            notes.append("the server sent no token counts: usage estimated (characters / 4, image tile rules)")
-        raw: dict[str, Any] = {"finish_reason": finish_reason, "model": str(getattr(response, "model", "") or ""),
-                               "provider": self.provider}
-        if notes:
-            raw["notes"] = notes
-        return madqa.ModelDecision(text=text, tool_calls=tuple(calls), usage=counted, cost_usd=self._cost(response),
-                                   raw=raw, finish_reason=finish, estimated=estimated)
-
-    def _finish(self, reason: Any, choice: Any, response: Any, called: bool, notes: list[str]) -> str | None:
-        """The finish reason normalised (stop, tool_calls, length, content_filter; None when unknown),
-        with the provider's own filter reason added to ``notes``."""
-        native = (getattr(choice, "provider_specific_fields", None) or {}).get("native_finish_reason")
-        finish = NORMAL_FINISH.get(str(reason).lower()) if reason else None
-        if native and NORMAL_FINISH.get(str(native).lower()) in ("length", "content_filter"):
-            finish = NORMAL_FINISH[str(native).lower()]
-        if finish == "stop" and called:
-            finish = "tool_calls"
-        if finish == "content_filter":
-            hidden = getattr(response, "_hidden_params", None) or {}
-            ratings = hidden.get("vertex_ai_safety_results") or []
-            blocked = [r.get("category") for group in ratings for r in (group if isinstance(group, list) else [group])
-                       if isinstance(r, dict) and r.get("blocked")]
-            filter_name = native or ", ".join(str(b) for b in blocked if b) or reason
-            notes.append(f"the provider's content filter stopped the reply ({filter_name})")
-        return finish
+        return read_reply(response, request, notes, provider=self.provider, text_protocol=not self.supports_tools,
+                          force_answer=force_answer, call_no=self._calls, cost=self._cost(response))
 
     def _cost(self, response: Any) -> float | None:
         try:
