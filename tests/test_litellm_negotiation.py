@@ -183,3 +183,31 @@ def test_tool_calls_written_as_text_are_reported_as_text(shape):
         assert decision.text.strip() == reply.text.split("</think>", 1)[1].strip()
     else:
         assert decision.text == reply.text
+
+
+# --- a whole question: servers without tool calling answer with no option set ---------------------------
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    return fp.corpus_env(tmp_path_factory.mktemp("negotiation"))
+
+
+CITED = [{"file": "report.pdf", "page": 1}]
+
+
+@pytest.mark.parametrize("kind,server,requests", [
+    ("openai", fb.Server(tools=False, flavour="vllm"), 3),  # refused once, then two turns in text
+    ("openai", fb.Server(tools=False, flavour="llamacpp"), 3),
+    ("ollama", fb.Server(tools=False), 3),
+    ("ollama", fb.Server(capabilities=("completion", "vision")), 2),  # /api/show said so: no refusal
+], ids=["vllm", "llama.cpp", "ollama-refuses", "ollama-show"])
+def test_a_server_without_tool_calling_answers_the_question(corpus, kind, server, requests):
+    replies = [fp.json_search("revenue AND 2024"), fp.json_answer(["62,500"], CITED)]
+    model = "openai/local-model" if kind == "openai" else None
+    with fp.FakeProvider(kind, replies, server=server, model=model) as p:
+        row = fp.ask(corpus, p)
+    assert row["error"] is None and row["answer"] == ["62,500"], row["trajectory"][-3:]
+    assert [c["page"] for c in row["citations"]] == [1]
+    assert len(p.requests) == requests and p.failures() == []
+    assert all("<query>" in system_text(kind, r) for r in p.requests[requests - 2:])
