@@ -63,6 +63,7 @@ import os
 import random
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import madqa
@@ -302,9 +303,13 @@ class LiteLLMBackend:
         bigger = self._bigger_max_tokens()
         if decision.finish_reason == "length" and bigger is not None:
             cut_usage, cut_cost, estimated = decision.usage, decision.cost_usd, decision.estimated
-            notes.append(f"the reply was cut off at max_tokens={self.max_tokens or 'the server default'}; "
-                         f"asked again with max_tokens={bigger}")
-            request, response = self._turn(messages, tools, force_answer, bigger)
+            cut = f"the reply was cut off at max_tokens={self.max_tokens or 'the server default'}"
+            notes.append(f"{cut}; asked again with max_tokens={bigger}")
+            try:
+                request, response = self._turn(messages, tools, force_answer, bigger)
+            except madqa.BackendError as exc:  # e.g. a server whose context cannot hold the larger reply
+                return replace(decision, raw={**decision.raw, "notes": [
+                    *(decision.raw.get("notes") or []), f"{cut}; asking again with max_tokens={bigger} failed: {exc}"]})
             again = self._decision(request, response, force_answer, notes)
             cost = None if cut_cost is None and again.cost_usd is None else (cut_cost or 0.0) + (again.cost_usd or 0.0)
             decision = madqa.ModelDecision(again.text, again.tool_calls, again.answer, cut_usage + again.usage, cost,

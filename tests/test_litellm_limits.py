@@ -151,6 +151,14 @@ def test_still_cut_after_the_retry_reports_length(kind):
     assert _max_tokens(kind, p.requests[1]["body"]) == 4096 and len(p.requests) == 2
 
 
+def test_a_refused_retry_leaves_the_cut_reply_reported_as_length():
+    refusal = "max_tokens is too large: 4096. This model supports at most 1024 completion tokens"
+    with fp.FakeProvider("openai", [fp.cut(), fp.error(400, refusal)]) as p:
+        decision = backend(p).decide(history(), TOOLS, False)
+    assert decision.finish_reason == "length" and decision.text == fb.CUT_TEXT and len(p.requests) == 2
+    assert refusal in decision.raw["notes"][-1] and "max_tokens=4096 failed" in decision.raw["notes"][-1]
+
+
 def test_no_retry_above_the_ceiling():
     with fp.FakeProvider("openai", [fp.cut()]) as p:
         decision = backend(p, max_tokens=16384).decide(history(), TOOLS, False)
