@@ -69,7 +69,7 @@ from typing import Any
 import madqa
 from plugins import litellm_protocol as protocol
 from plugins.litellm_errors import Failure, classify
-from plugins.litellm_import import import_litellm, start_import
+from plugins.litellm_import import import_litellm
 from plugins.litellm_messages import as_plain_text, without_images
 from plugins.litellm_options import (
     DEFAULTS,
@@ -85,7 +85,7 @@ from plugins.litellm_options import (
 from plugins.litellm_replies import read_reply
 
 log = logging.getLogger("madqa.litellm")
-__all__ = ["DEFAULTS", "LiteLLMBackend", "import_litellm", "read_backend_options", "start_import"]
+__all__ = ["DEFAULTS", "LiteLLMBackend", "import_litellm", "read_backend_options"]
 
 
 class _ToolsRefused(Exception):

@@ -1,17 +1,23 @@
-"""Importing litellm: on first use, quiet and offline-friendly, or early in a background thread.
+"""Importing litellm, on first use, quiet and offline-friendly; and ending a process that imported it fast.
 
-``import litellm`` takes seconds; the CLI starts it (``start_import``) as soon as it knows the backend
-is litellm, so it overlaps collecting plugins and opening the corpus (bench/startup.py measures it).
+``import litellm`` takes seconds of CPU (bench/startup.py: 3.5 s on the shared 2-core machine) and is
+nearly all of ``madqa ask``'s start-up; importing it early in a background thread was measured and
+saves nothing here (the import is CPU-bound and holds the GIL), so it is imported when the backend is
+built. litellm also makes the end of a process slow: the interpreter's last garbage collection walks
+its thousands of modules (about 1 s); ``light_exit`` freezes the collector once every exit handler
+has run, for a process that ends after its command (the CLI).
 """
 
 from __future__ import annotations
 
+import atexit
+import gc
 import os
 import threading
 from typing import Any
 
-_import_lock = threading.Lock()
-_import_thread: threading.Thread | None = None
+_exit_lock = threading.Lock()
+_light_exit = False
 
 
 def import_litellm() -> Any:
@@ -22,36 +28,22 @@ def import_litellm() -> Any:
     unless the variable is already set.
     """
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    thread = _import_thread
-    if thread is not None and thread is not threading.current_thread():
-        thread.join()  # a background import under way: wait for it rather than import twice at once
     import litellm
 
     litellm.suppress_debug_info = True  # no "Give Feedback / Get Help" prints
     return litellm
 
 
-def start_import(model: str | None = None) -> None:
-    """Start importing litellm in a background thread (the CLI calls this as soon as it knows the
-    backend is litellm, so the import overlaps collecting plugins and opening the corpus); a no-op
-    when already started. With ``model``, one offline mock completion for it follows, which loads
-    the parts litellm imports lazily on a provider's first call (a few tenths of a second)."""
-    global _import_thread
-    with _import_lock:
-        if _import_thread is not None:
-            return
-        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-        _import_thread = threading.Thread(target=_warm_up, args=(model,), name="madqa-import-litellm", daemon=True)
-        _import_thread.start()
-
-
-def _warm_up(model: str | None) -> None:
-    try:
-        import litellm
-
-        litellm.suppress_debug_info = True
-        if model:  # no request leaves the process: litellm's own mock
-            litellm.completion(model=model, messages=[{"role": "user", "content": "warm-up"}], mock_response="ok",
-                               api_key="warm-up", num_retries=0)
-    except Exception:  # the foreground import raises it again, where it can be reported
-        pass
+def light_exit() -> bool:
+    """At exit, after every exit handler registered later (litellm's own among them: they run first),
+    freeze the garbage collector so the interpreter skips its last full collection over litellm's
+    modules. For a process that ends after its command (the CLI), called before litellm is imported;
+    every file madqa writes is closed by then and standard streams are still flushed. Returns whether
+    it was registered now (False: already)."""
+    global _light_exit
+    with _exit_lock:
+        if _light_exit:
+            return False
+        atexit.register(gc.freeze)
+        _light_exit = True
+        return True

@@ -20,7 +20,7 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
 
     common.show_index_logs()
     config = common.pipeline_config(args, settings)
-    common.import_backend_early(config)
+    common.fast_exit_for(config)
     reg = common.registry(settings)
     corpus = common.open_corpus(args, settings, reg)
     agent = Agent(corpus, config, reg, settings, common.backend_options(args))
@@ -94,7 +94,7 @@ def _run(args: argparse.Namespace, settings: Settings, executor: Any) -> int:
     if not questions:
         print(f"madqa: no usable questions in {source}", file=sys.stderr)
         return 2
-    common.import_backend_early(*(config for config, _ in _config_outputs(args, settings)))
+    common.fast_exit_for(*(config for config, _ in _config_outputs(args, settings)))
     reg = common.registry(settings)
     corpus = common.open_corpus(args, settings, reg, check=True)  # damage found before any row is written
     failed = 0
