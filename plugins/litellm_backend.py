@@ -244,24 +244,35 @@ class LiteLLMBackend:
         """Take up what any backend of this (api_base, model) learned since (another thread's refusal);
         an explicit option always wins."""
         for capability, (value, reason) in protocol.learned(self.api_base, self.model).items():
-            if self._options.get(capability) is not None:
-                continue
-            if capability == "tools" and self.supports_tools != value:
-                self._switch_tools(value, reason, learned_here=False)
-            elif capability == "vision" and self.supports_vision != value:
-                self.supports_vision = value
-                self._caps.update(vision=value, vision_source="learned", vision_reason=f"the server said: {reason}")
+            now = self.supports_tools if capability == "tools" else self.supports_vision
+            if self._options.get(capability) is None and now != value:
+                self._learn(capability, value, reason, here=False)
 
-    def _switch_tools(self, value: bool, reason: str, learned_here: bool) -> None:
-        self.supports_tools = value
-        self._caps.update(native_tools=value, protocol="native" if value else "text", protocol_source="learned",
-                          protocol_reason=f"the server said: {reason}")
-        if not value and "tools" not in self._caps["missing"]:
-            self._caps["missing"] = [*self._caps["missing"], "tools"]
-        if learned_here:
+    def _learn(self, capability: str, value: bool, reason: str, here: bool) -> None:
+        """Use what the server said about ``capability`` ("tools" or "vision") from now on; ``here``:
+        this backend saw the refusal (it is remembered for the process and said at WARNING)."""
+        if here:
+            protocol.learn(self.api_base, self.model, capability, value, reason)
+        said = f"the server said: {reason}"
+        if capability == "tools":
+            self.supports_tools = value
+            self._caps.update(native_tools=value, protocol="native" if value else "text", protocol_source="learned",
+                              protocol_reason=said)
+            line = f"model {self.model} now gets the JSON-in-text protocol ({said})"
+        else:
+            self.supports_vision = value
+            self._caps.update(vision=value, vision_source="learned", vision_reason=said)
+            line = f"model {self.model} now gets each page's text instead of its image ({said})"
+        if not value and capability not in self._caps["missing"]:
+            self._caps["missing"] = [*self._caps["missing"], capability]
+        self._caps["message"] = f"{self._caps['message']}; {line}"
+        if here and capability == "tools":
             log.warning("%s refused tool calls (%s): model %s now gets the JSON-in-text protocol, for the rest "
                         "of this process (set backend.native_tools=false to skip the first refusal)",
                         self.who, reason, self.model)
+        elif here:
+            log.warning("%s refused page images (%s): model %s now gets each page's text, for the rest of this "
+                        "process (set backend.vision=false to skip the first refusal)", self.who, reason, self.model)
 
     def _missing_keys(self) -> list[str]:
         try:
@@ -291,8 +302,7 @@ class LiteLLMBackend:
             request, response = self._turn(messages, tools, force_answer, self.max_tokens)
         except _ToolsRefused as refused:  # the same turn again, once, in the JSON-in-text protocol
             reason = refused.failure.detail or refused.failure.kind
-            protocol.learn(self.api_base, self.model, "tools", False, reason)
-            self._switch_tools(False, reason, learned_here=True)
+            self._learn("tools", False, reason, here=True)
             notes.append(f"the server refused tool calls ({reason}); this turn was sent again in the JSON-in-text "
                          "protocol")
             try:
@@ -378,10 +388,7 @@ class LiteLLMBackend:
             message += f": {self._key_hint(self._missing_keys())}"
         if failure.limit is not None:
             if failure.limit.limit == "vision":  # learned: the loop resends the turn as page text
-                self.supports_vision = False
-                protocol.learn(self.api_base, self.model, "vision", False, failure.detail or failure.kind)
-                self._caps.update(vision=False, vision_source="learned",
-                                  vision_reason=f"the server said: {failure.detail or failure.kind}")
+                self._learn("vision", False, failure.detail or failure.kind, here=True)
             raise madqa.ServerLimitError(message, failure.limit.limit, failure.limit.value)
         raise madqa.BackendError(message)  # raised outside the except: no chained provider exception
 

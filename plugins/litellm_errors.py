@@ -52,7 +52,6 @@ class Failure:
     overloaded: bool = False  # 529 / 503: wait longer between attempts
 
 
-
 def classify(exc: Exception, default_provider: str, litellm: Any, trust_exception: bool = True,
              secrets: tuple[str, ...] = ()) -> Failure:
     """The kind of failure and whether to retry, from the exception type and status code.

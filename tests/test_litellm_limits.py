@@ -110,6 +110,7 @@ def test_a_server_limit_is_a_server_limit_error_and_not_retried(kind, server, im
     assert "SECRET123" not in str(error)
     if limit == "vision":  # learned: the loop's retry of this turn sends page text
         assert b.supports_vision is False and b.capabilities()["vision_source"] == "learned"
+        assert "vision" in b.capabilities()["missing"] and "page's text" in b.capabilities()["message"]
         assert protocol.learned(p.url, p.model)["vision"][0] is False
     else:
         assert b.supports_vision is True

@@ -107,7 +107,8 @@ def test_a_refusal_of_tools_retries_the_same_turn_in_the_text_protocol(kind, ser
     assert decision.tool_calls[0].name == "search_documents" and decision.tool_calls[0].arguments == {
         "query": "revenue 2024"}
     assert b.supports_tools is False and b.capabilities()["protocol_source"] == "learned"
-    assert words in b.capabilities()["protocol_reason"]
+    assert words in b.capabilities()["protocol_reason"] and "tools" in b.capabilities()["missing"]
+    assert "now gets the JSON-in-text protocol" in b.capabilities()["message"]
     assert any("refused tool calls" in n for n in [*decision.raw["notes"], caplog.text])
     assert any(r.levelno == logging.WARNING and words in r.getMessage() for r in caplog.records)
     assert protocol.learned(p.url, p.model)["tools"][0] is False
