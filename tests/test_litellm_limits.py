@@ -247,3 +247,20 @@ def test_no_usage_from_the_server_is_estimated_and_flagged(kind):
     assert estimated.usage.completion_tokens == len("The revenue was 7.5 million euros.") // 4 + 1
     assert any("usage estimated" in n for n in estimated.raw["notes"])
     assert KEY not in repr(estimated)
+
+
+def test_litellms_context_window_error_is_a_context_length_limit_whatever_its_words():
+    import litellm
+
+    error = litellm.ContextWindowExceededError("input too big for this deployment", model="gpt-4o-mini",
+                                               llm_provider="openai")
+    b = madqa_backend(mock_responses=[error])
+    with pytest.raises(madqa.ServerLimitError) as caught:
+        b.decide(history(), TOOLS, False)
+    assert caught.value.limit == "context_length" and "input too big for this deployment" in str(caught.value)
+
+
+def madqa_backend(**options):
+    from plugins.litellm_backend import LiteLLMBackend
+
+    return LiteLLMBackend("openai/gpt-4o-mini", {"sleep": lambda s: None, **options})
