@@ -5,8 +5,11 @@
 Each provider's fake server (tests/fake_providers.py) checks every request of a full multi-step
 question (three searches, a show_pages, an answer; once with images, once as a text-only model)
 against that provider's documented request rules, then plays the error replies (429 with
-Retry-After, 400 with a reason, 500, a hang past backend.timeout, arguments that are not JSON).
-The same scenarios are tests in tests/test_providers.py; this prints what they found.
+Retry-After, 400 with a reason, 500, a hang past backend.timeout, arguments that are not JSON),
+then how the litellm backend meets each real-world server behaviour (tests/fake_behaviours.py): a
+refusal of tools, server limits, cut and filtered replies, overloads, broken bodies, no usage.
+The same scenarios are tests in tests/test_providers.py, tests/test_litellm_negotiation.py and
+tests/test_litellm_limits.py; this prints what they found.
 """
 
 from __future__ import annotations
@@ -23,7 +26,11 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+import madqa  # noqa: E402
+from plugins import litellm_protocol as protocol  # noqa: E402
+from tests import fake_behaviours as fb  # noqa: E402
 from tests import fake_providers as fp  # noqa: E402
+from tests.litellm_fakes import TOOLS, backend, history, sent_tools  # noqa: E402
 
 full_question = fp.full_question
 
@@ -56,7 +63,7 @@ def errors(env: tuple[Any, Any, Any], kind: str) -> dict[str, str]:
         waited = p.times[1] - p.times[0]
     out["429 + Retry-After 0.5 s"] = (f"retried after {waited:.2f} s, answered" if row["answer"] and waited >= 0.5
                                       else f"FAIL: {row['error']}, waited {waited:.2f} s")
-    reason = "At most 1 image(s) may be provided in one request."
+    reason = "Unrecognized request argument supplied: logprobs"
     with fp.FakeProvider(kind, [fp.search("revenue"), fp.error(400, reason)]) as p:
         row = ask(env, p)
     out["400 with a reason"] = ("reason shown, not retried" if reason in (row["error"] or "") and len(p.requests) == 2
@@ -82,6 +89,100 @@ def errors(env: tuple[Any, Any, Any], kind: str) -> dict[str, str]:
     return out
 
 
+def _decide(kind: str, replies: list[fp.Reply], server: fb.Server | None = None, images: int = 1,
+            **options: Any) -> tuple[Any, fp.FakeProvider, Any, list[float]]:
+    """(decision or the error raised, the provider, the backend, the waits) of one backend turn."""
+    protocol.forget()
+    sleeps: list[float] = []
+    model = "openai/local-model" if kind == "openai" and server is not None and server.flavour != "openai" else None
+    with fp.FakeProvider(kind, replies, server=server, model=model) as p:
+        b = backend(p, sleeps, **options)
+        try:
+            outcome: Any = b.decide(history(images), TOOLS, False)
+        except madqa.BackendError as exc:
+            outcome = exc
+    return outcome, p, b, sleeps
+
+
+def _limit(kind: str, server: fb.Server, images: int = 1) -> str:
+    outcome, p, b, _ = _decide(kind, [], server, images)
+    if not isinstance(outcome, madqa.ServerLimitError):
+        return f"FAIL: {outcome!r}"[:120]
+    value = f", {outcome.value}" if outcome.value is not None else ""
+    vision = "; supports_vision now False" if not b.supports_vision else ""
+    return f"ServerLimitError({outcome.limit}{value}) after {len(p.requests)} request{vision}"
+
+
+def behaviours(kind: str) -> dict[str, str]:
+    """How the backend meets each real-world behaviour, as one cell per row."""
+    out: dict[str, str] = {}
+    flavour = "vllm" if kind == "openai" else "openai"  # (the flavour only changes the openai kind's wording)
+    refusing = fb.Server(tools=False, flavour=flavour) if kind != "anthropic" else None
+    if refusing is not None:
+        outcome, p, b, _ = _decide(kind, [fp.json_search("revenue")], refusing)
+        ok = (not isinstance(outcome, Exception) and outcome.tool_calls and len(p.requests) == 2
+              and not sent_tools(p.requests[1]) and not b.supports_tools)
+        out["server refuses tools"] = ("same turn again in the JSON-in-text protocol, searched; learned for the "
+                                       "process" if ok else f"FAIL: {outcome!r}"[:120])
+    else:
+        out["server refuses tools"] = "n/a (every Claude model takes tools)"
+    if kind == "openai":
+        outcome, p, b, _ = _decide(kind, [fp.json_search("revenue")], fb.Server(tools=False, flavour="llamacpp"))
+        out["llama.cpp without --jinja"] = ("text protocol, same turn, 2 requests" if not isinstance(outcome, Exception)
+                                            and len(p.requests) == 2 else f"FAIL: {outcome!r}"[:120])
+    else:
+        out["llama.cpp without --jinja"] = "n/a"
+    if kind == "ollama":
+        outcome, p, b, _ = _decide(kind, [fp.json_search("revenue")], fb.Server(capabilities=("completion", "vision")))
+        out["/api/show lacks tools"] = ("text protocol from the first request (source: server)"
+                                        if not sent_tools(p.requests[0]) else "FAIL: tools sent")
+    else:
+        out["/api/show lacks tools"] = "n/a"
+    out["image-count limit"] = (_limit(kind, fb.Server(max_images=1, flavour=flavour), images=2) if kind != "gemini"
+                                else "n/a (3,000 images per request)")
+    out["text-only model gets images"] = (_limit(kind, fb.Server(vision=False, flavour=flavour))
+                                          if kind in ("openai", "ollama") else "n/a (every model takes images)")
+    out["image too large"] = (_limit(kind, fb.Server(max_image_bytes=1000)) if kind != "ollama"
+                              else "n/a (no documented limit)")
+    out["context exceeded"] = (_limit(kind, fb.Server(context_tokens=100, flavour=flavour)) if kind != "ollama"
+                               else "n/a (Ollama truncates the prompt silently to num_ctx)")
+    outcome, p, _, _ = _decide(kind, [fp.cut(), fp.search("revenue")], max_tokens=300)
+    out["reply cut at max_tokens"] = (f"asked again with max_tokens 600: {outcome.finish_reason}"
+                                      if not isinstance(outcome, Exception) else f"FAIL: {outcome!r}"[:120])
+    outcome, p, _, _ = _decide(kind, [fp.cut(), fp.cut()])
+    out["still cut after the retry"] = (f"finish_reason {outcome.finish_reason} (the loop fails the question)"
+                                        if not isinstance(outcome, Exception) else f"FAIL: {outcome!r}"[:120])
+    if kind != "ollama":
+        outcome, p, _, _ = _decide(kind, [fp.filtered()])
+        notes = [n for n in (outcome.raw.get("notes") or []) if "content filter" in n] if not isinstance(
+            outcome, Exception) else []
+        out["content filter"] = (f"finish_reason {outcome.finish_reason}; {notes[0]}" if notes
+                                 else f"FAIL: {outcome!r}"[:120])
+    else:
+        out["content filter"] = "n/a (Ollama has none)"
+    outcome, p, _, sleeps = _decide(kind, [fp.overloaded(kind)] * 3, overload_delay=0.2, retry_base_delay=0.01)
+    out["overloaded"] = (f"{str(outcome).split(',')[0].split(' at api_base ')[-1]}; "
+                         f"{len(p.requests)} attempts, waits {', '.join(f'{w:.2f}' for w in sleeps)} s "
+                         "(overload_delay 0.2)")[:140]
+    outcome, p, _, _ = _decide(kind, [fp.truncated_body(), fp.search("revenue")])
+    out["200 with a cut-off body"] = ("unreadable reply body, retried, answered" if not isinstance(outcome, Exception)
+                                      and len(p.requests) == 2 else f"FAIL: {outcome!r}"[:120])
+    if kind != "ollama":
+        outcome, p, _, _ = _decide(kind, [fp.text("The revenue was 7.5 million.", usage=False)], images=2)
+        out["no usage in the reply"] = (f"estimated {outcome.usage.total_tokens} tokens, flagged" if not isinstance(
+            outcome, Exception) and outcome.estimated else f"FAIL: {outcome!r}"[:120])
+    else:
+        out["no usage in the reply"] = "litellm counts the text itself (not flagged as an estimate)"
+    shapes = []
+    for name, make in fp.TEXT_REPLY_KINDS.items():
+        outcome, p, _, _ = _decide(kind, [make("revenue")])
+        shapes.append(name if not isinstance(outcome, Exception) and outcome.text and not outcome.tool_calls else
+                      f"{name} FAILED")
+    out["tool calls written as text"] = "reported as text (the loop parses them): " + ", ".join(shapes)
+    protocol.forget()
+    return out
+
+
 def main() -> None:
     env = corpus_env()
     table: dict[str, dict[str, str]] = {}
@@ -94,6 +195,7 @@ def main() -> None:
         cells["full question answered"] = "yes" if row["answer"] == ["62,500"] and not row["error"] else "NO"
         cells["text-only model answered"] = "yes" if text_row["answer"] == ["62,500"] else "NO"
         cells.update(errors(env, kind))
+        cells.update(behaviours(kind))
         table[f"{kind} ({fp.MODELS[kind]})"] = cells
         print(f"{kind} done", file=sys.stderr)
     providers = list(table)

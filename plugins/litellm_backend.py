@@ -22,18 +22,33 @@ box. An unknown key is refused with the list of known ones (``read_backend_optio
   ``completion_kwargs``: a dict of further ``litellm.completion`` arguments (e.g.
   ``{"reasoning_effort": "low"}``); ``drop_params`` (default True: litellm drops parameters the
   model does not take, e.g. temperature for o-series).
-- ``native_tools``, ``vision`` (true / false / auto): override what litellm's model map says. A
-  model without native tool calling gets the JSON-in-text protocol (``supports_tools`` is False);
-  a model without vision gets each page's text instead of its image (the agent's context policy
-  does that). Models litellm does not know (a custom vLLM model) are assumed to support both.
+- ``native_tools``, ``vision`` (true / false / auto): override what is known (plugins/litellm_protocol.py):
+  what this process learned from the server, an Ollama server's ``/api/show`` capabilities, litellm's
+  model map. A model without native tool calling gets the JSON-in-text protocol (``supports_tools``
+  is False); a model without vision gets each page's text instead of its image (the agent's context
+  policy does that). Models nothing is known about (a custom vLLM model) are assumed to support
+  both until the server refuses: a refusal of ``tools`` ("does not support tools", vLLM's '"auto"
+  tool choice requires --enable-auto-tool-choice', llama.cpp's "tools param requires --jinja flag")
+  retries the same turn once in the JSON-in-text protocol and is remembered per (api_base, model)
+  for the life of the process; a refusal of images sets ``supports_vision`` False and raises
+  ``madqa.ServerLimitError("vision")`` for the loop to resend the turn as text.
 - ``force_tool_choice``: how the last step forces ``submit_answer``: ``"named"`` (default, the
   function by name), ``"required"``, or ``"none"`` (send no tool_choice).
 - ``max_attempts`` (default 3; or ``max_retries`` = attempts - 1), ``retry_base_delay`` (1 s),
-  ``retry_max_delay`` (30 s), ``sleep`` (a callable, for tests): retries with capped exponential
-  backoff and jitter on rate limits, timeouts, connection and 5xx errors; never on
-  authentication errors or bad requests. The last failure raises ``madqa.BackendError``
+  ``retry_max_delay`` (30 s), ``overload_delay`` (5 s: the base delay after an overload, Anthropic's
+  529 or a 503), ``sleep`` (a callable, for tests): retries with capped exponential backoff and
+  jitter on rate limits, timeouts, connection errors, 5xx and reply bodies that are not JSON;
+  never on authentication errors or bad requests; ``Retry-After`` is honoured (up to
+  ``retry_max_delay``). The last failure raises ``madqa.BackendError``
   naming the provider, the kind of error and the provider's own message (keys redacted; none
   for authentication errors, whose text echoes the key).
+- ``max_tokens_ceiling`` (16384): a reply cut off at max_tokens (``finish_reason`` length) is asked
+  again once with twice ``max_tokens`` (4096 when it was not set), at most this many; still cut, the
+  decision says ``length`` and the loop fails the question naming ``backend.max_tokens``.
+- Server limits (too many images, no image input, an image too large, a prompt too long; the
+  wordings in plugins/litellm_limits.py) raise ``madqa.ServerLimitError`` for the loop to send less.
+- A reply without token counts gets an estimate (characters / 4, images by the provider's tile
+  rule) with ``ModelDecision.estimated`` set.
 - Offline mocks through litellm's own client: ``mock_response`` / ``mock_tool_calls`` are
   forwarded on every call; ``mock_responses`` is a list used one item per call: a string (the
   reply text), an exception (raised by litellm, as a provider error would be), a dict
@@ -43,82 +58,42 @@ box. An unknown key is refused with the list of known ones (``read_backend_optio
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import random
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import madqa
+from plugins import litellm_protocol as protocol
 from plugins.litellm_errors import Failure, classify
-from plugins.litellm_messages import as_plain_text, content_text, read_arguments, search_request, without_images
+from plugins.litellm_import import import_litellm
+from plugins.litellm_messages import as_plain_text, without_images
+from plugins.litellm_options import (
+    DEFAULTS,
+    LENGTH_RETRY_TOKENS,
+    PLACEHOLDER_KEY,
+    Secret,
+    attempts,
+    flag,
+    mock_kwargs,
+    positive,
+    read_backend_options,
+)
+from plugins.litellm_replies import read_reply
 
 log = logging.getLogger("madqa.litellm")
-
-DEFAULT_ATTEMPTS = 3
-DEFAULT_TIMEOUT_S = 120.0
-PLACEHOLDER_KEY = "none"  # sent to an OpenAI-compatible api_base when no key is given
-WHO = "backend litellm"
-# Options a user sets (``[options.backend]``, ``--set backend.KEY=VALUE``, the web app's options box),
-# with their defaults; None means "not sent" / "ask litellm's model map".
-DEFAULTS: dict[str, Any] = {
-    "api_base": None, "api_key_env": None, "temperature": None, "timeout": DEFAULT_TIMEOUT_S, "max_tokens": None,
-    "completion_kwargs": None, "drop_params": True, "native_tools": None, "vision": None,
-    "force_tool_choice": "named", "max_attempts": None, "max_retries": None, "retry_base_delay": 1.0,
-    "retry_max_delay": 30.0, "mock_response": None, "mock_tool_calls": None, "mock_responses": None,
-}
-# Given by the program, not by a user: the key from the CLI or a web session, the corpus (for
-# backends that read page text), a sleep function for tests.
-INTERNAL = {"api_key": None, "corpus": None, "sleep": None}
+__all__ = ["DEFAULTS", "LiteLLMBackend", "import_litellm", "read_backend_options"]
 
 
-def read_backend_options(options: dict[str, Any] | None) -> dict[str, Any]:
-    """The backend's options with defaults; an unknown key raises PluginError listing the known ones."""
-    given = dict(options or {})
-    internal = {k: given.pop(k) for k in list(given) if k in INTERNAL}
-    for name in ("vision", "native_tools"):  # yes/no/auto, also as text from a form
-        if name in given:
-            given[name] = _flag(given, name)
-    return {**madqa.read_options(given, DEFAULTS, WHO), **internal}
+class _ToolsRefused(Exception):
+    """The server refused the ``tools`` parameter (internal: decide() retries in the text protocol)."""
 
-
-def _import_litellm() -> Any:
-    """litellm, imported on first use (it takes seconds), quiet and offline-friendly.
-
-    Without LITELLM_LOCAL_MODEL_COST_MAP litellm fetches its model/cost map from GitHub at import,
-    retrying for seconds when offline; the map bundled with the installed version is used instead
-    unless the variable is already set.
-    """
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import litellm
-
-    litellm.suppress_debug_info = True  # no "Give Feedback / Get Help" prints
-    return litellm
-
-
-class _Secret:
-    """Holds a key so that printing, repr() or vars() of its holder never shows it."""
-
-    __slots__ = ("_value",)
-
-    def __init__(self, value: str | None) -> None:
-        self._value = value or None
-
-    def reveal(self) -> str | None:
-        return self._value
-
-    def __bool__(self) -> bool:
-        return self._value is not None
-
-    def __repr__(self) -> str:
-        return "<hidden>" if self._value else "<none>"
-
-    __str__ = __repr__
-
-    def __reduce__(self) -> Any:  # never pickled along with a backend
-        raise TypeError("a secret cannot be pickled")
+    def __init__(self, failure: Failure) -> None:
+        super().__init__(failure.detail or failure.kind)
+        self.failure = failure
 
 
 class LiteLLMBackend:
@@ -128,7 +103,7 @@ class LiteLLMBackend:
         options = read_backend_options(options)
         if not isinstance(model, str) or not model.strip():
             raise madqa.SettingsError("the litellm backend needs a model, e.g. openai/gpt-4o-mini")
-        self._litellm = _import_litellm()
+        self._litellm = import_litellm()
         self.model = model.strip()
         key = options.get("api_key")
         if key is None and options.get("api_key_env"):
@@ -136,7 +111,7 @@ class LiteLLMBackend:
             if key is None:
                 raise madqa.SettingsError(f"litellm option api_key_env names {options['api_key_env']!r}, "
                                           "which is not set in the environment")
-        self._api_key = _Secret(key)
+        self._api_key = Secret(key)
         self.api_base: str | None = options.get("api_base") or None
         self.provider = self._provider()
         self.who = f"the {self.provider} server at api_base" if self.api_base else self.provider  # in errors
@@ -145,13 +120,11 @@ class LiteLLMBackend:
         self.placeholder_key = (not self._api_key and bool(self.api_base) and self.provider == "openai"
                                 and not os.environ.get("OPENAI_API_KEY"))
         if self.placeholder_key:
-            self._api_key = _Secret(PLACEHOLDER_KEY)
+            self._api_key = Secret(PLACEHOLDER_KEY)
         self.temperature = options.get("temperature")
-        self.timeout = _positive(options, "timeout")
-        self.max_tokens = options.get("max_tokens")
-        if self.max_tokens is not None and (not isinstance(self.max_tokens, int) or isinstance(self.max_tokens, bool)
-                                            or self.max_tokens < 1):
-            raise madqa.SettingsError(f"litellm option max_tokens must be a whole number >= 1, not {self.max_tokens!r}")
+        self.timeout = positive(options, "timeout")
+        self.max_tokens = self._whole_option(options, "max_tokens")
+        self.max_tokens_ceiling = self._whole_option(options, "max_tokens_ceiling")
         self.drop_params = bool(options.get("drop_params", True))
         extra = options.get("completion_kwargs") or {}
         if not isinstance(extra, dict):
@@ -164,19 +137,22 @@ class LiteLLMBackend:
         if self.force_tool_choice not in ("named", "required", "none"):
             raise madqa.SettingsError("litellm option force_tool_choice must be named, required or none, "
                                       f"not {self.force_tool_choice!r}")
-        self.max_attempts = _attempts(options)
-        self.retry_base_delay = _positive(options, "retry_base_delay", zero=True)
-        self.retry_max_delay = _positive(options, "retry_max_delay", zero=True)
+        self.max_attempts = attempts(options)
+        self.retry_base_delay = positive(options, "retry_base_delay", zero=True)
+        self.retry_max_delay = positive(options, "retry_max_delay", zero=True)
+        self.overload_delay = positive(options, "overload_delay", zero=True)
         self._sleep: Callable[[float], Any] = options.get("sleep") or time.sleep
         self._rng = random.Random()
         self._mock_each = {k: options[k] for k in ("mock_response", "mock_tool_calls") if options.get(k) is not None}
         self._mock_queue: list[Any] | None = (list(options["mock_responses"])
                                               if options.get("mock_responses") is not None else None)
         self._calls = 0
-        self._caps = self._capabilities(_flag(options, "native_tools"), _flag(options, "vision"))
+        self._options = {"tools": flag(options, "native_tools"), "vision": flag(options, "vision")}
+        self._caps = self._capabilities(self._options["tools"], self._options["vision"])
         self.supports_tools: bool = self._caps["native_tools"]
         self.supports_vision: bool = self._caps["vision"]
-        level = logging.WARNING if self._caps["missing"] else logging.INFO
+        guessed = self._caps["protocol_source"] in ("assumed", "learned") or not self.supports_tools
+        level = logging.WARNING if self._caps["missing"] or guessed else logging.INFO
         log.log(level, "%s", self._caps["message"])
 
     def __repr__(self) -> str:
@@ -191,7 +167,10 @@ class LiteLLMBackend:
 
         ``known``: litellm's model map has the model; ``litellm_function_calling`` and
         ``litellm_vision``: what litellm says (None when it does not know the model);
-        ``native_tools`` and ``vision``: what this backend does (options override litellm);
+        ``server_capabilities``: an Ollama server's /api/show list (None when not asked or not said);
+        ``native_tools`` and ``vision``: what this backend does now; ``protocol`` ("native" or
+        "text") with ``protocol_source`` (option, learned, server, model map, assumed) and
+        ``protocol_reason``, and ``vision_source`` / ``vision_reason`` likewise;
         ``missing``: among "tools", "vision", "api_key"; ``missing_keys``: the environment
         variables litellm looks for when no key was found (names only); ``message``: one line.
         """
@@ -221,26 +200,29 @@ class LiteLLMBackend:
         except Exception:
             return None
 
-    def _capabilities(self, native_tools: Any, vision: Any) -> dict[str, Any]:
+    def _capabilities(self, native_tools: bool | None, vision: bool | None) -> dict[str, Any]:
         known = self._known()
         said = {name: (self._supports(f"supports_{name}") if known else None)
                 for name in ("function_calling", "vision")}
-        tools_used = bool(native_tools) if native_tools is not None else said["function_calling"] is not False
-        vision_used = bool(vision) if vision is not None else said["vision"] is not False
+        server_caps = None
+        if self.provider in protocol.OLLAMA_PROVIDERS and (native_tools is None or vision is None) \
+                and not self._mocked():
+            server_caps = protocol.ollama_capabilities(self.api_base, self.model)
+        tools = protocol.choose("tools", native_tools, self.api_base, self.model, server_caps,
+                                said["function_calling"])
+        sees = protocol.choose("vision", vision, self.api_base, self.model, server_caps, said["vision"])
         missing: list[str] = []
         lines: list[str] = []
-        if not known and (native_tools is None or vision is None):
+        if tools.source == "assumed" or sees.source == "assumed":
             lines.append(f"litellm does not know model {self.model}: assuming it accepts images and tool "
-                         "calls (set the options vision / native_tools to false if it does not)")
-        if not vision_used:
+                         "calls until the server refuses them (or set the options vision / native_tools)")
+        if not sees.value:
             missing.append("vision")
-            why = "option vision=false" if vision is not None else "litellm's model map"
-            lines.append(f"model {self.model} does not accept images ({why}): it gets each page's text "
+            lines.append(f"model {self.model} does not accept images ({sees.reason}): it gets each page's text "
                          "instead of its image")
-        if not tools_used:
+        if not tools.value:
             missing.append("tools")
-            why = "option native_tools=false" if native_tools is not None else "litellm's model map"
-            lines.append(f"model {self.model} has no native tool calling ({why}): it gets a JSON-in-text "
+            lines.append(f"model {self.model} has no native tool calling ({tools.reason}): it gets a JSON-in-text "
                          "protocol instead")
         if self.placeholder_key:
             lines.append("no API key given for the server at api_base: sending a placeholder key (set "
@@ -250,11 +232,47 @@ class LiteLLMBackend:
             missing.append("api_key")
             lines.append(f"no API key for {self.provider}: {self._key_hint(missing_keys)}")
         if not lines:
-            lines.append(f"model {self.model} ({self.provider}): accepts images and tool calls")
+            lines.append(f"model {self.model} ({self.provider}): accepts images and native tool calls "
+                         f"({tools.reason})")
         return {"model": self.model, "provider": self.provider, "known": known,
                 "litellm_function_calling": said["function_calling"], "litellm_vision": said["vision"],
-                "native_tools": tools_used, "vision": vision_used, "missing": missing,
+                "server_capabilities": server_caps, "native_tools": tools.value, "vision": sees.value,
+                **protocol.describe(self.model, tools, sees), "missing": missing,
                 "missing_keys": missing_keys, "message": "; ".join(lines)}
+
+    def _adopt_learned(self) -> None:
+        """Take up what any backend of this (api_base, model) learned since (another thread's refusal);
+        an explicit option always wins."""
+        for capability, (value, reason) in protocol.learned(self.api_base, self.model).items():
+            now = self.supports_tools if capability == "tools" else self.supports_vision
+            if self._options.get(capability) is None and now != value:
+                self._learn(capability, value, reason, here=False)
+
+    def _learn(self, capability: str, value: bool, reason: str, here: bool) -> None:
+        """Use what the server said about ``capability`` ("tools" or "vision") from now on; ``here``:
+        this backend saw the refusal (it is remembered for the process and said at WARNING)."""
+        if here:
+            protocol.learn(self.api_base, self.model, capability, value, reason)
+        said = f"the server said: {reason}"
+        if capability == "tools":
+            self.supports_tools = value
+            self._caps.update(native_tools=value, protocol="native" if value else "text", protocol_source="learned",
+                              protocol_reason=said)
+            line = f"model {self.model} now gets the JSON-in-text protocol ({said})"
+        else:
+            self.supports_vision = value
+            self._caps.update(vision=value, vision_source="learned", vision_reason=said)
+            line = f"model {self.model} now gets each page's text instead of its image ({said})"
+        if not value and capability not in self._caps["missing"]:
+            self._caps["missing"] = [*self._caps["missing"], capability]
+        self._caps["message"] = f"{self._caps['message']}; {line}"
+        if here and capability == "tools":
+            log.warning("%s refused tool calls (%s): model %s now gets the JSON-in-text protocol, for the rest "
+                        "of this process (set backend.native_tools=false to skip the first refusal)",
+                        self.who, reason, self.model)
+        elif here:
+            log.warning("%s refused page images (%s): model %s now gets each page's text, for the rest of this "
+                        "process (set backend.vision=false to skip the first refusal)", self.who, reason, self.model)
 
     def _missing_keys(self) -> list[str]:
         try:
@@ -278,6 +296,46 @@ class LiteLLMBackend:
     def decide(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
                force_answer: bool) -> madqa.ModelDecision:
         self._calls += 1
+        self._adopt_learned()
+        notes: list[str] = []
+        try:
+            request, response = self._turn(messages, tools, force_answer, self.max_tokens)
+        except _ToolsRefused as refused:  # the same turn again, once, in the JSON-in-text protocol
+            reason = refused.failure.detail or refused.failure.kind
+            self._learn("tools", False, reason, here=True)
+            notes.append(f"the server refused tool calls ({reason}); this turn was sent again in the JSON-in-text "
+                         "protocol")
+            try:
+                request, response = self._turn(messages, tools, force_answer, self.max_tokens)
+            except _ToolsRefused as again:
+                raise madqa.BackendError(f"{again.failure.provider} {again.failure.kind}: {again}") from None
+        decision = self._decision(request, response, force_answer, notes)
+        bigger = self._bigger_max_tokens()
+        if decision.finish_reason == "length" and bigger is not None:
+            cut_usage, cut_cost, estimated = decision.usage, decision.cost_usd, decision.estimated
+            cut = f"the reply was cut off at max_tokens={self.max_tokens or 'the server default'}"
+            notes.append(f"{cut}; asked again with max_tokens={bigger}")
+            try:
+                request, response = self._turn(messages, tools, force_answer, bigger)
+            except madqa.BackendError as exc:  # e.g. a server whose context cannot hold the larger reply
+                return replace(decision, raw={**decision.raw, "notes": [
+                    *(decision.raw.get("notes") or []), f"{cut}; asking again with max_tokens={bigger} failed: {exc}"]})
+            again = self._decision(request, response, force_answer, notes)
+            cost = None if cut_cost is None and again.cost_usd is None else (cut_cost or 0.0) + (again.cost_usd or 0.0)
+            decision = madqa.ModelDecision(again.text, again.tool_calls, again.answer, cut_usage + again.usage, cost,
+                                           again.raw, again.finish_reason, estimated or again.estimated)
+        return decision
+
+    def _bigger_max_tokens(self) -> int | None:
+        """The max_tokens of the one retry after a reply cut off at max_tokens; None: no retry."""
+        ceiling = self.max_tokens_ceiling or 0
+        wanted = 2 * self.max_tokens if self.max_tokens else LENGTH_RETRY_TOKENS
+        bigger = min(wanted, ceiling)
+        return bigger if bigger > (self.max_tokens or 0) else None
+
+    def _turn(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], force_answer: bool,
+              max_tokens: int | None) -> tuple[dict[str, Any], Any]:
+        """(the request, litellm's response) of one turn in the protocol in use now."""
         request: dict[str, Any] = {"model": self.model, "num_retries": 0, "drop_params": self.drop_params}
         if self.supports_tools:
             request["messages"] = messages if self.supports_vision else without_images(messages)
@@ -288,14 +346,13 @@ class LiteLLMBackend:
                 request["tool_choice"] = ({"type": "function", "function": {"name": forced}}
                                           if self.force_tool_choice == "named" else "required")
         else:
-            request["messages"] = as_plain_text(messages, force_answer, self.supports_vision)
+            request["messages"] = as_plain_text(messages, force_answer, self.supports_vision, bool(tools))
         for name, value in (("temperature", self.temperature), ("timeout", self.timeout),
-                            ("max_tokens", self.max_tokens), ("api_base", self.api_base)):
+                            ("max_tokens", max_tokens), ("api_base", self.api_base)):
             if value is not None:
                 request[name] = value
         request.update(self._extra)
-        response = self._complete(request)
-        return self._decision(response, force_answer)
+        return request, self._complete(request)
 
     def _complete(self, request: dict[str, Any]) -> Any:
         failure: Failure | None = None
@@ -313,9 +370,11 @@ class LiteLLMBackend:
                     failure = Failure(f"call failed ({type(exc).__name__})", False, self.who)
             finally:
                 kwargs.clear()
+            if failure.tools_refused and "tools" in request:
+                raise _ToolsRefused(failure)
             if not failure.retryable or attempt == self.max_attempts:
                 break
-            delay = self._delay(attempt, failure.retry_after)
+            delay = self._delay(attempt, failure.retry_after, failure.overloaded)
             log.warning("%s %s; retrying in %.1f s (attempt %d of %d)", failure.provider, failure.kind, delay,
                         attempt, self.max_attempts)
             self._sleep(delay)
@@ -327,10 +386,15 @@ class LiteLLMBackend:
             message += f": {failure.detail}"
         if failure.kind.startswith("found no API key"):
             message += f": {self._key_hint(self._missing_keys())}"
+        if failure.limit is not None:
+            if failure.limit.limit == "vision":  # learned: the loop resends the turn as page text
+                self._learn("vision", False, failure.detail or failure.kind, here=True)
+            raise madqa.ServerLimitError(message, failure.limit.limit, failure.limit.value)
         raise madqa.BackendError(message)  # raised outside the except: no chained provider exception
 
-    def _delay(self, attempt: int, retry_after: float | None) -> float:
-        ceiling = min(self.retry_max_delay, self.retry_base_delay * 2 ** (attempt - 1))
+    def _delay(self, attempt: int, retry_after: float | None, overloaded: bool = False) -> float:
+        base = max(self.retry_base_delay, self.overload_delay) if overloaded else self.retry_base_delay
+        ceiling = min(self.retry_max_delay, base * 2 ** (attempt - 1))
         delay = ceiling / 2 + self._rng.uniform(0, ceiling / 2)  # "equal jitter"
         if retry_after is not None:
             delay = max(delay, min(retry_after, self.retry_max_delay))
@@ -341,41 +405,12 @@ class LiteLLMBackend:
             return dict(self._mock_each)
         if not self._mock_queue:
             raise madqa.BackendError("litellm mock responses ran out")
-        return {**self._mock_each, **_mock_kwargs(self._mock_queue.pop(0))}
+        return {**self._mock_each, **mock_kwargs(self._mock_queue.pop(0))}
 
-    def _decision(self, response: Any, force_answer: bool) -> madqa.ModelDecision:
-        notes: list[str] = []
-        choices = getattr(response, "choices", None) or []
-        message = getattr(choices[0], "message", None) if choices else None
-        finish_reason = getattr(choices[0], "finish_reason", None) if choices else None
-        if message is None:
-            notes.append("the model returned no message")
-        text = content_text(getattr(message, "content", None)) if message is not None else None
-        calls: list[madqa.ToolCall] = []
-        for n, call in enumerate(getattr(message, "tool_calls", None) or []):
-            function = getattr(call, "function", None)
-            name = str(getattr(function, "name", "") or "")
-            arguments, note, error = read_arguments(getattr(function, "arguments", None))
-            if note:
-                notes.append(f"{name or 'tool call'}: {note}")
-            call_id = str(getattr(call, "id", "") or f"call_{self._calls}_{n}")
-            calls.append(madqa.ToolCall(name, {} if error else arguments, call_id, error))
-        if not self.supports_tools and not calls and text:
-            search = search_request(text)
-            if search is not None and force_answer:
-                notes.append(f"the model asked to search on the last step: {text.strip()[:200]}")
-                text = None
-            elif search is not None:
-                calls.append(madqa.ToolCall("search_documents", {"query": search}, f"json_{self._calls}"))
-        usage = getattr(response, "usage", None)
-        prompt = _int(getattr(usage, "prompt_tokens", 0))
-        completion = _int(getattr(usage, "completion_tokens", 0))
-        raw: dict[str, Any] = {"finish_reason": finish_reason, "model": str(getattr(response, "model", "") or ""),
-                               "provider": self.provider}
-        if notes:
-            raw["notes"] = notes
-        return madqa.ModelDecision(text=text, tool_calls=tuple(calls), usage=madqa.Usage(prompt, completion),
-                                   cost_usd=self._cost(response), raw=raw)
+    def _decision(self, request: dict[str, Any], response: Any, force_answer: bool,
+                  notes: list[str]) -> madqa.ModelDecision:
+        return read_reply(response, request, notes, provider=self.provider, text_protocol=not self.supports_tools,
+                          force_answer=force_answer, call_no=self._calls, cost=self._cost(response))
 
     def _cost(self, response: Any) -> float | None:
         try:
@@ -384,73 +419,12 @@ class LiteLLMBackend:
             return None
         return float(cost) if isinstance(cost, (int, float)) else None
 
-
-# --- options ---------------------------------------------------------------------------------
-
-
-def _flag(options: dict[str, Any], name: str) -> bool | None:
-    """A yes/no option (a bool, or text such as "false" from a form); None when not given."""
-    value = options.get(name)
-    if value is None or isinstance(value, bool):
+    @staticmethod
+    def _whole_option(options: dict[str, Any], name: str) -> int | None:
+        value = options.get(name)
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+            raise madqa.SettingsError(f"litellm option {name} must be a whole number >= 1, not {value!r}")
         return value
-    text = str(value).strip().lower()
-    if text in ("1", "true", "yes", "on"):
-        return True
-    if text in ("0", "false", "no", "off"):
-        return False
-    if text in ("", "auto"):
-        return None
-    raise madqa.SettingsError(f"litellm option {name} must be true, false or auto, not {value!r}")
-
-
-def _positive(options: dict[str, Any], name: str, zero: bool = False) -> float:
-    value = options.get(name)
-    if value is None:
-        return float(DEFAULTS[name])
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or (value == 0 and not zero):
-        raise madqa.SettingsError(f"litellm option {name} must be a number of seconds "
-                                  f"{'>= 0' if zero else '> 0'}, not {value!r}")
-    return float(value)
-
-
-def _attempts(options: dict[str, Any]) -> int:
-    if options.get("max_attempts") is not None:
-        value, name = options["max_attempts"], "max_attempts"
-    elif options.get("max_retries") is not None:
-        value, name = options["max_retries"], "max_retries"
-        value = value + 1 if isinstance(value, int) and not isinstance(value, bool) else value
-    else:
-        return DEFAULT_ATTEMPTS
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise madqa.SettingsError(f"litellm option {name} must be a whole number (attempts at least 1)")
-    return value
-
-
-# --- mocks -----------------------------------------------------------------------------------
-
-
-def _mock_kwargs(item: Any) -> dict[str, Any]:
-    """litellm mock arguments for one scripted reply (see the module docstring)."""
-    if isinstance(item, (str, BaseException)):
-        return {"mock_response": item}
-    if isinstance(item, dict) and "tool_calls" in item:
-        calls = []
-        for n, call in enumerate(item["tool_calls"]):
-            arguments = call.get("arguments", {})
-            calls.append({"id": call.get("id") or f"mock_call_{n}", "type": "function",
-                          "function": {"name": call["name"], "arguments": arguments if isinstance(arguments, str)
-                                       else json.dumps(arguments)}})
-        return {"mock_response": item.get("content", ""), "mock_tool_calls": calls}
-    if isinstance(item, dict) and {"mock_response", "mock_tool_calls"} & set(item):
-        return {k: item[k] for k in ("mock_response", "mock_tool_calls") if k in item}
-    raise madqa.SettingsError(f"cannot use {type(item).__name__} as a litellm mock response")
-
-
-def _int(value: Any) -> int:
-    try:
-        return max(0, int(value or 0))
-    except (TypeError, ValueError):
-        return 0
 
 
 def _factory(model: str, options: dict[str, Any]) -> LiteLLMBackend:

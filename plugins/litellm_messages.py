@@ -10,6 +10,12 @@ from typing import Any
 import madqa
 
 NO_VISION_NOTE = "[page image omitted: this model does not accept images]"
+# The JSON-in-text protocol's instructions, the same words as madqa.agent.JSON_PROTOCOL (which the loop
+# appends to the system prompt when a run starts without native tools). The backend may switch to this
+# protocol mid-run (a server that refused ``tools``), so it adds them itself when they are missing.
+JSON_PROTOCOL = """
+You cannot call tools directly. To search, reply with only {"search": "<query>"}. To answer, reply with only {"answer": ["..."], "citations": [{"file": "...", "page": 1, "quote": "..."}]}."""
+PROTOCOL_MARK = '{"search": "<query>"}'
 
 
 # --- messages for a model without native tools -----------------------------------------------
@@ -28,12 +34,17 @@ def without_images(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def as_plain_text(messages: list[dict[str, Any]], force_answer: bool, vision: bool) -> list[dict[str, Any]]:
+def as_plain_text(messages: list[dict[str, Any]], force_answer: bool, vision: bool,
+                  with_protocol: bool = True) -> list[dict[str, Any]]:
     """History without tool calls or tool messages, for a model that has no tools.
 
     Assistant tool calls become the JSON the model is asked to write; tool results become user
-    text; consecutive user messages are merged (some providers want alternating roles).
+    text; consecutive user messages are merged (some providers want alternating roles). With
+    ``with_protocol`` (the turn offers tools), the system message carries the JSON-in-text
+    instructions (added when not already there).
     """
+    if with_protocol:
+        messages = with_json_protocol(messages)
     names: dict[str, str] = {}
     out: list[dict[str, Any]] = []
     for m in messages if vision else without_images(messages):
@@ -54,6 +65,23 @@ def as_plain_text(messages: list[dict[str, Any]], force_answer: bool, vision: bo
         _append_user(out, 'This is the last step: answer now. Reply with only {"answer": ["..."], '
                           '"citations": [{"file": "...", "page": 1}]}.')
     return out
+
+
+def with_json_protocol(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages with the JSON-in-text instructions in the system message (a copy; unchanged when
+    they are there already)."""
+    if any(PROTOCOL_MARK in (content_text(m.get("content")) or "") for m in messages if m.get("role") == "system"):
+        return messages
+    out = list(messages)
+    for n, m in enumerate(out):
+        if m.get("role") == "system":
+            content = m.get("content")
+            if isinstance(content, list):
+                out[n] = {**m, "content": [*content, {"type": "text", "text": JSON_PROTOCOL.strip()}]}
+            else:
+                out[n] = {**m, "content": f"{content or ''}{JSON_PROTOCOL}"}
+            return out
+    return [{"role": "system", "content": JSON_PROTOCOL.strip()}, *out]
 
 
 def _call_as_json(call: dict[str, Any]) -> str:

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests import fake_behaviours as fb
+
 KINDS = ("openai", "anthropic", "gemini", "ollama")
 MODELS = {"openai": "openai/gpt-4o", "anthropic": "anthropic/claude-sonnet-4-5",
           "gemini": "gemini/gemini-2.5-flash", "ollama": "ollama_chat/qwen2.5vl"}
@@ -44,6 +46,9 @@ class Reply:
     seconds: float = 0.0
     raw_arguments: str = ""
     tool: str = "search_documents"
+    finish: str = "stop"  # stop, length or content_filter, sent in the provider's own shape
+    usage: bool = True  # False: the reply carries no token counts
+    truncated: bool = False  # a 200 whose JSON body is cut off half-way
 
 
 def search(query: str) -> Reply:
@@ -70,6 +75,60 @@ def raw_call(name: str, arguments: str) -> Reply:
     return Reply("raw_call", tool=name, raw_arguments=arguments)
 
 
+def text(value: str, finish: str = "stop", usage: bool = True) -> Reply:
+    """A plain-text reply (the JSON-in-text protocol's, or tool calls a model wrote as text)."""
+    return Reply("text", text=value, finish=finish, usage=usage)
+
+
+def cut(value: str = fb.CUT_TEXT) -> Reply:
+    """A reply cut off by max_tokens (finish reason length, in the provider's shape)."""
+    return Reply("text", text=value, finish="length")
+
+
+def filtered(value: str = "") -> Reply:
+    """A reply withheld or cut by the provider's content filter."""
+    return Reply("text", text=value, finish="content_filter")
+
+
+def truncated_body() -> Reply:
+    """A 200 whose JSON body stops half-way (a proxy or server that died mid-reply)."""
+    return Reply("answer", truncated=True)
+
+
+def overloaded(kind: str) -> Reply:
+    """The provider's overload reply: Anthropic's 529 overloaded_error, the others' 503."""
+    status, message = fb.OVERLOAD[kind]
+    return Reply("error", status=status, text=message)
+
+
+def json_search(query: str) -> Reply:
+    """A search in the JSON-in-text protocol."""
+    return text(json.dumps({"search": query}))
+
+
+def json_answer(values: list[str], citations: list[dict[str, Any]]) -> Reply:
+    """An answer in the JSON-in-text protocol."""
+    return text(json.dumps({"answer": values, "citations": citations}))
+
+
+# Replies of models that write tool calls or answers as text (the loop reads them: madqa/tool_text.py).
+TEXT_REPLY_KINDS = {
+    "bare json": lambda q: text(fb.bare_json_text("search_documents", {"query": q})),
+    "json fence": lambda q: text(fb.fenced_text("search_documents", {"query": q})),
+    "hermes tags": lambda q: text(fb.hermes_text("search_documents", {"query": q})),
+    "mistral [TOOL_CALLS]": lambda q: text(fb.mistral_text("search_documents", {"query": q})),
+    "think block": lambda q: text(fb.think_text(fb.bare_json_text("search_documents", {"query": q}))),
+}
+
+
+def prose_answer(value: str) -> Reply:
+    return text(fb.prose_answer_text(value))
+
+
+def refusal_as_answer() -> Reply:
+    return text(fb.REFUSAL_TEXT)
+
+
 @dataclass
 class Check:
     request: int
@@ -81,11 +140,14 @@ class Check:
 class FakeProvider:
     """A provider's fake on a free 127.0.0.1 port; ``with FakeProvider("anthropic") as p:``."""
 
-    def __init__(self, kind: str, replies: list[Reply] | None = None) -> None:
+    def __init__(self, kind: str, replies: list[Reply] | None = None, server: fb.Server | None = None,
+                 model: str | None = None) -> None:
         if kind not in KINDS:
             raise ValueError(f"unknown provider {kind!r}")
         self.kind = kind
-        self.model = MODELS[kind]
+        self.model = model or MODELS[kind]
+        self.server = server or fb.Server()
+        self.shows = 0  # Ollama /api/show requests
         self.replies: list[Reply] = list(replies or [])
         self.requests: list[dict[str, Any]] = []
         self.checks: list[Check] = []
@@ -106,6 +168,8 @@ class FakeProvider:
                 if status == 0:  # a hang that outlived the client: nothing to send
                     return
                 data = json.dumps(payload).encode()
+                if headers.pop("X-Fake-Truncate", None):
+                    data = data[: len(data) // 2]
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json")
@@ -138,8 +202,9 @@ class FakeProvider:
         return base + "/v1" if self.kind == "openai" else base
 
     def handle(self, path: str, headers: dict[str, str], raw: bytes) -> tuple[int, Any, dict[str, str]]:
-        if self.kind == "ollama" and path == "/api/show":  # litellm asks what the model can do; not a turn
-            return 200, {"capabilities": ["completion", "tools", "vision"], "details": {"family": "qwen25vl"},
+        if self.kind == "ollama" and path == "/api/show":  # what the model can do (litellm, madqa); not a turn
+            self.shows += 1
+            return 200, {"capabilities": list(self.server.capabilities), "details": {"family": "qwen25vl"},
                          "model_info": {"general.architecture": "qwen25vl", "qwen25vl.context_length": 128000}}, {}
         self.times.append(time.monotonic())
         try:
@@ -149,6 +214,10 @@ class FakeProvider:
         index = len(self.requests)
         self.requests.append({"path": path, "headers": headers, "body": body, "bytes": len(raw)})
         self.checks += [Check(index, rule, ok, detail) for rule, ok, detail in self.check(path, body, len(raw))]
+        refused = fb.refusal(self.kind, self.server, body, len(raw), self.model.split("/", 1)[-1]) \
+            if isinstance(body, dict) else None
+        if refused is not None:  # the server's own refusal; the scripted reply waits for the next request
+            return refused[0], refused[1], {}
         reply = self.replies.pop(0) if self.replies else answer([], [])
         if reply.kind == "hang":
             time.sleep(reply.seconds)
@@ -156,7 +225,7 @@ class FakeProvider:
         if reply.kind == "error":
             return reply.status, self.error_body(reply.status, reply.text), reply.headers
         self._calls += 1
-        return 200, self.reply_body(reply, body or {}), {}
+        return 200, self.reply_body(reply, body or {}), {"X-Fake-Truncate": "1"} if reply.truncated else {}
 
     # --- replies in each wire format ----------------------------------------------------------------
 
@@ -172,43 +241,50 @@ class FakeProvider:
         text_only = reply.kind == "text"
         name, arguments = (None, None) if text_only else self._call(reply)
         as_object = arguments if isinstance(arguments, dict) else _object_or_text(arguments)
+        finish = reply.finish if text_only or reply.finish != "stop" else "tool_calls"
         if self.kind == "openai":
             message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
             if not text_only:
                 message["tool_calls"] = [{"id": f"call_{n}", "type": "function", "function": {
                     "name": name, "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments)}}]
-            return {"id": f"chatcmpl-{n}", "object": "chat.completion", "created": 0, "model": "gpt-4o",
-                    "choices": [{"index": 0, "message": message,
-                                 "finish_reason": "stop" if text_only else "tool_calls"}],
-                    "usage": {"prompt_tokens": 1000, "completion_tokens": 20, "total_tokens": 1020}}
+            body: dict[str, Any] = {"id": f"chatcmpl-{n}", "object": "chat.completion", "created": 0,
+                                    "model": "gpt-4o", "choices": [{"index": 0, "message": message,
+                                                                    **fb.finish_fields("openai", finish)}]}
+            if reply.usage:
+                body["usage"] = {"prompt_tokens": 1000, "completion_tokens": 20, "total_tokens": 1020}
+            return body
         if self.kind == "anthropic":
             content = ([{"type": "text", "text": reply.text}] if text_only
                        else [{"type": "tool_use", "id": f"toolu_{n}", "name": name, "input": as_object}])
-            return {"id": f"msg_{n}", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
-                    "content": content, "stop_reason": "end_turn" if text_only else "tool_use",
-                    "stop_sequence": None, "usage": {"input_tokens": 1000, "output_tokens": 20}}
+            stop = fb.finish_fields("anthropic", finish)["stop_reason"] if finish != "tool_calls" else "tool_use"
+            body = {"id": f"msg_{n}", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+                    "content": content if reply.text or not text_only else [], "stop_reason": stop,
+                    "stop_sequence": None}
+            # The Messages API always counts tokens; "no usage" is zeros (as some proxies send)
+            body["usage"] = ({"input_tokens": 1000, "output_tokens": 20} if reply.usage
+                             else {"input_tokens": 0, "output_tokens": 0})
+            return body
         if self.kind == "gemini":
             parts = [{"text": reply.text}] if text_only else [{"functionCall": {"name": name, "args": as_object}}]
-            return {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
-                    "usageMetadata": {"promptTokenCount": 1000, "candidatesTokenCount": 20, "totalTokenCount": 1020},
-                    "modelVersion": "gemini-2.5-flash"}
+            candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0,
+                                         **fb.finish_fields("gemini", finish)}
+            if finish == "content_filter":  # a blocked candidate: no content, the ratings say why
+                candidate = {"finishReason": "SAFETY", "index": 0, "safetyRatings": fb.GEMINI_SAFETY}
+            body = {"candidates": [candidate], "modelVersion": "gemini-2.5-flash",
+                    "usageMetadata": {"promptTokenCount": 1000, "candidatesTokenCount": 20, "totalTokenCount": 1020}
+                    if reply.usage else {}}  # (litellm refuses a reply with no usageMetadata at all)
+            return body
         message = {"role": "assistant", "content": reply.text or ""}
         if not text_only:
             message["tool_calls"] = [{"function": {"name": name, "arguments": as_object}}]
-        return {"model": "qwen2.5vl", "created_at": "2026-01-01T00:00:00Z", "message": message, "done": True,
-                "done_reason": "stop", "prompt_eval_count": 1000, "eval_count": 20}
+        body = {"model": self.model.split("/", 1)[-1], "created_at": "2026-01-01T00:00:00Z", "message": message,
+                "done": True, **fb.finish_fields("ollama", finish)}
+        if reply.usage:
+            body.update(prompt_eval_count=1000, eval_count=20)
+        return body
 
     def error_body(self, status: int, message: str) -> dict[str, Any]:
-        if self.kind == "openai":
-            kind = "rate_limit_error" if status == 429 else "invalid_request_error" if status < 500 else "server_error"
-            return {"error": {"message": message, "type": kind, "param": None, "code": None}}
-        if self.kind == "anthropic":
-            kind = "rate_limit_error" if status == 429 else "invalid_request_error" if status < 500 else "api_error"
-            return {"type": "error", "error": {"type": kind, "message": message}}
-        if self.kind == "gemini":
-            state = {429: "RESOURCE_EXHAUSTED", 400: "INVALID_ARGUMENT"}.get(status, "INTERNAL")
-            return {"error": {"code": status, "message": message, "status": state}}
-        return {"error": message}
+        return fb.error_body(self.kind, self.server.flavour, status, message)
 
     # --- the documented request rules ------------------------------------------------------------
 

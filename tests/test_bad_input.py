@@ -343,7 +343,7 @@ def provider_errors():
         "rate limit": ([make(litellm.RateLimitError)] * 4, "backend: openai rate-limited the request"),
         "timeout": ([make(litellm.Timeout)] * 4, "backend: openai did not answer in time"),
         "5xx": ([make(litellm.InternalServerError)] * 4, "backend: openai failed with a server error"),
-        "unavailable": ([make(litellm.ServiceUnavailableError)] * 4, "backend: openai failed with a server error"),
+        "unavailable": ([make(litellm.ServiceUnavailableError)] * 4, "backend: openai is overloaded or unavailable (HTTP 503)"),
         "bad key": ([make(litellm.AuthenticationError, f"Incorrect API key provided: {SECRET}")],
                     "backend: openai rejected the API key (authentication error)"),
     }

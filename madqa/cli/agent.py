@@ -21,8 +21,9 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
     from madqa.trace import Trace
 
     common.show_index_logs()
-    reg = common.registry(settings)
     config = common.pipeline_config(args, settings)
+    common.fast_exit_for(config)
+    reg = common.registry(settings)
     corpus = common.open_corpus(args, settings, reg)
     agent = Agent(corpus, config, reg, settings, common.backend_options(args))
     trace = Trace(args.question, config, args.id)
@@ -98,6 +99,7 @@ def _run(args: argparse.Namespace, settings: Settings, executor: Any) -> int:
     if not questions:
         print(f"madqa: no usable questions in {source}", file=sys.stderr)
         return 2
+    common.fast_exit_for(*(config for config, _ in _config_outputs(args, settings)))
     reg = common.registry(settings)
     corpus = common.open_corpus(args, settings, reg, check=True)  # damage found before any row is written
     failures = 0

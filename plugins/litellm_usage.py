@@ -1,0 +1,61 @@
+"""Token usage when a server sends none: an estimate, flagged as one (``ModelDecision.estimated``).
+
+Text: characters / 4. Images: the provider's published tile rule (madqa.image_tokens) on each image's
+real pixel size; an image whose size cannot be read counts ``UNKNOWN_IMAGE_TOKENS``. Budgets stay
+bounded (a token budget with no counts would otherwise never be spent); a bill is never taken from here.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+from typing import Any
+
+from madqa.image_tokens import anthropic, gemini, openai_tiles
+
+CHARS_PER_TOKEN = 4
+UNKNOWN_IMAGE_TOKENS = 1000
+RULE_OF = {"anthropic": anthropic, "gemini": gemini, "vertex_ai": gemini}  # else OpenAI's tiles
+
+
+def text_tokens(text: str | None) -> int:
+    return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN if text else 0
+
+
+def image_tokens(url: str, provider: str) -> int:
+    """Tokens of one ``data:`` URL image under ``provider``'s rule."""
+    try:
+        from PIL import Image
+
+        data = base64.b64decode(url.partition("base64,")[2])
+        with Image.open(io.BytesIO(data)) as image:  # reads the header only
+            width, height = image.size
+    except Exception:
+        return UNKNOWN_IMAGE_TOKENS
+    return RULE_OF.get(provider, openai_tiles)(width, height)
+
+
+def prompt_tokens(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, provider: str) -> int:
+    """An estimate of a request's prompt tokens: its text, its tool schemas and its images."""
+    total = text_tokens(json.dumps(tools)) if tools else 0
+    for m in messages:
+        content = m.get("content")
+        if isinstance(content, str):
+            total += text_tokens(content)
+        for part in content if isinstance(content, list) else []:
+            if not isinstance(part, dict):
+                continue
+            if part.get("type") == "image_url":
+                total += image_tokens(str((part.get("image_url") or {}).get("url", "")), provider)
+            else:
+                total += text_tokens(str(part.get("text") or ""))
+        if m.get("tool_calls"):
+            total += text_tokens(json.dumps(m["tool_calls"]))
+    return total
+
+
+def completion_tokens(text: str | None, calls: list[tuple[str, Any]]) -> int:
+    """An estimate of a reply's tokens: its text and its tool calls' names and arguments."""
+    return text_tokens(text) + sum(text_tokens(name) + text_tokens(json.dumps(args, default=str))
+                                   for name, args in calls)
