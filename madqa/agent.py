@@ -30,7 +30,7 @@ from madqa.settings import PipelineConfig, Settings
 from madqa.tool_text import TEXT_PROTOCOL, read_tool_calls, strip_reasoning
 from madqa.types import AnswerStep, ErrorStep, Hit, ModelDecision, ModelStep, PageRef, SearchStep, Step, ToolCall, Usage
 
-JSON_PROTOCOL = TEXT_PROTOCOL  # what a model without native tool calls is told (madqa.tool_text)
+JSON_PROTOCOL = TEXT_PROTOCOL  # the text protocol's instructions: a backend without native tools adds them
 SEEDED_NOTE = "oracle: these are the gold evidence pages, given instead of a search"
 MAX_SHOWN_AGAIN = 5  # pages one show_pages call may ask for
 MAX_RECOVERIES = 4  # times one turn is sent again with less after a server limit
@@ -119,10 +119,8 @@ class Agent:
             tools = [ANSWER_TOOL] if force else [SEARCH_TOOL, SHOW_TOOL, ANSWER_TOOL]
             decision: ModelDecision | None = None
             for attempt in range(MAX_RECOVERIES + 1):
-                native = getattr(self.backend, "supports_tools", True)
                 vision = self.sending.vision and getattr(self.backend, "supports_vision", True)
-                messages = build_messages(system + ("" if native else JSON_PROTOCOL), question, history,
-                                          self.context, vision=vision, cache=cache)
+                messages = build_messages(system, question, history, self.context, vision=vision, cache=cache)
                 started = time.perf_counter()
                 try:
                     decision = self.backend.decide(messages, tools, force)

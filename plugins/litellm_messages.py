@@ -10,11 +10,9 @@ from typing import Any
 import madqa
 
 NO_VISION_NOTE = "[page image omitted: this model does not accept images]"
-# The JSON-in-text protocol's instructions, the same words as madqa.agent.JSON_PROTOCOL (which the loop
-# appends to the system prompt when a run starts without native tools). The backend may switch to this
-# protocol mid-run (a server that refused ``tools``), so it adds them itself when they are missing.
-JSON_PROTOCOL = """
-You cannot call tools directly. To search, reply with only {"search": "<query>"}. To answer, reply with only {"answer": ["..."], "citations": [{"file": "...", "page": 1, "quote": "..."}]}."""
+# The JSON-in-text protocol's instructions (madqa.TEXT_PROTOCOL). The backend may switch to this protocol
+# mid-run (a server that refused ``tools``), so it adds them to the system message itself when missing.
+JSON_PROTOCOL = madqa.TEXT_PROTOCOL
 PROTOCOL_MARK = '{"search": "<query>"}'
 
 
@@ -151,14 +149,3 @@ def read_arguments(raw: Any) -> tuple[dict[str, Any], str | None, str | None]:
         return value, None, None
     return {"_raw": raw}, "arguments were JSON but not an object; kept as _raw", \
         f"the arguments were JSON but not an object: {raw[:200]!r}"
-
-
-def search_request(text: str) -> str | None:
-    """The query of a ``{"search": "..."}`` reply (JSON-in-text protocol), else None."""
-    value = madqa.find_json_object(text)
-    if not isinstance(value, dict) or {"answer", "answers", "citations"} & set(value):
-        return None
-    query = value.get("search", value.get("query"))
-    if isinstance(query, dict):  # {"search": {"query": "..."}}
-        query = query.get("query")
-    return query.strip() if isinstance(query, str) and query.strip() else None

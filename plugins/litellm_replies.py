@@ -7,7 +7,7 @@ from typing import Any
 
 import madqa
 from plugins import litellm_usage as usage_estimate
-from plugins.litellm_messages import content_text, read_arguments, search_request
+from plugins.litellm_messages import content_text, read_arguments
 from plugins.litellm_options import whole
 
 # Provider stop reasons -> the normalised ones (litellm maps most already; these are what may still come)
@@ -37,13 +37,7 @@ def read_reply(response: Any, request: dict[str, Any], notes: list[str], *, prov
             notes.append(f"{name or 'tool call'}: {note}")
         call_id = str(getattr(call, "id", "") or f"call_{call_no}_{n}")
         calls.append(madqa.ToolCall(name, {} if error else arguments, call_id, error))
-    if text_protocol and not calls and text:
-        search = search_request(text)
-        if search is not None and force_answer:
-            notes.append(f"the model asked to search on the last step: {text.strip()[:200]}")
-            text = None
-        elif search is not None:
-            calls.append(madqa.ToolCall("search_documents", {"query": search}, f"json_{call_no}"))
+    # tool calls written as text (the JSON-in-text protocol's, or a model's own shapes) are the loop's to read
     finish = finish_of(finish_reason, choices[0] if choices else None, response, bool(calls), notes)
     usage = getattr(response, "usage", None)
     counted = madqa.Usage(whole(getattr(usage, "prompt_tokens", 0)), whole(getattr(usage, "completion_tokens", 0)))
