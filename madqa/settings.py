@@ -118,6 +118,17 @@ class Settings:
         "help": "seconds between sweeps of expired sessions' upload folders (at least one per session lifetime)"})
     proxy_hops: int = field(default=0, metadata={"env": "MADQA_PROXY_HOPS",
         "help": "reverse proxies in front of the app (a client's address is taken from X-Forwarded-For)"})
+    # --- read by built-in plugins, handed to them by the registry (a factory taking ``settings``) ---------
+    search_timeout_s: float = field(default=5.0, metadata={"env": "MADQA_SEARCH_TIMEOUT_S",
+        "help": "seconds one BM25 search may take before it returns what it found, with a \"partial\" note"})
+    embed_threads: int = field(default=0, metadata={"env": "MADQA_EMBED_THREADS",
+        "help": "threads that embed pages for dense/hybrid, each on one BLAS thread (0: the CPUs this process "
+                "may use, at most 4)"})
+    milvus_uri: str = field(default="", metadata={"env": "MADQA_MILVUS_URI",
+        "help": "a Milvus server every ingest writes the milvus retriever's index to (empty: Milvus Lite, on "
+                "first use)"})
+    milvus_token: str = field(default="", repr=False, metadata={"env": "MADQA_MILVUS_TOKEN", "private": True,
+        "help": "the token for a Milvus server when retriever.token is not given"})
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None, **overrides: Any) -> Settings:
@@ -128,9 +139,9 @@ class Settings:
             raw = env.get(f.metadata["env"])
             if raw is None or raw == "":
                 continue
-            values[f.name] = _convert(f.name, f.type, raw)
+            values[f.name] = _convert(f"{f.metadata['env']} ({f.name})", f.type, raw)
         if "port" not in values and env.get("GRADIO_SERVER_PORT"):
-            values["port"] = _convert("port", "int", env["GRADIO_SERVER_PORT"])
+            values["port"] = _convert("GRADIO_SERVER_PORT (port)", "int", env["GRADIO_SERVER_PORT"])
         values.update({k: v for k, v in overrides.items() if v is not None})
         settings = cls(**values)
         settings.validate()
@@ -153,6 +164,11 @@ class Settings:
             raise SettingsError(f"MADQA_RENDER_MAX_IMAGE_MP must be at least 1, not {self.render_max_image_mp}")
         if self.max_page_chars < 1 or self.max_file_chars < 1:
             raise SettingsError("MADQA_MAX_PAGE_CHARS and MADQA_MAX_FILE_CHARS must be at least 1")
+        if not 0.05 <= self.search_timeout_s <= 600:
+            raise SettingsError(f"MADQA_SEARCH_TIMEOUT_S must be between 0.05 and 600 seconds, not "
+                                f"{self.search_timeout_s}")
+        if not 0 <= self.embed_threads <= 256:
+            raise SettingsError(f"MADQA_EMBED_THREADS must be between 0 (the CPUs) and 256, not {self.embed_threads}")
         if not 1 <= self.port <= 65535:
             raise SettingsError(f"port {self.port} is not a TCP port")
         for name in POSITIVE_SETTINGS:
@@ -186,12 +202,12 @@ def _convert(name: str, type_name: Any, raw: str) -> Any:
             return True
         if lowered in ("0", "false", "no", "off"):
             return False
-        raise SettingsError(f"setting {name} expects true or false, got {raw!r}")
+        raise SettingsError(f"{name} expects true or false, got {raw!r}")
     if type_name == "float":
         try:
             return float(raw)
         except ValueError:
-            raise SettingsError(f"setting {name} expects a number, got {raw!r}") from None
+            raise SettingsError(f"{name} expects a number, got {raw!r}") from None
     try:
         if type_name.startswith("int"):
             return int(raw.replace("_", ""))
@@ -201,7 +217,7 @@ def _convert(name: str, type_name: Any, raw: str) -> Any:
             return Path(raw).expanduser()
     except ValueError:
         kind = "a number" if str(type_name).startswith("float") else "a whole number"
-        raise SettingsError(f"setting {name} expects {kind}, got {raw!r}") from None
+        raise SettingsError(f"{name} expects {kind}, got {raw!r}") from None
     return raw
 
 

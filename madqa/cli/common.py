@@ -14,7 +14,7 @@ from madqa.settings import Settings
 def registry(settings: Settings) -> Any:
     from madqa.plugins import collect, get_plugin_manager
 
-    return collect(get_plugin_manager(settings.plugins_dir))
+    return collect(get_plugin_manager(settings.plugins_dir), settings)
 
 
 def progress_bar(desc: str) -> tuple[Callable[[str, int, int], None], Callable[[], None]]:
