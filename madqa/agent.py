@@ -26,7 +26,7 @@ from madqa.prompts import SYSTEM_PROMPT as SYSTEM_PROMPT  # re-exported: the ben
 from madqa.recovery import Sending, images_in, recover
 from madqa.refusals import is_refusal, refusal_items
 from madqa.render import render_page
-from madqa.settings import PipelineConfig, Settings
+from madqa.settings import PipelineConfig, Settings, image_budget_px
 from madqa.tool_text import TEXT_PROTOCOL, read_tool_calls, strip_reasoning
 from madqa.types import AnswerStep, ErrorStep, Hit, ModelDecision, ModelStep, PageRef, SearchStep, Step, ToolCall, Usage
 
@@ -81,7 +81,8 @@ class Agent:
                 run_key, (backend_options or {}).get("api_base"), getattr(self.backend, "provider", None))
         # what is sent (context policy, image budget, images at all): a server limit met in one
         # question changes it for the rest of the run (madqa.recovery)
-        self.sending = Sending(ContextOptions.from_options(config.part_options("context")), config.image_budget_px)
+        self.sending = Sending(ContextOptions.from_options(config.part_options("context")),
+                               image_budget_px(settings, self.config))
         self.answer_always_present = bool(config.answer_always_present)
         Budget.from_options(config.part_options("budget"))  # bad budget options fail here, not mid-run
 

@@ -22,10 +22,28 @@ def _default_home() -> Path:
     return Path(base) / "madqa"
 
 
-def check_budget(px: int) -> None:
-    """SettingsError unless ``px`` is a sane image budget (pixels per page image)."""
-    if not 10_000 <= px <= 50_000_000:
-        raise SettingsError(f"image budget {px} px is outside 10,000..50,000,000")
+DEFAULT_IMAGE_BUDGET_PX = 1_200_000  # pixels per page image when nothing else says
+
+
+def check_image_budget(px: int, source: str = "image budget") -> None:
+    """SettingsError unless ``px`` is a sane image budget (pixels per page image); ``source`` names where
+    the number came from (``--image-budget``, ``MADQA_IMAGE_BUDGET``), so the message says what it is."""
+    if isinstance(px, bool) or not isinstance(px, int) or not 10_000 <= px <= 50_000_000:
+        raise SettingsError(f"{source} {px!r} is outside 10,000..50,000,000: an image budget is pixels per "
+                            "page image (e.g. 1200000 for 1.2 megapixels)")
+
+
+def image_budget_px(settings: Settings, config: PipelineConfig | None = None, chosen: int | None = None) -> int:
+    """The most pixels of a page image sent to a model or shown, decided here and nowhere else.
+
+    In order: ``chosen`` (the CLI's ``--image-budget`` or the web app's slider), the config's own
+    ``image_budget_px`` (a preset, a TOML file, ``--set``), ``MADQA_IMAGE_BUDGET`` (``settings``), then
+    ``DEFAULT_IMAGE_BUDGET_PX`` (the setting's default)."""
+    if chosen is not None:
+        return chosen
+    if config is not None and config.image_budget_px is not None:
+        return config.image_budget_px
+    return settings.image_budget_px
 
 
 @dataclass(frozen=True)
@@ -44,8 +62,9 @@ class Settings:
     index_retrievers: str = field(default="", metadata={"env": "MADQA_INDEX_RETRIEVERS",
         "help": "retrievers whose indexes ingest writes, comma-separated (default: the BM25 ones; "
                 "add dense to embed at ingest for hybrid)"})
-    image_budget_px: int = field(default=1_200_000, metadata={"env": "MADQA_IMAGE_BUDGET",
-        "help": "most pixels (width x height) of a page image sent to a model"})
+    image_budget_px: int = field(default=DEFAULT_IMAGE_BUDGET_PX, metadata={"env": "MADQA_IMAGE_BUDGET",
+        "help": "most pixels (width x height) of a page image sent to a model, unless a config, the CLI's "
+                "--image-budget or the web app's slider says otherwise"})
     image_format: str = field(default="png", metadata={"env": "MADQA_IMAGE_FORMAT",
         "help": "png, jpeg or webp"})
     cache_size_mb: int = field(default=2048, metadata={"env": "MADQA_CACHE_MB",
@@ -152,7 +171,7 @@ class Settings:
             raise SettingsError(f"ocr must be auto, always or never, not {self.ocr!r}")
         if self.image_format not in ("png", "jpeg", "webp"):
             raise SettingsError(f"image format must be png, jpeg or webp, not {self.image_format!r}")
-        check_budget(self.image_budget_px)
+        check_image_budget(self.image_budget_px, "MADQA_IMAGE_BUDGET")
         if not 128 <= self.pdf_memory_mb <= 1_000_000:
             raise SettingsError(f"MADQA_PDF_MEMORY_MB must be between 128 and 1,000,000, not {self.pdf_memory_mb}")
         if not 0.1 <= self.pdf_timeout_s <= 86_400:
@@ -234,7 +253,7 @@ class PipelineConfig:
     query_strategy: str = "passthrough"
     top_k: int = 5
     max_steps: int = 10
-    image_budget_px: int = 1_200_000
+    image_budget_px: int | None = None  # None: MADQA_IMAGE_BUDGET decides (``image_budget_px()``)
     temperature: float | None = None
     # The benchmark's closed world ("the answer is definitely in the documents"); False (the default for
     # people's own PDFs) lets the model answer that the documents do not hold the answer.
@@ -260,7 +279,8 @@ class PipelineConfig:
             raise SettingsError(f"top_k must be between 1 and 50, not {self.top_k}")
         if not 1 <= self.max_steps <= 100:
             raise SettingsError(f"max_steps must be between 1 and 100, not {self.max_steps}")
-        check_budget(self.image_budget_px)
+        if self.image_budget_px is not None:
+            check_image_budget(self.image_budget_px, "the config's image_budget_px")
         if not isinstance(self.answer_always_present, bool):
             raise SettingsError(f"answer_always_present must be true or false, not {self.answer_always_present!r}")
         return self

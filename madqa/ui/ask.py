@@ -241,7 +241,7 @@ def build_ask_tab(ctx: AppContext) -> None:
             send_after_first_paint(hints)
             panel: ConfigPanel = build_config_panel(ctx.configs, ctx.registry, ctx.default_config,
                                                     "Settings: config, model, retrieval", backends=ctx.backends,
-                                                    elem_id="ask-config")
+                                                    elem_id="ask-config", settings=ctx.settings)
         with gr.Column(scale=2) as side:  # empty until there is a page: drawn just after the first paint
             # galleries (and their titles) stay out of the first paint (their code is a good part of the page's
             # weight, each block drawn costs it) until a question starts
@@ -264,7 +264,7 @@ def build_ask_tab(ctx: AppContext) -> None:
         if not text:
             raise shown_error("Type a question first.")
         check_question_length(text)
-        config, options = resolve_config(ctx.configs, values, ctx.policy)
+        config, options = resolve_config(ctx.configs, values, ctx.policy, settings=ctx.settings)
         with ctx.job_slot(session, request) as keys:
             yield from answer(text, history, config, options, session, keys)
 

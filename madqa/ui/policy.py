@@ -198,7 +198,7 @@ class WebPolicy:
     def check_server_key_config(self, config: PipelineConfig) -> None:
         """Refused when a config would make one question on the server's keys unusually large."""
         for name, most in SERVER_KEY_LIMITS.items():
-            if getattr(config, name) > most:
+            if getattr(config, name) is not None and getattr(config, name) > most:  # None: the operator's setting
                 raise Refused(f"{name} {getattr(config, name):,} is above {most:,}, the most the web app allows on "
                               "the server's keys (give your own API key for more)")
 
