@@ -91,17 +91,19 @@ class Agent:
         return self.sending.context
 
     def run(self, question: str, first_hits: Sequence[Hit] | None = None,
-            budget: Budget | None = None) -> Iterator[Step]:
+            budget: Budget | Sequence[Budget] | None = None) -> Iterator[Step]:
         """Yield each step as it happens; the last one is always an AnswerStep: an answer, a refusal, or
         a failure (``failure`` set: the model or a plugin failed, or no answer could be read).
 
         ``first_hits`` (e.g. the gold evidence pages, for the oracle condition) are what the first
         search returns, all of them and whatever its query; later searches use the retriever.
-        ``budget`` (e.g. a web session's) is charged beside the question's own from the config."""
+        ``budget`` (the CLI's run, a web visitor's day on the server's keys: one or several) is charged
+        beside the question's own from the config; a spent one forces the answer, never raises."""
         question = clean_text(question)  # a lone surrogate could be neither sent, shown nor saved
         cache = self.context.marks_cache(getattr(self.backend, "provider", None))
         system = system_prompt(self.answer_always_present)
-        budgets = [Budget.from_options(self.config.part_options("budget")), *([budget] if budget else [])]
+        given = [budget] if isinstance(budget, Budget) else list(budget or ())
+        budgets = [Budget.from_options(self.config.part_options("budget")), *given]
         history: list[Turn] = []
         state = SearchState(question, seeded=tuple(first_hits) if first_hits is not None else None,
                             probe=lambda q: tuple(self.retriever.search(q, self.config.top_k).hits))
@@ -211,6 +213,9 @@ class Agent:
                         yield ErrorStep(iteration, bug.where, _traceback(bug.error))
                         yield self._failed(iteration, f"the {bug.where} raised {_describe(bug.error)}", notes)
                         return
+                    if step.usage.total_tokens or step.cost_usd:  # the query strategy's own model call
+                        for b in budgets:
+                            b.charge(step.usage, step.cost_usd)
                     yield step
                 elif call.name == "show_pages":
                     text, pages = self._show(call, state, vision)
