@@ -81,7 +81,8 @@ def test_bad_time_budget_setting_is_a_clear_error():
 def test_a_bad_search_timeout_fails_at_start_not_at_each_search(tmp_path):
     """``=abc`` used to be read on every search: the model was told "expects a number" at each step and the
     question ended as a refusal with exit 0. Now the command stops before it starts, naming the variable."""
-    proc = cli("ask", "--corpus", str(tmp_path), "What was the revenue?", home=tmp_path / "home",
+    make_pdf(tmp_path / "docs" / "r.pdf", ["Revenue was 7.5 million."])
+    proc = cli("ask", "--corpus", str(tmp_path / "docs"), "What was the revenue?", home=tmp_path / "home",
                MADQA_SEARCH_TIMEOUT_S="abc")
     assert proc.returncode != 0 and "Traceback" not in proc.stderr
     assert "MADQA_SEARCH_TIMEOUT_S" in proc.stderr and "'abc'" in proc.stderr, proc.stderr

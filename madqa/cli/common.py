@@ -170,7 +170,7 @@ def image_budget(text: str) -> int:
 
     try:
         value = int(text.replace("_", ""))
-        check_image_budget(value, "pixels per page image")
+        check_image_budget(value, "image budget")
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected pixels per page image (e.g. 1200000), got {text!r}") from None
     except SettingsError as exc:
