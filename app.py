@@ -32,7 +32,7 @@ def main() -> int:
     try:
         settings = Settings.from_env()
         print(state_line(settings.home), file=sys.stderr, flush=True)
-        registry = collect(get_plugin_manager(settings.plugins_dir))
+        registry = collect(get_plugin_manager(settings.plugins_dir), settings)
         app = build_app(settings, registry)
     except MadqaError as exc:
         print(f"madqa: {exc}", file=sys.stderr)

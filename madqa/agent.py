@@ -26,7 +26,7 @@ from madqa.prompts import SYSTEM_PROMPT as SYSTEM_PROMPT  # re-exported: the ben
 from madqa.recovery import Sending, images_in, recover
 from madqa.refusals import is_refusal, refusal_items
 from madqa.render import render_page
-from madqa.settings import PipelineConfig, Settings
+from madqa.settings import PipelineConfig, Settings, image_budget_px
 from madqa.tool_text import TEXT_PROTOCOL, read_tool_calls, strip_reasoning
 from madqa.types import AnswerStep, ErrorStep, Hit, ModelDecision, ModelStep, PageRef, SearchStep, Step, ToolCall, Usage
 
@@ -81,7 +81,8 @@ class Agent:
                 run_key, (backend_options or {}).get("api_base"), getattr(self.backend, "provider", None))
         # what is sent (context policy, image budget, images at all): a server limit met in one
         # question changes it for the rest of the run (madqa.recovery)
-        self.sending = Sending(ContextOptions.from_options(config.part_options("context")), config.image_budget_px)
+        self.sending = Sending(ContextOptions.from_options(config.part_options("context")),
+                               image_budget_px(settings, self.config))
         self.answer_always_present = bool(config.answer_always_present)
         Budget.from_options(config.part_options("budget"))  # bad budget options fail here, not mid-run
 
@@ -90,17 +91,19 @@ class Agent:
         return self.sending.context
 
     def run(self, question: str, first_hits: Sequence[Hit] | None = None,
-            budget: Budget | None = None) -> Iterator[Step]:
+            budget: Budget | Sequence[Budget] | None = None) -> Iterator[Step]:
         """Yield each step as it happens; the last one is always an AnswerStep: an answer, a refusal, or
         a failure (``failure`` set: the model or a plugin failed, or no answer could be read).
 
         ``first_hits`` (e.g. the gold evidence pages, for the oracle condition) are what the first
         search returns, all of them and whatever its query; later searches use the retriever.
-        ``budget`` (e.g. a web session's) is charged beside the question's own from the config."""
+        ``budget`` (the CLI's run, a web visitor's day on the server's keys: one or several) is charged
+        beside the question's own from the config; a spent one forces the answer, never raises."""
         question = clean_text(question)  # a lone surrogate could be neither sent, shown nor saved
         cache = self.context.marks_cache(getattr(self.backend, "provider", None))
         system = system_prompt(self.answer_always_present)
-        budgets = [Budget.from_options(self.config.part_options("budget")), *([budget] if budget else [])]
+        given = [budget] if isinstance(budget, Budget) else list(budget or ())
+        budgets = [Budget.from_options(self.config.part_options("budget")), *given]
         history: list[Turn] = []
         state = SearchState(question, seeded=tuple(first_hits) if first_hits is not None else None,
                             probe=lambda q: tuple(self.retriever.search(q, self.config.top_k).hits))
@@ -208,6 +211,9 @@ class Agent:
                         yield ErrorStep(iteration, bug.where, _traceback(bug.error))
                         yield self._failed(iteration, f"the {bug.where} raised {_describe(bug.error)}", notes)
                         return
+                    if step.usage.total_tokens or step.cost_usd:  # the query strategy's own model call
+                        for b in budgets:
+                            b.charge(step.usage, step.cost_usd)
                     yield step
                 elif call.name == "show_pages":
                     text, pages = self._show(call, state, vision)

@@ -6,10 +6,13 @@ flags say why. The answer is reserved: ``max_calls=N`` allows N-1 searching call
 A call whose server sent no usage is charged an estimate (``rough_usage``: characters / 4, images
 by OpenAI's tile rule for a 1.2 MP page), and a call litellm cannot price is charged at
 ``FALLBACK_USD_PER_MTOK`` against a cost limit; both are flagged (``estimated_calls``), never
-silently left out. One budget per question comes from the config (``[options.budget]``,
-``--set budget.max_calls=5``); a caller may hand the loop another one that outlives the question
-(the web app's per-session budget on a server key), and both are charged. Thread-safe: a session
-budget may be charged by several questions at once.
+silently left out. A query strategy's own model call (``llm-rewrite``) is charged like the loop's.
+
+The one mechanism for model spending: one budget per question comes from the config
+(``[options.budget]``, ``--set budget.max_calls=5``); a caller hands ``Agent.run(budget=...)`` the
+budgets that outlive the question (the CLI's run, a web visitor's day on the server's keys,
+``madqa.ui.limits``), and all are charged. A spent budget forces the answer; nothing raises
+mid-question. Thread-safe: a session budget may be charged by several questions at once.
 """
 
 from __future__ import annotations

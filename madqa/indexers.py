@@ -2,7 +2,8 @@
 
 Which retrievers: those named (``madqa index --retrievers``, ``MADQA_INDEX_RETRIEVERS``), else every
 one with ``update_index`` except those setting ``ingest_by_default = False`` (``dense``: embedding is
-slow). An ``update_index`` taking a ``progress`` keyword is given ``progress(done, total, detail)``.
+slow). An ``update_index`` taking a ``progress`` keyword is given ``progress(done, total, detail)``, one
+taking ``settings`` the registry's settings (``MADQA_*``, read once at start-up).
 A retriever factory may set ``index_usable(folder) -> bool`` to say whether the previous generation's
 index can be extended (False: an older format, so it is rebuilt from every page), and
 ``update_index_streams = True`` to say its ``update_index`` takes the
@@ -144,6 +145,8 @@ class IndexFeed:
             update = factory.update_index
             if "progress" in inspect.signature(update).parameters:
                 update = functools.partial(update, progress=functools.partial(progress, name) if progress else None)
+            if "settings" in inspect.signature(update).parameters:  # MADQA_* settings, read at start-up
+                update = functools.partial(update, settings=getattr(registry, "settings", None))
             folder = retriever_dir(tmp_dir, name)
             prev_folder = previous.retriever_dir(name) if previous else None
             prev_folder = prev_folder if prev_folder and prev_folder.is_dir() else None

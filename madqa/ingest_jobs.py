@@ -27,7 +27,7 @@ def _registry(settings: Settings) -> Any:
 
     with _LOCK:
         if settings.plugins_dir not in _REGISTRIES:
-            _REGISTRIES[settings.plugins_dir] = collect(get_plugin_manager(settings.plugins_dir))
+            _REGISTRIES[settings.plugins_dir] = collect(get_plugin_manager(settings.plugins_dir), settings)
         return _REGISTRIES[settings.plugins_dir]
 
 

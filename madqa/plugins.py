@@ -20,6 +20,7 @@ import pluggy
 
 from madqa import hookspecs
 from madqa.errors import PluginError
+from madqa.settings import Settings
 
 _REPO_ROOT = Path(__file__).resolve().parent.parent
 KINDS = ("retriever", "reranker", "query_strategy", "backend", "page_reader")
@@ -77,6 +78,8 @@ class Registry:
     """Components by kind and name; the first registration of a name wins, later ones are noted."""
 
     components: dict[tuple[str, str], Component] = field(default_factory=dict)
+    # handed to a factory (or an ``update_index``) with a ``settings`` parameter: read once, at start-up
+    settings: Settings = field(default_factory=Settings)
 
     def get(self, kind: str, name: str) -> Component:
         """The available component, or PluginError naming what exists or why it is unavailable."""
@@ -92,10 +95,13 @@ class Registry:
         """Build the component ``name`` of ``kind`` by calling its factory.
 
         A factory with a ``registry`` parameter also gets this registry, so a component made of
-        others (the ``hybrid`` retriever) builds its parts from the same plugins as its caller."""
+        others (the ``hybrid`` retriever) builds its parts from the same plugins as its caller; one
+        with a ``settings`` parameter gets the process's settings (``MADQA_*``, read at start-up)."""
         factory = self.get(kind, name).factory
-        if "registry" not in kwargs and _takes_registry(factory):
+        if "registry" not in kwargs and takes(factory, "registry"):
             kwargs["registry"] = self
+        if "settings" not in kwargs and takes(factory, "settings"):
+            kwargs["settings"] = self.settings
         return factory(*args, **kwargs)
 
     def names(self, kind: str, available_only: bool = True) -> list[str]:
@@ -107,9 +113,10 @@ class Registry:
         return sorted(self.components.values(), key=lambda c: (KINDS.index(c.kind), c.name))
 
 
-def _takes_registry(factory: Callable[..., Any]) -> bool:
+def takes(factory: Callable[..., Any], parameter: str) -> bool:
+    """Whether ``factory`` has a parameter named ``parameter`` (``registry``, ``settings``, ``progress``)."""
     try:
-        return "registry" in inspect.signature(factory).parameters
+        return parameter in inspect.signature(factory).parameters
     except (TypeError, ValueError):  # a builtin without a signature
         return False
 
@@ -121,9 +128,10 @@ def _missing_module(requires: tuple[str, ...]) -> str | None:
     return None
 
 
-def collect(pm: pluggy.PluginManager) -> Registry:
-    """Call every registration hook and gather the components into a Registry."""
-    registry = Registry()
+def collect(pm: pluggy.PluginManager, settings: Settings | None = None) -> Registry:
+    """Call every registration hook and gather the components into a Registry that hands ``settings``
+    (default: ``Settings()``, no environment read) to the factories taking them."""
+    registry = Registry(settings=settings or Settings())
     for kind, hook_name in _HOOK_OF_KIND.items():
         hook = getattr(pm.hook, hook_name)
         for impl in hook.get_hookimpls()[::-1]:  # pluggy's call order: last registered first

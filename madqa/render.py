@@ -24,7 +24,7 @@ from madqa.corpus import Corpus, DocumentRecord
 from madqa.errors import CorpusError, PageLimitError, RenderError
 from madqa.highlight import Box, Highlight, words_key
 from madqa.page_drawer import MAX_ZOOM, DrawLimits, encode, fit_zoom  # noqa: F401 - where they used to live
-from madqa.settings import Settings
+from madqa.settings import Settings, image_budget_px
 
 MIME = {"png": "image/png", "jpeg": "image/jpeg", "webp": "image/webp"}
 BOX_STYLE = {  # kind -> (fill RGBA, outline RGBA, outline width px): a marker over the quote, a frame round the answer
@@ -88,8 +88,9 @@ def _document_page(corpus: Corpus, file: str, page: int) -> DocumentRecord:
 
 def render_page(corpus: Corpus, file: str, page: int, settings: Settings,
                 budget_px: int | None = None, fmt: str | None = None) -> PageImage:
-    """The image of a corpus page, from the cache when rendered before with the same parameters."""
-    budget_px = budget_px or settings.image_budget_px
+    """The image of a corpus page, from the cache when rendered before with the same parameters; ``budget_px``
+    None: the image budget the settings give (``madqa.settings.image_budget_px``)."""
+    budget_px = image_budget_px(settings, chosen=budget_px)
     fmt = fmt or settings.image_format
     if fmt not in MIME:
         raise RenderError(f"unknown image format {fmt!r} (png, jpeg or webp)")

@@ -8,49 +8,34 @@ pattern to most of the term dictionary (109 s and GBs of memory on one search); 
 - a pattern starting with ``*`` or ``?`` scans the whole term dictionary, so it needs at least
   ``MIN_LEADING_CHARS`` literal characters (``*port`` yes, ``*a*`` no: dropped, noted);
 - a pattern expands to its ``MAX_EXPANSION`` most frequent terms, scanning at most ``MAX_SCANNED``;
-- each search has a time budget (``MADQA_SEARCH_TIMEOUT_S``, default 5 s); past it the search stops
+- each search has a time budget (``MADQA_SEARCH_TIMEOUT_S``, default 5 s: the ``search_timeout_s``
+  setting, which the registry hands a retriever factory taking ``settings``); past it the search stops
   and returns what it found, with a note saying the result may be partial.
 """
 
 from __future__ import annotations
 
 import heapq
-import os
 import re
 import time
 from collections.abc import Callable, Iterable
-
-from madqa.errors import SettingsError
 
 MAX_WILDCARDS = 4
 MIN_LEADING_CHARS = 3
 MAX_EXPANSION = 256
 MAX_SCANNED = 500_000
 DEFAULT_TIMEOUT_S = 5.0
-TIMEOUT_ENV = "MADQA_SEARCH_TIMEOUT_S"
 PARTIAL_NOTE = "the search stopped at its time budget of {:g} s; these results may be partial (use fewer wildcards)"
 _WILD = re.compile(r"[*?]")
 
 
-def timeout_s(env: dict[str, str] | None = None) -> float:
-    """The time budget of one search in seconds, from ``MADQA_SEARCH_TIMEOUT_S`` (default 5)."""
-    raw = (os.environ if env is None else env).get(TIMEOUT_ENV, "")
-    if not raw.strip():
-        return DEFAULT_TIMEOUT_S
-    try:
-        value = float(raw)
-    except ValueError:
-        raise SettingsError(f"{TIMEOUT_ENV} expects a number of seconds, got {raw!r}") from None
-    if not 0.05 <= value <= 600:
-        raise SettingsError(f"{TIMEOUT_ENV} must be between 0.05 and 600 seconds, not {value}")
-    return value
-
-
 class SearchBudget:
-    """One search's budget: a deadline, a count of wildcard words, and the notes about what was cut."""
+    """One search's budget: a deadline, a count of wildcard words, and the notes about what was cut.
+
+    ``seconds``: the retriever's ``settings.search_timeout_s`` (None: ``DEFAULT_TIMEOUT_S``)."""
 
     def __init__(self, seconds: float | None = None) -> None:
-        self.seconds = timeout_s() if seconds is None else seconds
+        self.seconds = DEFAULT_TIMEOUT_S if seconds is None else seconds
         self.deadline = time.monotonic() + self.seconds
         self.wildcards = 0
         self.notes: set[str] = set()

@@ -22,10 +22,28 @@ def _default_home() -> Path:
     return Path(base) / "madqa"
 
 
-def check_budget(px: int) -> None:
-    """SettingsError unless ``px`` is a sane image budget (pixels per page image)."""
-    if not 10_000 <= px <= 50_000_000:
-        raise SettingsError(f"image budget {px} px is outside 10,000..50,000,000")
+DEFAULT_IMAGE_BUDGET_PX = 1_200_000  # pixels per page image when nothing else says
+
+
+def check_image_budget(px: int, source: str = "image budget") -> None:
+    """SettingsError unless ``px`` is a sane image budget (pixels per page image); ``source`` names where
+    the number came from (``--image-budget``, ``MADQA_IMAGE_BUDGET``), so the message says what it is."""
+    if isinstance(px, bool) or not isinstance(px, int) or not 10_000 <= px <= 50_000_000:
+        raise SettingsError(f"{source} {px!r} is outside 10,000..50,000,000: an image budget is pixels per "
+                            "page image (e.g. 1200000 for 1.2 megapixels)")
+
+
+def image_budget_px(settings: Settings, config: PipelineConfig | None = None, chosen: int | None = None) -> int:
+    """The most pixels of a page image sent to a model or shown, decided here and nowhere else.
+
+    In order: ``chosen`` (the CLI's ``--image-budget`` or the web app's slider), the config's own
+    ``image_budget_px`` (a preset, a TOML file, ``--set``), ``MADQA_IMAGE_BUDGET`` (``settings``), then
+    ``DEFAULT_IMAGE_BUDGET_PX`` (the setting's default)."""
+    if chosen is not None:
+        return chosen
+    if config is not None and config.image_budget_px is not None:
+        return config.image_budget_px
+    return settings.image_budget_px
 
 
 @dataclass(frozen=True)
@@ -44,8 +62,9 @@ class Settings:
     index_retrievers: str = field(default="", metadata={"env": "MADQA_INDEX_RETRIEVERS",
         "help": "retrievers whose indexes ingest writes, comma-separated (default: the BM25 ones; "
                 "add dense to embed at ingest for hybrid)"})
-    image_budget_px: int = field(default=1_200_000, metadata={"env": "MADQA_IMAGE_BUDGET",
-        "help": "most pixels (width x height) of a page image sent to a model"})
+    image_budget_px: int = field(default=DEFAULT_IMAGE_BUDGET_PX, metadata={"env": "MADQA_IMAGE_BUDGET",
+        "help": "most pixels (width x height) of a page image sent to a model, unless a config, the CLI's "
+                "--image-budget or the web app's slider says otherwise"})
     image_format: str = field(default="png", metadata={"env": "MADQA_IMAGE_FORMAT",
         "help": "png, jpeg or webp"})
     cache_size_mb: int = field(default=2048, metadata={"env": "MADQA_CACHE_MB",
@@ -118,6 +137,17 @@ class Settings:
         "help": "seconds between sweeps of expired sessions' upload folders (at least one per session lifetime)"})
     proxy_hops: int = field(default=0, metadata={"env": "MADQA_PROXY_HOPS",
         "help": "reverse proxies in front of the app (a client's address is taken from X-Forwarded-For)"})
+    # --- read by built-in plugins, handed to them by the registry (a factory taking ``settings``) ---------
+    search_timeout_s: float = field(default=5.0, metadata={"env": "MADQA_SEARCH_TIMEOUT_S",
+        "help": "seconds one BM25 search may take before it returns what it found, with a \"partial\" note"})
+    embed_threads: int = field(default=0, metadata={"env": "MADQA_EMBED_THREADS",
+        "help": "threads that embed pages for dense/hybrid, each on one BLAS thread (0: the CPUs this process "
+                "may use, at most 4)"})
+    milvus_uri: str = field(default="", metadata={"env": "MADQA_MILVUS_URI",
+        "help": "a Milvus server every ingest writes the milvus retriever's index to (empty: Milvus Lite, on "
+                "first use)"})
+    milvus_token: str = field(default="", repr=False, metadata={"env": "MADQA_MILVUS_TOKEN", "private": True,
+        "help": "the token for a Milvus server when retriever.token is not given"})
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None, **overrides: Any) -> Settings:
@@ -128,9 +158,9 @@ class Settings:
             raw = env.get(f.metadata["env"])
             if raw is None or raw == "":
                 continue
-            values[f.name] = _convert(f.name, f.type, raw)
+            values[f.name] = _convert(f"{f.metadata['env']} ({f.name})", f.type, raw)
         if "port" not in values and env.get("GRADIO_SERVER_PORT"):
-            values["port"] = _convert("port", "int", env["GRADIO_SERVER_PORT"])
+            values["port"] = _convert("GRADIO_SERVER_PORT (port)", "int", env["GRADIO_SERVER_PORT"])
         values.update({k: v for k, v in overrides.items() if v is not None})
         settings = cls(**values)
         settings.validate()
@@ -141,7 +171,7 @@ class Settings:
             raise SettingsError(f"ocr must be auto, always or never, not {self.ocr!r}")
         if self.image_format not in ("png", "jpeg", "webp"):
             raise SettingsError(f"image format must be png, jpeg or webp, not {self.image_format!r}")
-        check_budget(self.image_budget_px)
+        check_image_budget(self.image_budget_px, "MADQA_IMAGE_BUDGET")
         if not 128 <= self.pdf_memory_mb <= 1_000_000:
             raise SettingsError(f"MADQA_PDF_MEMORY_MB must be between 128 and 1,000,000, not {self.pdf_memory_mb}")
         if not 0.1 <= self.pdf_timeout_s <= 86_400:
@@ -153,6 +183,11 @@ class Settings:
             raise SettingsError(f"MADQA_RENDER_MAX_IMAGE_MP must be at least 1, not {self.render_max_image_mp}")
         if self.max_page_chars < 1 or self.max_file_chars < 1:
             raise SettingsError("MADQA_MAX_PAGE_CHARS and MADQA_MAX_FILE_CHARS must be at least 1")
+        if not 0.05 <= self.search_timeout_s <= 600:
+            raise SettingsError(f"MADQA_SEARCH_TIMEOUT_S must be between 0.05 and 600 seconds, not "
+                                f"{self.search_timeout_s}")
+        if not 0 <= self.embed_threads <= 256:
+            raise SettingsError(f"MADQA_EMBED_THREADS must be between 0 (the CPUs) and 256, not {self.embed_threads}")
         if not 1 <= self.port <= 65535:
             raise SettingsError(f"port {self.port} is not a TCP port")
         for name in POSITIVE_SETTINGS:
@@ -186,12 +221,12 @@ def _convert(name: str, type_name: Any, raw: str) -> Any:
             return True
         if lowered in ("0", "false", "no", "off"):
             return False
-        raise SettingsError(f"setting {name} expects true or false, got {raw!r}")
+        raise SettingsError(f"{name} expects true or false, got {raw!r}")
     if type_name == "float":
         try:
             return float(raw)
         except ValueError:
-            raise SettingsError(f"setting {name} expects a number, got {raw!r}") from None
+            raise SettingsError(f"{name} expects a number, got {raw!r}") from None
     try:
         if type_name.startswith("int"):
             return int(raw.replace("_", ""))
@@ -201,7 +236,7 @@ def _convert(name: str, type_name: Any, raw: str) -> Any:
             return Path(raw).expanduser()
     except ValueError:
         kind = "a number" if str(type_name).startswith("float") else "a whole number"
-        raise SettingsError(f"setting {name} expects {kind}, got {raw!r}") from None
+        raise SettingsError(f"{name} expects {kind}, got {raw!r}") from None
     return raw
 
 
@@ -218,7 +253,7 @@ class PipelineConfig:
     query_strategy: str = "passthrough"
     top_k: int = 5
     max_steps: int = 10
-    image_budget_px: int = 1_200_000
+    image_budget_px: int | None = None  # None: MADQA_IMAGE_BUDGET decides (``image_budget_px()``)
     temperature: float | None = None
     # The benchmark's closed world ("the answer is definitely in the documents"); False (the default for
     # people's own PDFs) lets the model answer that the documents do not hold the answer.
@@ -244,7 +279,8 @@ class PipelineConfig:
             raise SettingsError(f"top_k must be between 1 and 50, not {self.top_k}")
         if not 1 <= self.max_steps <= 100:
             raise SettingsError(f"max_steps must be between 1 and 100, not {self.max_steps}")
-        check_budget(self.image_budget_px)
+        if self.image_budget_px is not None:
+            check_image_budget(self.image_budget_px, "the config's image_budget_px")
         if not isinstance(self.answer_always_present, bool):
             raise SettingsError(f"answer_always_present must be true or false, not {self.answer_always_present!r}")
         return self

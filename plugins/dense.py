@@ -99,11 +99,13 @@ class DenseIndex:
             max_windows is None or meta.get("max_windows") == max_windows)
 
     @classmethod
-    def open_or_build(cls, corpus: Any, max_windows: int) -> DenseIndex:
+    def open_or_build(cls, corpus: Any, max_windows: int, threads: int = 0) -> DenseIndex:
+        """The corpus's index, built first when missing (``threads`` embedding threads; 0: the CPUs)."""
         folder = corpus.retriever_dir(NAME)
         if cls.usable(folder, max_windows):
             return cls.get(folder)
-        build_once(folder, lambda f: cls.usable(f, max_windows), lambda tmp: _build(corpus, tmp, max_windows))
+        build_once(folder, lambda f: cls.usable(f, max_windows),
+                   lambda tmp: _build(corpus, tmp, max_windows, threads))
         return cls.get(folder)
 
     def page_scores(self, vector: np.ndarray) -> np.ndarray:
@@ -169,7 +171,7 @@ def _duration(seconds: float) -> str:
 
 def _write(folder: Path, pages: Iterable[Any], reuse: dict[str, np.ndarray], max_windows: int,
            progress: EmbedProgress, kept: Iterable[tuple[str, int, str, np.ndarray]] = (),
-           batch_windows: int = 128) -> None:
+           batch_windows: int = 128, threads: int = 0) -> None:
     """Write a dense index into ``folder``: the ``kept`` rows (file, page, text hash, vectors) as they
     are, then ``pages`` (PageText), each embedded unless its text hash is in ``reuse``. Embedding
     runs in batches of about ``batch_windows`` windows, so memory stays bounded on big corpora; a
@@ -187,7 +189,7 @@ def _write(folder: Path, pages: Iterable[Any], reuse: dict[str, np.ndarray], max
         nonlocal embedded, pending
         windows = [ws for _, ws in batch]
         flat = [w for ws in windows for w in ws]
-        vectors = encoder.embed_windows(flat) if flat else np.zeros((0, minilm.MiniLM.dim), np.float32)
+        vectors = encoder.embed_windows(flat, threads=threads or None) if flat else np.zeros((0, minilm.MiniLM.dim), np.float32)
         embedded += len(flat)
         start = 0
         for (row, _), ws in zip(batch, windows, strict=True):
@@ -236,11 +238,11 @@ def _log_progress(root: Any) -> Any:
     return report
 
 
-def _build(corpus: Any, folder: Path, max_windows: int) -> None:
+def _build(corpus: Any, folder: Path, max_windows: int, threads: int = 0) -> None:
     """The whole index on first use (reusing vectors of unchanged page texts), progress to the log."""
     total = sum(d.pages for d in corpus.documents.values()) if hasattr(corpus, "documents") else None
     _write(folder, corpus.iter_pages(), _reusable_vectors(corpus, max_windows), max_windows,
-           EmbedProgress(_log_progress(corpus.root), total, every=10.0))
+           EmbedProgress(_log_progress(corpus.root), total, every=10.0), threads=threads)
 
 
 class DenseRetriever:
@@ -254,10 +256,11 @@ class DenseRetriever:
 
     @staticmethod
     def update_index(folder: Path, previous: Path | None, added: Iterable[Any], removed: set[str],
-                     progress: Any = None) -> None:
+                     progress: Any = None, settings: Any = None) -> None:
         """This generation's index at ingest (``max_windows`` 4): the previous index's vectors for
         pages of unchanged files, the added pages embedded unless their text was embedded before.
-        ``progress(done, total, detail)`` hears pages embedded, windows/s and the time left."""
+        ``progress(done, total, detail)`` hears pages embedded, windows/s and the time left;
+        ``settings.embed_threads`` says how many threads embed."""
         kept: list[tuple[str, int, str, np.ndarray]] = []
         reuse: dict[str, np.ndarray] = {}
         if previous is not None and DenseIndex.usable(previous, DEFAULT_WINDOWS):
@@ -267,14 +270,15 @@ class DenseRetriever:
                 if file not in removed:
                     kept.append((file, page, key, old.vectors[start:end]))
         total = len(added) if hasattr(added, "__len__") else None
-        _write(folder, added, reuse, DEFAULT_WINDOWS, EmbedProgress(progress, total), kept)
+        _write(folder, added, reuse, DEFAULT_WINDOWS, EmbedProgress(progress, total), kept,
+               threads=getattr(settings, "embed_threads", 0))
 
-    def __init__(self, corpus: Any, options: dict[str, Any] | None = None) -> None:
+    def __init__(self, corpus: Any, options: dict[str, Any] | None = None, settings: Any = None) -> None:
         opts = madqa.read_options(options, {"max_windows": DEFAULT_WINDOWS}, "retriever dense")
         if opts["max_windows"] < 1:
             raise madqa.PluginError("retriever dense: option max_windows must be at least 1")
         self.corpus = corpus
-        self.index = DenseIndex.open_or_build(corpus, opts["max_windows"])
+        self.index = DenseIndex.open_or_build(corpus, opts["max_windows"], getattr(settings, "embed_threads", 0))
         self.encoder = minilm.encoder()
 
     def search(self, query_text: str, k: int = 5) -> madqa.SearchResult:

@@ -16,7 +16,6 @@ Options (``[options.retriever]``): ``bm25`` ("whoosh"), ``dense`` ("dense"), ``k
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import madqa
@@ -39,11 +38,11 @@ def fuse(rankings: list[tuple[float, list[madqa.Hit]]], k: int) -> list[tuple[fl
     return sorted((tuple(e) for e in fused.values()), key=lambda e: -e[0])
 
 
-def _registry() -> Any:
+def _registry(settings: Any) -> Any:
     """The built-in registry, for a HybridRetriever made directly rather than by Registry.create."""
     from madqa.plugins import collect, get_plugin_manager
 
-    return collect(get_plugin_manager(os.environ.get("MADQA_PLUGINS_DIR") or None))
+    return collect(get_plugin_manager(getattr(settings, "plugins_dir", None)), settings)
 
 
 class HybridRetriever:
@@ -52,13 +51,14 @@ class HybridRetriever:
 
     index_parts = ("whoosh", "dense")  # what `madqa index --retrievers hybrid` builds
 
-    def __init__(self, corpus: Any, options: dict[str, Any] | None = None, registry: Any = None) -> None:
+    def __init__(self, corpus: Any, options: dict[str, Any] | None = None, registry: Any = None,
+                 settings: Any = None) -> None:
         opts = madqa.read_options(options, DEFAULTS, "retriever hybrid")
         if opts["k"] < 1 or opts["depth"] < 1:
             raise madqa.PluginError("retriever hybrid: options k and depth must be at least 1")
         if "hybrid" in (opts["bm25"], opts["dense"]):
             raise madqa.PluginError("retriever hybrid cannot fuse itself")
-        registry = registry or _registry()
+        registry = registry or _registry(settings)
         self.opts = opts
         self.bm25 = registry.create("retriever", opts["bm25"], corpus, {})
         self.dense = registry.create("retriever", opts["dense"], corpus,

@@ -89,7 +89,7 @@ def _collection_for(state_name: str, generation: str) -> str:
 def _client(uri: str, token: str = "") -> Any:
     """A MilvusClient; PluginError (with the uri, never the token) when Milvus cannot be reached."""
     try:
-        return pymilvus.MilvusClient(uri=uri, token=token or os.environ.get("MADQA_MILVUS_TOKEN", ""), timeout=60)
+        return pymilvus.MilvusClient(uri=uri, token=token, timeout=60)
     except Exception as exc:  # pymilvus raises MilvusException, grpc errors, ValueError for bad uris
         raise madqa.PluginError(f"retriever milvus: cannot reach Milvus at {uri}: {exc}") from None
 
@@ -228,11 +228,13 @@ def _write_remote(client: Any, name: str, pages: Iterable[Any], dense: bool,
     client.rename_collection(building, name)
 
 
-def update_index(folder: Path, previous: Path | None, added: Iterable[Any], removed: set[str]) -> None:
+def update_index(folder: Path, previous: Path | None, added: Iterable[Any], removed: set[str],
+                 settings: Any = None) -> None:
     """Write this generation's index at ingest when the corpus uses milvus (its previous generation has
-    a milvus index) or ``MADQA_MILVUS_URI`` names a server; otherwise it is built on first use."""
+    a milvus index) or ``MADQA_MILVUS_URI`` (``settings.milvus_uri``) names a server; otherwise it is
+    built on first use."""
     prev = _read_marker(previous)
-    server = os.environ.get("MADQA_MILVUS_URI", "")
+    server = getattr(settings, "milvus_uri", "")
     if prev is None and not server:
         return
     tmp_dir = folder.parent.parent  # <state>/tmp-<generation>/retrievers/milvus
@@ -242,7 +244,7 @@ def update_index(folder: Path, previous: Path | None, added: Iterable[Any], remo
         uri = server or prev["uri"]
         same = prev is not None and prev["kind"] == "remote" and prev["uri"] == uri
         name = _collection_for(tmp_dir.parent.name, generation)
-        client = _client(uri)
+        client = _client(uri, getattr(settings, "milvus_token", ""))
         try:
             _write_remote(client, name, added, dense, prev["collection"] if same else None, removed)
         finally:
@@ -260,7 +262,8 @@ class MilvusRetriever:
     # an index of another version (other analysis) is not extended at ingest: built again on first use
     index_usable = staticmethod(lambda folder: _read_marker(folder) is not None)
 
-    def __init__(self, corpus: Any, options: dict[str, Any] | None = None) -> None:
+    def __init__(self, corpus: Any, options: dict[str, Any] | None = None, settings: Any = None) -> None:
+        """``settings``: ``milvus_token`` (``MADQA_MILVUS_TOKEN``) when the ``token`` option is not given."""
         opts = madqa.read_options(options, {"uri": "", "token": "", "dense": "auto", "ranker": "rrf",
                                             "rrf_k": 60, "bm25_weight": 0.5, "proximity": proximity.WEIGHT},
                                   "retriever milvus")
@@ -278,7 +281,7 @@ class MilvusRetriever:
         marker = _read_marker(folder)
         if opts["uri"] or (marker and marker["kind"] == "remote"):
             self.uri = opts["uri"] or marker["uri"]
-            self.client = _client(self.uri, opts["token"])
+            self.client = _client(self.uri, opts["token"] or getattr(settings, "milvus_token", ""))
             self.name = _collection_for(corpus.state_dir.name, corpus.generation)
             if not self.client.has_collection(self.name):
                 self._build_remote(folder, want_dense)

@@ -12,8 +12,8 @@ for the first, and on a shared 2-core machine the same 149 windows took 105 CPU-
 threads against 31 with one (docs/performance.md), and twice the wall time. The cores are used by
 Python threads instead, each embedding its own batches (numpy lets go of the GIL in its products):
 on a free 2-core machine 16-17 windows/s against 9 with one thread, at the same CPU per window, and on
-a busy one no CPU spent waiting. ``MADQA_EMBED_THREADS`` sets how many (default: the CPUs this
-process may use, at most 4; read once, at import).
+a busy one no CPU spent waiting. ``MADQA_EMBED_THREADS`` (the ``embed_threads`` setting, which the
+registry hands the plugins) sets how many; the default is the CPUs this process may use, at most 4.
 
 Long texts are cut into windows of ``WINDOW`` word pieces (the model was trained on at most 256
 tokens); each window gets its own vector. Not a plugin: the ``dense`` retriever, the ``hybrid``
@@ -43,17 +43,16 @@ _LOCK = threading.Lock()
 _ENCODER: MiniLM | None = None
 
 
-def _embed_threads(value: str) -> int:
-    """Threads that embed at once: ``MADQA_EMBED_THREADS`` when a positive whole number, else the CPUs
+def _embed_threads(wanted: int = 0) -> int:
+    """Threads that embed at once: ``wanted`` when positive (``settings.embed_threads``), else the CPUs
     this process may use, at most 4."""
-    value = value.strip()
-    if value.isdigit() and int(value) > 0:
-        return int(value)
+    if wanted > 0:
+        return wanted
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return max(1, min(4, cpus))
 
 
-EMBED_THREADS = _embed_threads(os.environ.get("MADQA_EMBED_THREADS", ""))
+EMBED_THREADS = _embed_threads()
 _BLAS: list[object] = []  # the threadpoolctl controller, made once (None: threadpoolctl not installed)
 
 

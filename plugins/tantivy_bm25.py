@@ -236,7 +236,9 @@ class TantivyRetriever:
 
     index_analysis = staticmethod(text_analysis.index_text)  # computed once per page with whoosh's (madqa.indexers)
 
-    def __init__(self, corpus: Any, options: dict[str, Any] | None = None) -> None:
+    def __init__(self, corpus: Any, options: dict[str, Any] | None = None, settings: Any = None) -> None:
+        """``settings`` (the registry hands them over): ``search_timeout_s``, one search's time budget."""
+        self.timeout_s = getattr(settings, "search_timeout_s", None)
         opts = madqa.read_options(options, {"analyzer": "standard", "ranking": "all-first",
                                             "proximity": proximity.WEIGHT}, "retriever tantivy")
         if opts["analyzer"] not in ("standard", "stemming"):
@@ -292,7 +294,7 @@ class TantivyRetriever:
             attempts = [("stem", False, None), attempts[2]]
         any_terms = False
         carried: set[str] = set()  # what an earlier attempt could not do, still worth saying
-        budget = madqa.SearchBudget()  # a Tantivy query cannot be interrupted: checked between attempts
+        budget = madqa.SearchBudget(self.timeout_s)  # a Tantivy query cannot be interrupted: checked between attempts
         for field, any_term, note in attempts:
             if budget.expired():
                 budget.stop()
@@ -329,7 +331,7 @@ class TantivyRetriever:
         """A question or keyword query, ranked as ``whoosh`` ranks it: pages holding every word first
         (a constant bonus above any page's BM25 sum), then by BM25 over the words they hold."""
         best: tuple[list[Any], bool, str, float | None, bool] | None = None
-        budget = madqa.SearchBudget()  # the time budget, checked between the two tries
+        budget = madqa.SearchBudget(self.timeout_s)  # the time budget, checked between the two tries
         for field in (["stem"] if self.stem_first else ["text", "stem"]):
             if budget.expired():
                 budget.stop()

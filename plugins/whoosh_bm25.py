@@ -240,7 +240,9 @@ class WhooshRetriever:
     index_analysis = staticmethod(text_analysis.index_text)  # computed once per page with tantivy's (madqa.indexers)
     index_usable = staticmethod(usable)  # madqa.indexers rebuilds an index this says is stale
 
-    def __init__(self, corpus: Any, options: dict[str, Any] | None = None) -> None:
+    def __init__(self, corpus: Any, options: dict[str, Any] | None = None, settings: Any = None) -> None:
+        """``settings`` (the registry hands them over): ``search_timeout_s``, one search's time budget."""
+        self.timeout_s = getattr(settings, "search_timeout_s", None)
         opts = madqa.read_options(options, {"analyzer": "standard", "ranking": "all-first",
                                             "proximity": proximity.WEIGHT}, "retriever whoosh")
         self.analyzer, self.ranking, self.proximity = opts["analyzer"], opts["ranking"], opts["proximity"]
@@ -372,7 +374,7 @@ class WhooshRetriever:
         near = self.proximity > 0 and len(groups) > 1
         depth = max(k, proximity.DEPTH) if near else k  # candidates for the proximity bonus
         best: tuple[list[tuple[float, int, int, float]], bool] | None = None
-        budget = madqa.SearchBudget()  # the time budget, checked between the two tries
+        budget = madqa.SearchBudget(self.timeout_s)  # the time budget, checked between the two tries
         for stemmed in tries:
             if budget.expired():
                 budget.stop()
@@ -430,7 +432,7 @@ class WhooshRetriever:
             (True, True, True, "no page matched every word; showing pages that match any of them"),
         )
         searcher = state.searcher
-        budget = madqa.SearchBudget()  # wildcard expansion and time (madqa.search_limits)
+        budget = madqa.SearchBudget(self.timeout_s)  # wildcard expansion and time (madqa.search_limits)
         any_terms = False
         for stemmed, any_term, loose, note in attempts:
             if budget.expired():

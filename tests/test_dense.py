@@ -139,8 +139,8 @@ def test_the_encoder_shares_its_batches_among_threads_with_the_same_vectors(mode
         shared = model.embed_windows(windows, batch_size=1, threads=2)
     assert len(windows) >= 4 and len(names) == 2 and all(n.startswith("madqa-embed") for n in names)
     assert np.array_equal(alone, shared)
-    assert minilm._embed_threads("3") == 3 and 1 <= minilm._embed_threads("") <= 4
-    assert minilm._embed_threads("0") == minilm._embed_threads("x") == minilm._embed_threads("")
+    assert minilm._embed_threads(3) == 3 and 1 <= minilm._embed_threads() <= 4
+    assert minilm._embed_threads(0) == minilm._embed_threads()
 
 
 def test_dense_finds_pages_by_meaning_where_bm25_finds_none(built):

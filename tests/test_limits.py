@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from madqa.settings import Settings
+from madqa.agent import Agent
+from madqa.settings import Settings, load_config
+from madqa.trace import Trace
 from madqa.types import AnswerStep, ModelStep, SearchStep, Usage
 from madqa.ui.limits import Limits, client_address, folder_bytes
 from madqa.ui.policy import Refused
@@ -54,37 +56,75 @@ def steps(n: int, tokens: int = 100) -> list:
     return [*out, AnswerStep(n, (), (), refusal=True)]
 
 
-def test_budgets_on_the_servers_keys_stop_a_run_and_refuse_the_next(tmp_path: Path) -> None:
+def run(agent: Agent, budgets: list) -> dict:
+    """One question's row, answered with ``budgets`` (a visitor's, from ``Limits.budgets``) beside its own."""
+    return Trace("q", agent.config).consume(agent.run("q", budget=budgets)).row()
+
+
+class Rewriting:
+    """llm-rewrite's shape: (query, note, spent), its own model call's usage and cost in ``spent``."""
+
+    def __init__(self, tokens: int, cost: float) -> None:
+        self.spent = ModelStep(0, "", (), Usage(tokens, 0), cost, 0.0)
+
+    def rewrite(self, query: str, state: object) -> tuple:
+        return query, None, self.spent
+
+
+def scripted(corpus, registry, settings, n: int = 10) -> Agent:
+    """The scripted backend searching ``n`` times, then answering (each call: 15 tokens, $0)."""
+    script = [{"search": f"revenue {i}"} for i in range(n)]
+    config = load_config("offline").with_overrides(backend="scripted", max_steps=n + 1)
+    return Agent(corpus, config, registry, settings, {"script": [*script, {"answer": ["7.5"], "citations": []}]})
+
+
+def test_budgets_on_the_servers_keys_force_the_answer_and_stop_the_next_before_a_call(
+        tmp_path: Path, corpus, registry, settings) -> None:
+    """They used to raise mid-question (Limits.metered), so the visitor lost the answer; now a spent budget
+    forces it, flagged "stopped early", and the next question makes no call."""
     lim = limits(tmp_path, web_calls_budget=3)
-    keys = ["client:a", "session:s"]
-    taken = []
-    with pytest.raises(Refused, match="budget on the server's keys is used up"):
-        for step in lim.metered(steps(10), keys, server_key=True):
-            taken.append(step)
-    assert sum(isinstance(s, ModelStep) for s in taken) == 3  # the third call used the last of the budget
-    with pytest.raises(Refused, match="budget"):
-        next(iter(lim.metered(steps(1), ["client:a"], server_key=True)))  # the address is out of budget too
-    assert len(list(lim.metered(steps(10), keys, server_key=False))) == 21  # the visitor's own key: not counted
-    with pytest.raises(Refused, match="budget"):
-        lim.check_budget(["session:new"], calls=4)  # an evaluation that would not fit is refused up front
+    agent = scripted(corpus, registry, settings, n=2)
+    row = run(agent, lim.budgets(["client:a", "session:s"]))
+    assert row["iterations"] == 3 and row["answer"] == ["7.5"] and row["error"] is None
+    assert [c["force_answer"] for c in agent.backend.calls] == [False, False, True]  # the last call: the answer
+    assert any(f.startswith("stopped early: daily budget of 3 model calls reached (the budget on the server's keys "
+                            "for your address today") for f in row["flags"]), row["flags"]
+    again = run(agent, lim.budgets(["client:a"]))  # the address is out of budget too, whatever its session
+    assert again["error"].startswith("stopped: daily budget of 3 model calls reached") and again["iterations"] == 1
+    assert "no model call made" in again["error"] and "give your own API key" in again["error"]
+    with pytest.raises(Refused, match="budget of 3 model calls"):
+        lim.refuse_if_spent(["session:new", "client:a"])  # an evaluation is not started with nothing left
+    lim.refuse_if_spent(["session:new", "client:b"])  # another visitor still may
 
 
-def test_token_and_cost_budgets(tmp_path: Path) -> None:
-    lim = limits(tmp_path, web_tokens_budget=250)
-    with pytest.raises(Refused, match="250 tokens"):
-        list(lim.metered(steps(10), ["client:t"], server_key=True))
+def test_token_and_cost_budgets(tmp_path: Path, corpus, registry, settings) -> None:
+    lim = limits(tmp_path, web_tokens_budget=40)
+    agent = scripted(corpus, registry, settings, n=3)
+    row = run(agent, lim.budgets(["client:t"]))
+    assert agent.backend.calls[-1]["force_answer"]
+    assert row["answer"] and row["iterations"] == 4  # 45 tokens after three calls: the fourth must answer
+    assert any("stopped early: daily budget of 40 tokens reached (45 used)" in f for f in row["flags"])
     lim = limits(tmp_path, web_cost_budget_usd=0.02)
-    with pytest.raises(Refused, match=r"\$0\.02"):
-        list(lim.metered(steps(10), ["client:c"], server_key=True))
-    rewrite = SearchStep(1, "q", "q", (), (), usage=Usage(1000, 0), cost_usd=0.5)  # llm-rewrite's own call
-    with pytest.raises(Refused, match="budget"):
-        list(limits(tmp_path, web_tokens_budget=500).metered([rewrite, rewrite], ["client:r"], server_key=False))
+    agent = scripted(corpus, registry, settings, n=2)
+    agent.strategy = Rewriting(100, 0.01)
+    row = run(agent, lim.budgets(["client:c"]))
+    assert row["answer"] and any("stopped early: daily budget of $0.02 reached" in f for f in row["flags"])
+    assert agent.backend.calls[-1]["force_answer"]
+    assert limits(tmp_path, web_calls_budget=0).budgets(["client:z"])[0].exhausted  # 0: nothing on the server's keys
+
+
+def test_a_query_strategys_own_model_call_is_charged_too(tmp_path: Path, corpus, registry, settings) -> None:
+    budget = limits(tmp_path, web_tokens_budget=5000).budgets(["client:r"])[0]
+    agent = scripted(corpus, registry, settings, n=2)
+    agent.strategy = Rewriting(1000, 0.5)
+    run(agent, [budget])
+    assert budget.calls == 2 + 3 and budget.tokens == 2000 + 3 * 15 and budget.cost_usd == 1.0  # 2 rewrites, 3 calls
 
 
 def test_a_question_that_runs_too_long_is_stopped(tmp_path: Path) -> None:
     lim = limits(tmp_path, web_question_timeout_s=5)
     with pytest.raises(Refused, match="stopped after 5 s"):
-        list(lim.metered(steps(3), ["client:a"], server_key=False, started=-1e9))
+        list(lim.timed(steps(3), started=-1e9))
 
 
 def test_uploads_need_room_on_the_disk_and_in_the_clients_hour(tmp_path: Path) -> None:

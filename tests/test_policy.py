@@ -93,6 +93,25 @@ def test_models_of_providers_with_local_default_endpoints_are_refused() -> None:
         config.with_overrides(model="ollama_chat/llama3"), "", "")
 
 
+def test_the_policy_says_whether_a_run_spends_the_servers_key() -> None:
+    """Decided here, not by comparing with "litellm" in the tabs (issue 26 point 3)."""
+    web, model = policy(), load_config("gpt-4.1-mini")
+    assert web.spends_server_key(model, web.backend_options(model, "", ""))
+    assert not web.spends_server_key(model, web.backend_options(model, "sk-own", ""))
+    offline = load_config("offline")
+    assert not web.spends_server_key(offline, {})
+    assert web.spends_server_key(offline.with_overrides(query_strategy="llm-rewrite"), {})  # its own model call
+    assert not web.spends_server_key(offline.with_overrides(query_strategy="llm-rewrite"), {"api_key": "sk-own"})
+
+
+def test_an_image_budget_left_to_the_operator_is_not_a_visitors_excess() -> None:
+    config = load_config("gpt-4.1-mini")
+    assert config.image_budget_px is None  # MADQA_IMAGE_BUDGET decides: the operator's own setting
+    policy().check_server_key_config(config)
+    with pytest.raises(Refused, match="image_budget_px 3,000,000 is above 2,000,000"):
+        policy().check_server_key_config(config.with_overrides(image_budget_px=3_000_000))
+
+
 def test_server_keys_have_size_limits_per_question() -> None:
     config = load_config("gpt-4.1-mini")
     with pytest.raises(Refused, match="top_k 50 is above 10"):

@@ -14,8 +14,10 @@ import pytest
 from madqa import search_limits
 from madqa.agent import Agent
 from madqa.corpus import Corpus
+from madqa.errors import SettingsError
 from madqa.index import ingest
-from madqa.settings import load_config
+from madqa.plugins import collect, get_plugin_manager
+from madqa.settings import Settings, load_config
 from tests.conftest import make_pdf
 from tests.test_bad_input import cli
 
@@ -32,9 +34,6 @@ def words(n: int) -> list[str]:
 @pytest.fixture(scope="module")
 def wide(tmp_path_factory):
     """A corpus whose dictionary holds 6,000 distinct words (the shape that made wildcards expensive)."""
-    from madqa.plugins import collect, get_plugin_manager
-    from madqa.settings import Settings
-
     tmp = tmp_path_factory.mktemp("wide")
     vocab = words(6000)
     pages = [" ".join(vocab[i::12]) + " annual report" for i in range(12)]
@@ -61,20 +60,32 @@ def test_wildcard_expansion_is_bounded_and_says_so(wide, name):
 
 @pytest.mark.parametrize("name", RETRIEVERS)
 def test_a_search_past_its_time_budget_stops_and_says_the_result_is_partial(wide, name, monkeypatch):
-    corpus, _, registry = wide
-    retriever = registry.create("retriever", name, corpus, {})
+    corpus, settings, registry = wide
+    # the setting as read at start-up (MADQA_SEARCH_TIMEOUT_S=1), handed over by the registry
+    timed = collect(get_plugin_manager(entry_points=False), Settings.from_env(env={"MADQA_SEARCH_TIMEOUT_S": "1"}))
+    retriever = timed.create("retriever", name, corpus, {})
     clock = itertools.count(0, 0.5)  # each look at the clock: half a second later
     monkeypatch.setattr(search_limits.time, "monotonic", lambda: next(clock))
-    monkeypatch.setenv(search_limits.TIMEOUT_ENV, "1")
     # no page has both words, so the search would go on to its stemmed and any-word fallbacks
     result = retriever.search("annual zzzunknown", 5)
     assert "time budget of 1 s" in result.note and "partial" in result.note
 
 
-def test_bad_time_budget_setting_is_a_clear_error(monkeypatch):
-    monkeypatch.setenv(search_limits.TIMEOUT_ENV, "soon")
-    with pytest.raises(Exception, match="MADQA_SEARCH_TIMEOUT_S expects a number"):
-        search_limits.timeout_s()
+def test_bad_time_budget_setting_is_a_clear_error():
+    with pytest.raises(SettingsError, match="MADQA_SEARCH_TIMEOUT_S .*expects a number, got 'soon'"):
+        Settings.from_env(env={"MADQA_SEARCH_TIMEOUT_S": "soon"})
+    with pytest.raises(SettingsError, match="MADQA_SEARCH_TIMEOUT_S must be between 0.05 and 600"):
+        Settings.from_env(env={"MADQA_SEARCH_TIMEOUT_S": "0"})
+
+
+def test_a_bad_search_timeout_fails_at_start_not_at_each_search(tmp_path):
+    """``=abc`` used to be read on every search: the model was told "expects a number" at each step and the
+    question ended as a refusal with exit 0. Now the command stops before it starts, naming the variable."""
+    make_pdf(tmp_path / "docs" / "r.pdf", ["Revenue was 7.5 million."])
+    proc = cli("ask", "--corpus", str(tmp_path / "docs"), "What was the revenue?", home=tmp_path / "home",
+               MADQA_SEARCH_TIMEOUT_S="abc")
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert "MADQA_SEARCH_TIMEOUT_S" in proc.stderr and "'abc'" in proc.stderr, proc.stderr
 
 
 def test_cli_search_and_the_agent_tool_report_the_limits(wide, tmp_path):

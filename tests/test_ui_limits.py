@@ -133,6 +133,20 @@ def test_server_keys_have_a_call_budget(app: SimpleNamespace) -> None:
     assert "**Answer:** x" in chat_text(own)  # the visitor's own key is not the server's budget
 
 
+def test_a_spent_server_key_budget_forces_the_answer_instead_of_losing_it(app: SimpleNamespace) -> None:
+    """Issue 26 point 3: the day's budget raised mid-question (``Limits.metered``), so the visitor lost the
+    answer; now it is a ``Budget`` handed to the loop, whose last allowed call is the answer."""
+    search = completion("search_documents", {"query": "revenue"})
+    app.answering.answer(search, search, completion("submit_answer", {"answer": ["x"], "citations": []}))
+    before = app.answering.requests()
+    operator = {"backend": "litellm", "model": "openai/local-model", "api_base": app.answering.url}  # no own key
+    chat = visitor(app, "203.0.113.81").predict(question="What was the revenue?", history=[], api_name="/ask",
+                                                 **operator)[1]
+    text = chat_text(chat)
+    assert "**Answer:** x" in text and app.answering.requests() - before == 3, text
+    assert "stopped early: daily budget of 3 model calls reached" in text and "give your own API key" in text
+
+
 def upload(app: SimpleNamespace, address: str, name: str, data: bytes) -> httpx.Response:
     return httpx.post(app.url + "gradio_api/upload", timeout=60, headers={"X-Forwarded-For": address},
                       files=[("files", (name, data, "application/pdf"))])

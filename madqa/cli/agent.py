@@ -18,6 +18,7 @@ from madqa.settings import Settings, config_keys
 @command("ask")
 def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
     from madqa.agent import Agent
+    from madqa.budget import Budget
     from madqa.trace import Trace
 
     common.show_index_logs()
@@ -30,7 +31,9 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
     if not args.json:
         print(f"config {config.name}: {config.backend}/{config.model}, {config.retriever}, "
               f"strategy {config.query_strategy}, top_k {config.top_k}, max {config.max_steps} steps")
-    for step in trace.follow(agent.run(args.question)):
+    # the command's own budget (no limit: `--set budget.max_calls=N` limits the question), through the
+    # same mechanism the web app uses for a visitor's day on the server's keys (madqa.budget)
+    for step in trace.follow(agent.run(args.question, budget=Budget(name="command"))):
         if not args.json:
             print(common.describe_step(step), flush=True)
     row = trace.row()
@@ -99,6 +102,8 @@ def _run(args: argparse.Namespace, settings: Settings, executor: Any) -> int:
     if not questions:
         print(f"madqa: no usable questions in {source}", file=sys.stderr)
         return 2
+    from madqa.budget import Budget
+
     common.fast_exit_for(*(config for config, _ in _config_outputs(args, settings)))
     reg = common.registry(settings)
     corpus = common.open_corpus(args, settings, reg, check=True)  # damage found before any row is written
@@ -118,7 +123,8 @@ def _run(args: argparse.Namespace, settings: Settings, executor: Any) -> int:
 
         rows = run_batch(questions, corpus, config, reg, settings, out_path=path, workers=args.workers,
                          resume=args.resume, limit=args.limit, on_row=on_row,
-                         backend_options=common.backend_options(args), executor=executor, oracle=args.oracle)
+                         backend_options=common.backend_options(args), executor=executor, oracle=args.oracle,
+                         budget=Budget(name="run"))  # no limit: one mechanism with the web app's (madqa.budget)
         bar.update(total - bar.n)
         bar.close()
         print(f"{config.name}: {len(rows)} rows in {path}; {run_summary(rows, questions)}")

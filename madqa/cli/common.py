@@ -27,7 +27,7 @@ def fast_exit_for(*configs: Any) -> None:
 def registry(settings: Settings) -> Any:
     from madqa.plugins import collect, get_plugin_manager
 
-    return collect(get_plugin_manager(settings.plugins_dir))
+    return collect(get_plugin_manager(settings.plugins_dir), settings)
 
 
 def progress_bar(desc: str) -> tuple[Callable[[str, int, int], None], Callable[[], None]]:
@@ -128,7 +128,7 @@ def pipeline_config(args: argparse.Namespace, settings: Settings) -> Any:
     config = load_config(args.config or settings.config)
     return config.with_overrides(backend=args.backend, model=args.model, retriever=args.retriever,
                                  reranker=args.reranker, query_strategy=args.strategy, top_k=args.top_k,
-                                 max_steps=args.max_steps, image_budget_px=args.budget,
+                                 max_steps=args.max_steps, image_budget_px=args.image_budget,
                                  options=parsed_options(args.set or []))
 
 
@@ -176,6 +176,42 @@ def positive_int(text: str) -> int:
     return value
 
 
+def image_budget(text: str) -> int:
+    """An argparse type: pixels per page image, 10,000..50,000,000 (``--budget 6`` was taken for a model budget)."""
+    from madqa.errors import SettingsError
+    from madqa.settings import check_image_budget
+
+    try:
+        value = int(text.replace("_", ""))
+        check_image_budget(value, "image budget")
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected pixels per page image (e.g. 1200000), got {text!r}") from None
+    except SettingsError as exc:
+        raise argparse.ArgumentTypeError(f"{exc}; to limit model calls, tokens or cost use --set "
+                                         "budget.max_calls=N (or budget.max_tokens, budget.max_cost_usd)") from None
+    return value
+
+
+class _DeprecatedBudget(argparse.Action):
+    """``--budget``: the old name of ``--image-budget``, kept working with a warning on stderr."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        print("madqa: --budget is deprecated: it is the image budget, in pixels per page image; write "
+              "--image-budget (model calls, tokens or cost: --set budget.max_calls=N)", file=sys.stderr)
+        setattr(namespace, self.dest, values)
+
+
+def add_image_budget_arg(p: argparse.ArgumentParser, default_help: str = "") -> None:
+    """``--image-budget PX`` (most pixels of a page image) and its deprecated alias ``--budget``."""
+    p.add_argument("--image-budget", type=image_budget, metavar="PX",
+                   help="most pixels (width x height) of a page image, e.g. 1200000"
+                        + (default_help or " (default: the config's image_budget_px, else MADQA_IMAGE_BUDGET, "
+                                            "else 1.2M)"))
+    p.add_argument("--budget", dest="image_budget", type=image_budget, action=_DeprecatedBudget,
+                   help=argparse.SUPPRESS)
+
+
 def add_config_args(p: argparse.ArgumentParser, several: bool = False) -> None:
     if several:
         p.add_argument("--config", action="append", help="named config or .toml file; repeat to run several")
@@ -189,7 +225,7 @@ def add_config_args(p: argparse.ArgumentParser, several: bool = False) -> None:
     p.add_argument("--strategy", help="query strategy (passthrough, drift, ...)")
     p.add_argument("--top-k", type=positive_int)
     p.add_argument("--max-steps", type=positive_int)
-    p.add_argument("--budget", type=positive_int, help="image budget in pixels")
+    add_image_budget_arg(p)
     p.add_argument("--set", action="append", metavar="PART.KEY=VALUE",
                    help="an option of the retriever, reranker, query_strategy or backend, "
                         "e.g. retriever.analyzer=stemming, backend.timeout=30")

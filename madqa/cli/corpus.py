@@ -65,13 +65,13 @@ def cmd_render(args: argparse.Namespace, settings: Settings) -> int:
     if output.is_dir():
         raise CorpusError(f"-o {args.output} is a folder; give a file name, e.g. {output / 'page.png'}")
     if not args.highlight and not args.answer:
-        image = render_page(corpus, args.file, args.page, settings, budget_px=args.budget, fmt=fmt)
+        image = render_page(corpus, args.file, args.page, settings, budget_px=args.image_budget, fmt=fmt)
         output.parent.mkdir(parents=True, exist_ok=True)  # render into a new folder as asked
         output.write_bytes(image.data)
         print(f"{args.output}: {image.width}x{image.height} {fmt}, {len(image.data):,} bytes")
         return 0
     image, highlight = render_highlighted(corpus, args.file, args.page, settings, args.highlight or (),
-                                          args.answer or (), budget_px=args.budget, fmt=fmt)
+                                          args.answer or (), budget_px=args.image_budget, fmt=fmt)
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_bytes(image.data)
     words = {"text": "the text layer", "ocr": "OCR word boxes", "none": "no word positions"}[highlight.source]
@@ -106,7 +106,7 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("file", help="path of the PDF relative to the corpus folder")
     p.add_argument("page", type=common.positive_int, help="1-based page number")
     p.add_argument("-o", "--output", required=True)
-    p.add_argument("--budget", type=common.positive_int, default=None, help="most pixels (default MADQA_IMAGE_BUDGET, 1.2M)")
+    common.add_image_budget_arg(p, " (default: MADQA_IMAGE_BUDGET, else 1.2M)")
     p.add_argument("--format", choices=("png", "jpeg", "webp"), default=None, help="default: from -o's suffix")
     p.add_argument("--highlight", action="append", metavar="TEXT",
                    help="box TEXT (a quote) where it is on the page; exit status 1 when it is not there")

@@ -33,7 +33,7 @@ def _agent(root: str, state_dir: str, generation: str, config: PipelineConfig, s
         agent = _AGENTS.get(key)
     if agent is None:
         corpus = Corpus(Path(root), Path(state_dir), generation)
-        agent = Agent(corpus, config, collect(get_plugin_manager(settings.plugins_dir)), settings, backend_options)
+        agent = Agent(corpus, config, collect(get_plugin_manager(settings.plugins_dir), settings), settings, backend_options)
         with _LOCK:
             while len(_AGENTS) >= MAX_AGENTS:
                 _AGENTS.pop(next(iter(_AGENTS)))

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from madqa.agent import Agent
+from madqa.budget import Budget
 from madqa.errors import ClusterError
 from madqa.evaluation.metrics import anls_star, is_correct
 from madqa.evaluation.questions import read_jsonl
@@ -93,6 +94,7 @@ def run_batch(
     backend_options: dict[str, Any] | None = None,
     executor: Any = None,
     oracle: bool = False,
+    budget: Budget | Sequence[Budget] | None = None,
 ) -> list[dict[str, Any]]:
     """Answer every question (skipping answered ones when resuming); returns all rows of the run.
 
@@ -101,11 +103,17 @@ def run_batch(
     exception on one question becomes an error row (retried by ``resume``) instead of ending the run.
     ``oracle``: the first search of each question returns its gold evidence pages (the paper's
     oracle condition); such rows carry ``"oracle": true``. Not with an ``executor`` yet.
+    ``budget``: what the whole run may spend on models (``madqa.budget``; a web visitor's day on the
+    server's keys), shared by every question; once spent, each question is forced to answer (or,
+    with nothing left, ends with no call made). Not with an ``executor``: workers cannot share it.
     """
     if workers < 1:
         raise ValueError("workers must be at least 1")
     if oracle and executor is not None:
         raise ClusterError("the oracle condition (--oracle) does not run on a cluster yet: run it without --cluster")
+    shared = [budget] if isinstance(budget, Budget) else list(budget or ())
+    if executor is not None and any(b.limited for b in shared):
+        raise ClusterError("a run budget cannot be shared by a cluster's workers: run it without --cluster")
     questions = list(questions)[:limit] if limit else list(questions)
     path = Path(out_path) if out_path else None
     done: list[dict[str, Any]] = []
@@ -130,7 +138,7 @@ def run_batch(
         return local.agent
 
     def answer(question: dict[str, Any]) -> dict[str, Any]:
-        return answer_question(question, config, agent, oracle)
+        return answer_question(question, config, agent, oracle, shared)
 
     def record(row: dict[str, Any], question: dict[str, Any]) -> None:
         with write_lock:
@@ -158,10 +166,11 @@ def run_batch(
 
 
 def answer_question(question: Any, config: PipelineConfig, agent: Callable[[], Agent],
-                    oracle: bool = False) -> dict[str, Any]:
+                    oracle: bool = False, budget: Sequence[Budget] = ()) -> dict[str, Any]:
     """The prediction row of one question; a bad question or a bug becomes an error row, never a raise.
 
-    ``oracle``: its first search returns its gold evidence pages (``oracle_hits``)."""
+    ``oracle``: its first search returns its gold evidence pages (``oracle_hits``); ``budget``: the
+    run's budgets, charged beside the question's own."""
     problem = question_problem(question)
     if problem is not None:  # an error row says so; the other questions still run
         known = question if isinstance(question, dict) else {}
@@ -175,7 +184,7 @@ def answer_question(question: Any, config: PipelineConfig, agent: Callable[[], A
         row.update(oracle=True, error="input: the question has no gold evidence pages for the oracle")
         return row
     try:
-        trace.consume(agent().run(trace.question, first_hits=seeded))
+        trace.consume(agent().run(trace.question, first_hits=seeded, budget=budget))
         return {**trace.row(), "oracle": True} if oracle else trace.row()
     except Exception as exc:  # a bug on one question must not sink a long run; resume retries it
         row = trace.row()

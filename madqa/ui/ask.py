@@ -134,8 +134,9 @@ def run_steps(ctx: AppContext, session: Any, corpus_key: str, config: PipelineCo
               keys: list[str] | None = None) -> Iterator[Step | str]:
     """The agent's steps for ``question``; plain strings are status lines while the corpus loads.
 
-    With ``keys`` (the visitor's, from ``AppContext.job_slot``) the run counts against their budgets.
-    Raises MadqaError when the corpus or a component cannot be used, or a budget or time runs out.
+    With ``keys`` (the visitor's, from ``AppContext.job_slot``) a run on the server's keys is charged to their
+    budgets there (a spent one forces the answer, flagged "stopped early"). Raises MadqaError when the corpus or
+    a component cannot be used, or the question's time runs out.
     """
     if corpus_key != "mine":
         while not ctx.sessions.demo.wait(0.5):
@@ -143,8 +144,8 @@ def run_steps(ctx: AppContext, session: Any, corpus_key: str, config: PipelineCo
     corpus = ctx.sessions.corpus(session, corpus_key)
     config = ctx.bounded(config, corpus_key, corpus)
     agent = Agent(corpus, config, ctx.registry, ctx.settings, options)
-    steps = trace.follow(visitor_steps(agent.run(question), options))
-    yield from (ctx.metered(steps, keys, config, options) if keys is not None else steps)
+    steps = trace.follow(visitor_steps(agent.run(question, budget=ctx.budgets(keys, config, options)), options))
+    yield from ctx.timed(steps, keys)
 
 
 def next_pending(step: Step) -> dict[str, Any] | None:
@@ -241,7 +242,7 @@ def build_ask_tab(ctx: AppContext) -> None:
             send_after_first_paint(hints)
             panel: ConfigPanel = build_config_panel(ctx.configs, ctx.registry, ctx.default_config,
                                                     "Settings: config, model, retrieval", backends=ctx.backends,
-                                                    elem_id="ask-config")
+                                                    elem_id="ask-config", settings=ctx.settings)
         with gr.Column(scale=2) as side:  # empty until there is a page: drawn just after the first paint
             # galleries (and their titles) stay out of the first paint (their code is a good part of the page's
             # weight, each block drawn costs it) until a question starts
@@ -264,7 +265,7 @@ def build_ask_tab(ctx: AppContext) -> None:
         if not text:
             raise shown_error("Type a question first.")
         check_question_length(text)
-        config, options = resolve_config(ctx.configs, values, ctx.policy)
+        config, options = resolve_config(ctx.configs, values, ctx.policy, settings=ctx.settings)
         with ctx.job_slot(session, request) as keys:
             yield from answer(text, history, config, options, session, keys)
 

@@ -98,11 +98,13 @@ def build_compare_tab(ctx: AppContext) -> None:
     with gr.Row(equal_height=False):  # the page viewer beside the two chats
         with gr.Column(min_width=300):
             panel_a = build_config_panel(ctx.configs, ctx.registry, ctx.default_config, "Config A",
-                                         backends=ctx.backends, elem_id="compare-config-a")
+                                         backends=ctx.backends, elem_id="compare-config-a",
+                                         settings=ctx.settings)
             chat_a = gr.Chatbot(label="A", height=520, elem_id="compare-chat-a")
         with gr.Column(min_width=300):
             panel_b = build_config_panel(ctx.configs, ctx.registry, ctx.default_config, "Config B",
-                                         initial={"top_k": 3}, backends=ctx.backends, elem_id="compare-config-b")
+                                         initial={"top_k": 3}, backends=ctx.backends, elem_id="compare-config-b",
+                                         settings=ctx.settings)
             chat_b = gr.Chatbot(label="B", height=520, elem_id="compare-chat-b")
         with gr.Column(min_width=300):
             viewer = build_page_viewer("Cited page", "compare-page", height=520,
@@ -120,7 +122,8 @@ def build_compare_tab(ctx: AppContext) -> None:
         if not text:
             raise shown_error("Type a question, or pick a demo question.")
         check_question_length(text)
-        configs = {side: resolve_config(ctx.configs, values[i * PANEL_SIZE:(i + 1) * PANEL_SIZE], ctx.policy)
+        configs = {side: resolve_config(ctx.configs, values[i * PANEL_SIZE:(i + 1) * PANEL_SIZE], ctx.policy,
+                                        settings=ctx.settings)
                    for i, side in enumerate(SIDES)}
         with ctx.job_slot(session, request) as keys:
             yield from both(text, question_id, configs, session, keys)

@@ -14,7 +14,7 @@ from typing import Any
 import gradio as gr
 
 from madqa.errors import MadqaError
-from madqa.settings import PipelineConfig, parse_options
+from madqa.settings import PipelineConfig, Settings, image_budget_px, parse_options
 from madqa.ui.context import shown_error
 from madqa.ui.lazy import defer_until_opened
 from madqa.ui.model_access import config_choices, picker_info
@@ -52,10 +52,16 @@ class ConfigPanel:
         return self.inputs[1:10]
 
 
-def part_values(config: PipelineConfig) -> list[Any]:
+def part_values(config: PipelineConfig, settings: Settings | None = None) -> list[Any]:
     """The panel's part fields for a config (image budget in megapixels, options as text)."""
     return [config.backend, config.model, config.retriever, config.reranker, config.query_strategy,
-            config.top_k, config.max_steps, round(config.image_budget_px / 1e6, 2), options_text(config)]
+            config.top_k, config.max_steps, slider_mp(config, settings), options_text(config)]
+
+
+def slider_mp(config: PipelineConfig, settings: Settings | None = None) -> float:
+    """The image budget the slider shows for ``config``, in megapixels: the config's own, else the
+    settings' (MADQA_IMAGE_BUDGET), as ``madqa.settings.image_budget_px`` decides."""
+    return round(image_budget_px(settings or Settings(), config) / 1e6, 2)
 
 
 def options_text(config: PipelineConfig) -> str:
@@ -76,7 +82,8 @@ def _choices(names: list[str], current: str) -> list[str]:
 
 def build_config_panel(configs: dict[str, PipelineConfig], registry: Any, default: str, label: str,
                        open: bool = False, initial: dict[str, Any] | None = None,
-                       backends: list[str] | None = None, elem_id: str | None = None) -> ConfigPanel:
+                       backends: list[str] | None = None, elem_id: str | None = None,
+                       settings: Settings | None = None) -> ConfigPanel:
     """Render a settings accordion; picking a named config fills in its parts.
 
     ``initial`` overrides some parts of the ``default`` config in the first view (e.g. top_k);
@@ -104,7 +111,7 @@ def build_config_panel(configs: dict[str, PipelineConfig], registry: Any, defaul
             top_k = gr.Slider(1, 50, value=config.top_k, step=1, label="Pages per search (top_k)")
             max_steps = gr.Slider(1, MAX_STEPS_UI, value=min(config.max_steps, MAX_STEPS_UI), step=1,
                                   label="Max steps")
-            budget = gr.Slider(0.1, 6.0, value=round(config.image_budget_px / 1e6, 2), step=0.1,
+            budget = gr.Slider(0.1, 6.0, value=slider_mp(config, settings), step=0.1,
                                label="Image budget (megapixels per page)")
         options = gr.Textbox(options_text(config), label="Part options", lines=1, max_lines=6,
                              placeholder="one PART.KEY=VALUE per line, e.g. query_strategy.threshold=0.6",
@@ -122,16 +129,17 @@ def build_config_panel(configs: dict[str, PipelineConfig], registry: Any, defaul
 
     def fill(chosen: str) -> list[Any]:
         picked = configs.get(chosen)
-        return part_values(picked) if picked else [gr.update()] * len(panel.parts)
+        return part_values(picked, settings) if picked else [gr.update()] * len(panel.parts)
 
     name.change(fill, [name], panel.parts, queue=False, api_visibility="private")
     return panel
 
 
-def resolve_config(configs: dict[str, PipelineConfig], values: list[Any] | tuple[Any, ...], policy: WebPolicy
-                   ) -> tuple[PipelineConfig, dict[str, Any]]:
+def resolve_config(configs: dict[str, PipelineConfig], values: list[Any] | tuple[Any, ...], policy: WebPolicy,
+                   settings: Settings | None = None) -> tuple[PipelineConfig, dict[str, Any]]:
     """The pipeline config and backend options from a panel's values; gr.Error when they are invalid
-    or ``policy`` does not let a visitor use them."""
+    or ``policy`` does not let a visitor use them. The slider's image budget becomes the config's only
+    when the visitor moved it from what the panel showed (the config's own, else MADQA_IMAGE_BUDGET)."""
     name, backend, model, retriever, reranker, strategy, top_k, max_steps, budget_mp, options_box, api_key, api_base \
         = values
     base = configs.get(name)
@@ -142,7 +150,8 @@ def resolve_config(configs: dict[str, PipelineConfig], values: list[Any] | tuple
                  "reranker": reranker, "query_strategy": strategy,
                  "top_k": int(top_k) if top_k is not None else None,
                  "max_steps": int(max_steps) if max_steps is not None else None,
-                 "image_budget_px": int(round(float(budget_mp) * 1e6)) if budget_mp else None}
+                 "image_budget_px": int(round(float(budget_mp) * 1e6))
+                 if budget_mp and float(budget_mp) != slider_mp(base, settings) else None}
         config = base.with_overrides(**parts, options=parse_options_text(options_box))
         policy.check_config(config, base)
         options = policy.backend_options(config, api_key, api_base)

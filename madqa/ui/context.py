@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 import gradio as gr
 
+from madqa.budget import Budget
 from madqa.errors import MadqaError
 from madqa.settings import PipelineConfig, Settings
 from madqa.ui.limits import Limits, request_address, within_embedding_cap
@@ -93,12 +94,16 @@ class AppContext:
         finally:
             slot.__exit__(None, None, None)
 
-    def metered(self, steps: Any, keys: list[str], config: Any, options: dict[str, Any]) -> Any:
-        """``steps`` under the visitor's budgets on the server's keys (see ``Limits.metered``)."""
-        if self.limits is None:
-            return steps
-        server_key = config.backend == "litellm" and not options.get("api_key")
-        return self.limits.metered(steps, keys, server_key)
+    def budgets(self, keys: list[str] | None, config: PipelineConfig, options: dict[str, Any]) -> list[Budget]:
+        """The visitor's budgets on the server's keys for a run of ``config`` (none when the run does not spend
+        them, ``WebPolicy.spends_server_key``), to hand ``Agent.run``: spent, they force the answer."""
+        if self.limits is None or keys is None or not self.policy.spends_server_key(config, options):
+            return []
+        return self.limits.budgets(keys)
+
+    def timed(self, steps: Iterator[Any], keys: list[str] | None) -> Iterator[Any]:
+        """``steps`` stopped when the question runs past the web app's time limit (``Limits.timed``)."""
+        return steps if self.limits is None or keys is None else self.limits.timed(steps)
 
     @property
     def backends(self) -> list[str]:

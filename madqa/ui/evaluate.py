@@ -308,9 +308,9 @@ def build_evaluate_tab(ctx: AppContext) -> None:
             picked = [c for c in picked if c.name not in keyless]  # a keyless run is not scored 0.0: it is not run
             if not picked:
                 raise shown_error("Not run: " + " ".join(keyless.values()))
-            on_server_key = [c for c in picked if c.backend == "litellm" and not options_by_config[c.name].get("api_key")]
-            if ctx.limits is not None and on_server_key:  # room for every question's every step, before starting
-                ctx.limits.check_budget(keys, calls=len(questions) * sum(c.max_steps for c in on_server_key))
+            on_server_key = [c for c in picked if ctx.policy.spends_server_key(c, options_by_config[c.name])]
+            if ctx.limits is not None and on_server_key:  # nothing left today: not started only to stop at once
+                ctx.limits.refuse_if_spent(keys)
         except MadqaError as exc:
             raise shown_error(f"Settings: {exc}") from None
         secrets = [(api_key or "").strip()]
@@ -332,15 +332,17 @@ def build_evaluate_tab(ctx: AppContext) -> None:
 
             options = options_by_config[config.name]
             runnable = ctx.bounded(config, corpus_key, corpus)  # a session's large upload: BM25 for dense
+            # the visitor's day on the server's keys, shared by every question: spent, each is forced to answer
+            budgets = ctx.budgets(keys, config, options)
 
             def work(config: Any = runnable, finished: queue.Queue[Any] = finished,
                      outcome: dict[str, Any] = outcome, options: dict[str, Any] = options,
-                     seeded: bool = seeded) -> None:
+                     seeded: bool = seeded, budgets: list[Any] = budgets) -> None:
                 try:
                     outcome["rows"] = run_batch(questions, corpus, config, ctx.registry, ctx.settings,
                                                 workers=max(1, min(int(workers or 1), MAX_WORKERS)),
                                                 on_row=lambda row, q: finished.put(q), backend_options=options,
-                                                oracle=seeded)
+                                                oracle=seeded, budget=budgets)
                 except Exception as exc:  # MadqaError (a component cannot be built) or a bug: report it
                     outcome["error"] = exc
                 finally:
@@ -358,10 +360,6 @@ def build_evaluate_tab(ctx: AppContext) -> None:
                 what = str(failure) if isinstance(failure, MadqaError) else internal_error(failure, "evaluate")
                 raise shown_error(redact(f"{config.name}: {what}", secrets))
             rows = [visitor_row(row, options) for row in outcome["rows"]]
-            if ctx.limits is not None and config in on_server_key:
-                ctx.limits.spend(keys, sum(int(r.get("iterations") or 0) for r in rows),
-                                 sum(int((r.get("usage") or {}).get("total_tokens") or 0) for r in rows),
-                                 sum(float(r.get("cost_usd") or 0.0) for r in rows))
             (oracle_rows if seeded else rows_by_config)[config.name] = scrub(rows, secrets)
         gaps = {name: oracle_gap(rows_by_config[name], rows, questions) for name, rows in oracle_rows.items()}
         rows_by_config.update({f"{name} (oracle)": rows for name, rows in oracle_rows.items()})

@@ -26,7 +26,7 @@ from madqa.answer import validate_citations
 from madqa.errors import MadqaError
 from madqa.evaluation.report import evaluate, per_question
 from madqa.evaluation.runner import run_batch
-from madqa.settings import PipelineConfig
+from madqa.settings import PipelineConfig, image_budget_px
 from madqa.trace import Trace
 from madqa.types import AnswerStep, PageRef, SearchStep
 from madqa.ui.context import AppContext, shown_error
@@ -175,7 +175,7 @@ def build_human_tab(ctx: AppContext) -> None:
         images = []
         for hit in step.hits:
             try:
-                path = page_file(corpus, hit.ref, ctx.settings, config.image_budget_px)
+                path = page_file(corpus, hit.ref, ctx.settings, image_budget_px(ctx.settings, config))
             except (MadqaError, OSError):  # no image for this page (a full disk, say); the search still counts
                 continue
             images.append((str(path), hit.ref.label() + ("" if hit.ref in step.new_pages else " (shown before)")))

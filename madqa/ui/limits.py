@@ -4,7 +4,8 @@ tokens and dollars on the server's keys, upload bytes an hour, and the uploads' 
 A visitor is counted twice, by browser session and by client address (``X-Forwarded-For`` behind
 ``MADQA_PROXY_HOPS`` trusted proxies), since a raw HTTP client can make a new session per request.
 ``RequestGuard`` applies the request and upload limits before Gradio reads a body; the handlers ask
-``Limits`` for a job slot and for budget. All numbers come from ``madqa.settings`` (see the README).
+``Limits`` for a job slot and for the visitor's budgets on the server's keys (``madqa.budget`` budgets,
+handed to ``Agent.run``: a spent one forces the answer, never an error mid-question). All numbers come from ``madqa.settings`` (see the README).
 
 How many proxies stand in front of a Hugging Face Space is not documented (its docs say nothing of the
 ``X-Forwarded-For`` chain it sends), so ``MADQA_PROXY_HOPS`` stays 0 there too, and the guard logs each new
@@ -30,9 +31,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from madqa.errors import MadqaError
+from madqa.budget import Budget
+from madqa.errors import MadqaError, SettingsError
 from madqa.settings import PipelineConfig, Settings
-from madqa.types import ModelStep, SearchStep, Step
+from madqa.types import Step
 from madqa.ui.policy import Refused
 
 log = logging.getLogger("madqa.ui")
@@ -60,13 +62,30 @@ def request_address(request: Any, proxy_hops: int) -> str:
 
 
 @dataclass
-class Spent:
-    """Model use on the server's keys by one visitor since ``since``."""
+class ServerKeyBudget(Budget):
+    """One visitor's day on the server's keys (per browser session or per client address): a ``Budget`` the
+    web app hands ``Agent.run``, so a spent one forces the answer instead of stopping the question. A limit of
+    0 is allowed (the operator gives visitors nothing on the server's keys)."""
 
+    who: str = "you"
     since: float = field(default_factory=time.monotonic)
-    calls: int = 0
-    tokens: int = 0
-    cost_usd: float = 0.0
+
+    def __post_init__(self) -> None:
+        for key in ("max_tokens", "max_calls", "max_cost_usd"):
+            if getattr(self, key) is not None and getattr(self, key) < 0:
+                raise SettingsError(f"web budget {key} cannot be negative")
+
+    def _said(self, reason: str | None) -> str | None:
+        return None if reason is None else (f"{reason} (the budget on the server's keys for {self.who} today; "
+                                            "give your own API key to go on)")
+
+    @property
+    def answer_due(self) -> str | None:
+        return self._said(super().answer_due)
+
+    @property
+    def exhausted(self) -> str | None:
+        return self._said(super().exhausted)
 
 
 class Limits:
@@ -79,7 +98,7 @@ class Limits:
         self._jobs: dict[str, int] = {}
         self._requests: dict[str, deque[float]] = {}
         self._uploaded: dict[str, deque[tuple[float, int]]] = {}
-        self._spent: dict[str, Spent] = {}
+        self._budgets: dict[str, ServerKeyBudget] = {}
         self._usage: tuple[float, int] = (0.0, 0)
 
     # --- jobs at once ------------------------------------------------------------------------------
@@ -136,49 +155,35 @@ class Limits:
 
     # --- model budgets on the server's keys ----------------------------------------------------------
 
-    def _ledger(self, key: str, now: float) -> Spent:
-        spent = self._spent.get(key)
-        if spent is None or now - spent.since > DAY_S:
-            spent = self._spent[key] = Spent(since=now)
-        return spent
-
-    def check_budget(self, keys: Iterable[str], calls: int = 1) -> None:
-        """Refused when a visitor (any of ``keys``) has no room for ``calls`` more model calls today."""
+    def budgets(self, keys: Iterable[str]) -> list[Budget]:
+        """The visitor's budgets on the server's keys today, one per key (``client:...``, ``session:...``), for
+        ``Agent.run(budget=...)``: shared by every question of that visitor, renewed after a day."""
         s, now = self.settings, time.monotonic()
         with self._lock:
+            out: list[Budget] = []
             for key in keys:
-                spent = self._ledger(key, now)
-                if (spent.calls + calls > s.web_calls_budget or spent.tokens >= s.web_tokens_budget
-                        or spent.cost_usd >= s.web_cost_budget_usd):
-                    raise Refused(f"the day's budget on the server's keys is used up for you ({s.web_calls_budget} "
-                                  f"model calls, {s.web_tokens_budget:,} tokens, ${s.web_cost_budget_usd:.2f}); "
-                                  "give your own API key to go on")
+                budget = self._budgets.get(key)
+                if budget is None or now - budget.since > DAY_S:
+                    who = "this browser session" if key.startswith("session:") else "your address"
+                    budget = self._budgets[key] = ServerKeyBudget(
+                        max_calls=s.web_calls_budget, max_tokens=s.web_tokens_budget,
+                        max_cost_usd=s.web_cost_budget_usd, name="daily", who=who, since=now)
+                out.append(budget)
+            return out
 
-    def spend(self, keys: Iterable[str], calls: int, tokens: int, cost_usd: float | None) -> None:
-        now = time.monotonic()
-        with self._lock:
-            for key in keys:
-                spent = self._ledger(key, now)
-                spent.calls += calls
-                spent.tokens += tokens
-                spent.cost_usd += cost_usd or 0.0
+    def refuse_if_spent(self, keys: Iterable[str]) -> None:
+        """Refused when a visitor (any of ``keys``) has nothing left on the server's keys today: an evaluation
+        is not started only to end every question with no model call made."""
+        for budget in self.budgets(keys):
+            if budget.exhausted:
+                raise Refused(budget.exhausted)
 
-    def metered(self, steps: Iterable[Step], keys: list[str], server_key: bool, started: float | None = None
-                ) -> Iterator[Step]:
-        """``steps`` counted against the visitors' budgets, stopped with Refused when a budget or the
-        question's time runs out. Model steps count when they ran on the server's keys
-        (``server_key``); a query strategy's own model calls (``llm-rewrite``) always do."""
+    def timed(self, steps: Iterable[Step], started: float | None = None) -> Iterator[Step]:
+        """``steps``, stopped with Refused when the question runs longer than ``web_question_timeout_s``.
+        (What a question may spend is a budget, passed to ``Agent.run``: spent, it forces the answer.)"""
         started = time.monotonic() if started is None else started
-        if server_key:
-            self.check_budget(keys)
         for step in steps:
             yield step
-            if isinstance(step, ModelStep) and server_key:
-                self.spend(keys, 1, step.usage.total_tokens, step.cost_usd)
-                self.check_budget(keys)
-            elif isinstance(step, SearchStep) and (step.usage.total_tokens or step.cost_usd):
-                self.spend(keys, 1, step.usage.total_tokens, step.cost_usd)
-                self.check_budget(keys)
             if time.monotonic() - started > self.settings.web_question_timeout_s:
                 raise Refused(f"the question was stopped after {self.settings.web_question_timeout_s:.0f} s, the "
                               "most one question may run here")

@@ -27,6 +27,8 @@ TEST_ONLY_BACKENDS = frozenset({"scripted"})  # read scripts given by the caller
 VISITOR_BASE_PROVIDERS = ("openai", "hosted_vllm")  # a typed api_base is an OpenAI-compatible server
 # What a config may ask of the server's keys (a visitor with their own key is not limited this way).
 SERVER_KEY_LIMITS = {"top_k": 10, "max_steps": 15, "image_budget_px": 2_000_000}
+SERVER_KEY_BACKENDS = ("litellm",)  # backends that call a provider with the server's key when a visitor gives none
+SERVER_KEY_STRATEGIES = ("llm-rewrite",)  # query strategies that do the same for their own model call
 WEB_ATTEMPTS = 2  # a model call from the web app: tried twice, then the question ends with what it has
 WEB_RETRY_MAX_DELAY_S = 5.0
 ENDPOINT_FAILURE = ("the server at api_base gave no usable answer (it may be unreachable, refuse the "
@@ -195,10 +197,19 @@ class WebPolicy:
             options["api_base"] = base
         return options
 
+    def spends_server_key(self, config: PipelineConfig, options: Mapping[str, Any]) -> bool:
+        """Whether a run of ``config`` with these backend ``options`` spends the server's keys: a backend (or a
+        query strategy) that calls a provider, with no key of the visitor's. Such a run is charged to the
+        visitor's budgets on the server's keys (``Limits.budgets``). A strategy that calls a model spends the
+        visitor's key when one is given (``use_run_key``); an offline backend's steps count as calls then."""
+        if str(options.get("api_key") or "").strip():
+            return False
+        return config.backend in SERVER_KEY_BACKENDS or config.query_strategy in SERVER_KEY_STRATEGIES
+
     def check_server_key_config(self, config: PipelineConfig) -> None:
         """Refused when a config would make one question on the server's keys unusually large."""
         for name, most in SERVER_KEY_LIMITS.items():
-            if getattr(config, name) > most:
+            if getattr(config, name) is not None and getattr(config, name) > most:  # None: the operator's setting
                 raise Refused(f"{name} {getattr(config, name):,} is above {most:,}, the most the web app allows on "
                               "the server's keys (give your own API key for more)")
 
