@@ -5,17 +5,17 @@ from __future__ import annotations
 import ast
 import json
 import re
-import unicodedata
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any, Protocol
 
+from madqa.text import match_key as match_key  # re-exported: its home was here
+from madqa.text import quote_on_page
 from madqa.types import PageRef
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S | re.I)
 _PAGE_NUMBER = re.compile(r"-?\d+")
 MAX_QUOTE_CHARS = 400  # a sentence or a table row; longer quotes are cut (and flagged)
-_NOT_ALNUM = re.compile(r"[\W_]+")
 MAX_JSON_SCAN_CHARS = 200_000  # a model's reply is searched for JSON up to here
 _MAX_BRACE_STARTS = 8  # unclosed braces skipped before giving up: bounded work on hostile text
 _FILE_EDGES = " \t\"'`,;:-([<"
@@ -289,19 +289,6 @@ def _match_file(file: str, corpus: PageBook, by_name: dict[str, list[str]]) -> t
 
 
 # --- supporting quotes -------------------------------------------------------------------------
-
-
-def match_key(text: str) -> str:
-    """``text`` reduced for quote matching: ligatures unfolded (NFKC), case folded, and only letters and
-    digits kept, so whitespace, line breaks, hyphenation at a line end and punctuation spacing (the
-    ways a text layer or OCR differs from a quote typed by a model) do not matter."""
-    return _NOT_ALNUM.sub("", unicodedata.normalize("NFKC", text).casefold())
-
-
-def quote_on_page(quote: str, page_text: str) -> bool:
-    """True when ``quote`` is, up to ``match_key``'s normalisation, a span of ``page_text``."""
-    key = match_key(quote)
-    return bool(key) and key in match_key(page_text)
 
 
 class PageTexts(Protocol):
