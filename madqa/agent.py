@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from madqa.answer import check_quotes, parse_answer, validate_citations
+from madqa.answer import check_quotes, parse_answer, resolve_citations
 from madqa.budget import Budget, rough_usage
 from madqa.context import ContextOptions, ModelTurn, NoteTurn, ShownPage, ToolTurn, Turn, build_messages
 from madqa.context import image_part as image_part  # re-exported: tests and plugins build messages with it
@@ -343,10 +343,10 @@ class Agent:
         if answer and refusal_items(answer):
             flags.append(f"the answer reads as a refusal: {answer[0][:80]!r}")
             answer, raw = [], []
-        citations, citation_flags = validate_citations(raw, self.corpus, seen)
-        quotes = check_quotes(raw, citations, self.corpus)
-        flags += citation_flags + list(quotes.flags)
-        return AnswerStep(iteration, tuple(answer), tuple(citations), tuple(raw), tuple(flags), not answer,
+        cited = resolve_citations(raw, self.corpus, seen)
+        quotes = check_quotes(cited, self.corpus)
+        flags += [*cited.flags, *quotes.flags]
+        return AnswerStep(iteration, tuple(answer), cited.refs, tuple(raw), tuple(flags), not answer,
                           quotes.quotes, quotes.found)
 
 

@@ -190,9 +190,19 @@ def citation_from_text(item: Any) -> dict[str, Any] | None:
     return {"file": file, "page": int(match.group("page"))} if file else None
 
 
-def validate_citations(raw: list[dict[str, Any]], corpus: PageBook,
-                       seen: set[PageRef]) -> tuple[list[PageRef], list[str]]:
-    """The citations that name a real, seen page, de-duplicated; flags say what was dropped, what repaired.
+@dataclass(frozen=True)
+class Citations:
+    """The citations of an answer read against the corpus: the valid pages (each once), the first quote given
+    for each (None: none), and what was dropped or repaired."""
+
+    refs: tuple[PageRef, ...]
+    quotes: tuple[str | None, ...]
+    flags: tuple[str, ...]
+
+
+def resolve_citations(raw: list[dict[str, Any]], corpus: PageBook, seen: set[PageRef]) -> Citations:
+    """The citations that name a real, seen page, de-duplicated, with their quotes; flags say what was
+    dropped, what repaired.
 
     A file named by its bare name (as MADQA files are) is matched when that name is unique; one named
     in another letter case, under another folder, with backslashes or without ``.pdf`` is matched (and
@@ -200,12 +210,24 @@ def validate_citations(raw: list[dict[str, Any]], corpus: PageBook,
     page before or after, one the agent saw, is moved there (flagged).
     """
     valid: list[PageRef] = []
+    quotes: dict[PageRef, str | None] = {}
     flags: list[str] = []
     for cited in _read_citations(raw, corpus, seen):
         flags += cited.flags
-        if cited.ref is not None and cited.ref not in valid:
+        if cited.ref is None:
+            continue
+        if cited.ref not in valid:
             valid.append(cited.ref)
-    return valid, flags
+        if quotes.get(cited.ref) is None:
+            quotes[cited.ref] = cited.quote
+    return Citations(tuple(valid), tuple(quotes[ref] for ref in valid), tuple(flags))
+
+
+def validate_citations(raw: list[dict[str, Any]], corpus: PageBook,
+                       seen: set[PageRef]) -> tuple[list[PageRef], list[str]]:
+    """``resolve_citations``' pages and flags, for callers that check no quotes."""
+    cited = resolve_citations(raw, corpus, seen)
+    return list(cited.refs), list(cited.flags)
 
 
 @dataclass(frozen=True)
@@ -306,23 +328,16 @@ class QuoteCheck:
     flags: tuple[str, ...]
 
 
-def check_quotes(raw: list[dict[str, Any]], citations: list[PageRef], corpus: Any) -> QuoteCheck:
-    """Pair each validated citation with the first quote given for it and look for it on the page.
+def check_quotes(cited: Citations, corpus: Any) -> QuoteCheck:
+    """Look for each resolved citation's quote (the first given for its page) on that page.
 
     A quote that is not on the cited page (after normalisation) is flagged: the model says the page
     reads something it does not; so is a citation with no quote. ``found`` is None where no quote was
-    given. Citations are read as ``validate_citations`` read them (repaired names, moved pages).
+    given. The citations are those ``resolve_citations`` read (repaired names, moved pages), not read again.
     """
-    given: dict[PageRef, str] = {}
-    for cited in _read_citations(raw, corpus, set(citations)):  # a move only goes to a validated page
-        if cited.ref is not None and cited.quote is not None:
-            given.setdefault(cited.ref, cited.quote)
-    quotes: list[str | None] = []
     found: list[bool | None] = []
     flags: list[str] = []
-    for ref in citations:
-        quote = given.get(ref)
-        quotes.append(quote)
+    for ref, quote in zip(cited.refs, cited.quotes, strict=True):
         if quote is None:
             found.append(None)
             flags.append(f"citation of {ref.file} p.{ref.page} carries no quote")
@@ -337,4 +352,4 @@ def check_quotes(raw: list[dict[str, Any]], citations: list[PageRef], corpus: An
         if not ok:
             shown = quote if len(quote) <= 80 else quote[:77] + "..."
             flags.append(f"quote not found on cited {ref.label()}: {shown!r}")
-    return QuoteCheck(tuple(quotes), tuple(found), tuple(flags))
+    return QuoteCheck(cited.quotes, tuple(found), tuple(flags))
