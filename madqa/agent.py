@@ -245,7 +245,7 @@ class Agent:
             image, mime = rendered.data, rendered.mime
         try:
             text = self.corpus.page_text(ref.file, ref.page)
-        except Exception:  # the image is what counts; an excerpt is a courtesy
+        except MadqaError:  # a damaged page store: the image is what counts; an excerpt is a courtesy
             text = ""
         return ShownPage(ref, image, mime, text or "", terms)
 
@@ -266,7 +266,7 @@ class Agent:
             ref = PageRef(file, page)
             try:
                 pages.append(self._display(ref, state.terms.get(ref, ()), vision))
-            except Exception as exc:
+            except (MadqaError, OSError) as exc:  # a page that cannot be drawn (RenderError, PageLimitError): said
                 problems.append(f"{ref.label()} could not be shown: {_describe(exc)}")
         state.seen.update(p.ref for p in pages)
         lines = [f"Shown again below: {'; '.join(p.ref.label() for p in pages)}" if pages else "No page shown."]
@@ -314,7 +314,7 @@ class Agent:
         for ref in new:
             try:
                 displayed.append(self._display(ref, terms, vision))
-            except Exception as exc:
+            except (MadqaError, OSError) as exc:  # a page that cannot be drawn is an observation; a bug raises
                 error = (error + "; " if error else "") + f"{ref.label()} could not be shown: {_describe(exc)}"
         shown = [p.ref for p in displayed if p.ref not in state.seen]
         for page in displayed:

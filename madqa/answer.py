@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any, Protocol
 
+from madqa.errors import MadqaError
 from madqa.text import match_key as match_key  # re-exported: its home was here
 from madqa.text import quote_on_page
 from madqa.types import PageRef
@@ -273,7 +274,7 @@ def _quote_on(corpus: Any, file: str, page: int, quote: str) -> bool:
         return False
     try:
         return quote_on_page(quote, corpus.page_text(file, page) or "")
-    except Exception:  # checked again, and reported, by check_quotes
+    except MadqaError:  # a damaged page store: checked again, and reported, by check_quotes
         return False
 
 
@@ -344,7 +345,7 @@ def check_quotes(cited: Citations, corpus: Any) -> QuoteCheck:
             continue
         try:
             text = corpus.page_text(ref.file, ref.page) or ""
-        except Exception as exc:  # a page whose text cannot be read cannot confirm the quote
+        except MadqaError as exc:  # a damaged page store: a page whose text cannot be read cannot confirm the quote
             text = ""
             flags.append(f"the text of {ref.label()} could not be read to check its quote ({exc})")
         ok = quote_on_page(quote, text)
