@@ -66,4 +66,4 @@ def textpage_words(page: Any, textpage: Any) -> list[OcrWord]:
     """The words of an OCR text page already made, in Tesseract's order (block, line, word)."""
     words = page.get_text("words", textpage=textpage, sort=False)
     words.sort(key=lambda w: (w[5], w[6], w[7]))  # as written; stable when already in order
-    return [OcrWord(*w[:5], w[5], w[6]) for w in words]
+    return [OcrWord(w[0], w[1], w[2], w[3], str(w[4]), w[5], w[6]) for w in words]
