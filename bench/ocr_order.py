@@ -7,7 +7,7 @@
 Each page is rasterised at 150 DPI, rotated by the angle, given Gaussian noise, and wrapped as an
 image-only PDF page (or, with ``--truth``, the scans of ``data/realdocs`` are taken as they are,
 against the source text recorded beside them); that page is OCR'd once (Tesseract through PyMuPDF, ``--ocr-dpi``) and its
-words ordered three ways: Tesseract's own block/line order (what ``plugins/tesseract_ocr.py``
+words ordered three ways: Tesseract's own block/line order (what ``madqa/ocr.py``
 returns), MuPDF's ``sort=True`` (what it returned before), and baseline regrouping
 (``plugins/text_layer.visual_lines``). Words in order = the longest common subsequence of the
 source's words and the OCR's, over the source's word count. Prints JSON; nothing here asserts.
@@ -33,7 +33,8 @@ import numpy as np  # noqa: E402
 import pymupdf  # noqa: E402
 from PIL import Image  # noqa: E402
 
-from plugins.tesseract_ocr import TesseractReader, ocr_words  # noqa: E402
+from madqa.ocr import textpage_words  # noqa: E402
+from plugins.tesseract_ocr import TesseractReader  # noqa: E402
 from plugins.text_layer import visual_lines  # noqa: E402
 
 _WORD = re.compile(r"\w+")
@@ -85,7 +86,7 @@ def order_scores(scanned: pymupdf.Page, source: str, reader: TesseractReader) ->
     seconds = time.perf_counter() - started
     words = scanned.get_text("words", textpage=textpage)
     return {
-        "tesseract_order": round(words_in_order(source, " ".join(w.text for w in ocr_words(scanned, textpage))), 3),
+        "tesseract_order": round(words_in_order(source, " ".join(w.text for w in textpage_words(scanned, textpage))), 3),
         "mupdf_sort": round(words_in_order(source, scanned.get_text("text", textpage=textpage, sort=True)), 3),
         "baseline_regrouping": round(words_in_order(source, visual_lines(words)), 3),
         "ocr_seconds": round(seconds, 1),

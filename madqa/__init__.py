@@ -13,7 +13,7 @@ except ModuleNotFoundError as exc:  # pragma: no cover - exercised by a subproce
                  "run scripts/install, then .venv/bin/madqa ... (or source .venv/bin/activate)")
     raise
 
-from madqa.answer import find_json_object, match_key, quote_on_page
+from madqa.answer import find_json_object
 from madqa.corpus import unfold_ligatures
 from madqa.errors import (
     BackendError,
@@ -27,8 +27,10 @@ from madqa.errors import (
     SettingsError,
 )
 from madqa.hookspecs import Register, hookimpl
+from madqa.ocr import OcrWord, find_tessdata, ocr_words
 from madqa.options import read_options
 from madqa.search_limits import SearchBudget, glob_regex, literal_prefix
+from madqa.text import lexical_similarity, match_key, quote_on_page
 from madqa.tool_text import TEXT_PROTOCOL, TextCall, read_tool_calls, strip_reasoning
 from madqa.types import (
     NO_PAGES_NOTE,
@@ -48,9 +50,9 @@ from madqa.types import (
 __version__ = "0.1.0"
 
 __all__ = [
-    "NO_PAGES_NOTE", "AnswerStep", "BackendError", "CorpusError", "ErrorStep", "Hit", "IndexDamagedError", "MadqaError", "ModelDecision", "ModelStep",
+    "NO_PAGES_NOTE", "AnswerStep", "BackendError", "CorpusError", "ErrorStep", "Hit", "IndexDamagedError", "MadqaError", "ModelDecision", "ModelStep", "OcrWord",
     "PageRef", "PluginError", "Register", "RenderError", "SearchBudget", "SearchError", "SearchResult", "SearchStep",
     "ServerLimitError", "SettingsError", "Step", "TEXT_PROTOCOL", "TextCall", "ToolCall", "Usage", "__version__",
-    "find_json_object", "hookimpl", "glob_regex", "literal_prefix", "match_key", "quote_on_page", "read_options",
+    "find_json_object", "find_tessdata", "hookimpl", "glob_regex", "lexical_similarity", "literal_prefix", "match_key", "ocr_words", "quote_on_page", "read_options",
     "read_tool_calls", "strip_reasoning", "unfold_ligatures",
 ]

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from madqa.answer import check_quotes, parse_answer, validate_citations
+from madqa.answer import check_quotes, parse_answer, resolve_citations
 from madqa.budget import Budget, rough_usage
 from madqa.context import ContextOptions, ModelTurn, NoteTurn, ShownPage, ToolTurn, Turn, build_messages
 from madqa.context import image_part as image_part  # re-exported: tests and plugins build messages with it
@@ -249,7 +249,7 @@ class Agent:
             image, mime = rendered.data, rendered.mime
         try:
             text = self.corpus.page_text(ref.file, ref.page)
-        except Exception:  # the image is what counts; an excerpt is a courtesy
+        except MadqaError:  # a damaged page store: the image is what counts; an excerpt is a courtesy
             text = ""
         return ShownPage(ref, image, mime, text or "", terms)
 
@@ -270,7 +270,7 @@ class Agent:
             ref = PageRef(file, page)
             try:
                 pages.append(self._display(ref, state.terms.get(ref, ()), vision))
-            except Exception as exc:
+            except (MadqaError, OSError) as exc:  # a page that cannot be drawn (RenderError, PageLimitError): said
                 problems.append(f"{ref.label()} could not be shown: {_describe(exc)}")
         state.seen.update(p.ref for p in pages)
         lines = [f"Shown again below: {'; '.join(p.ref.label() for p in pages)}" if pages else "No page shown."]
@@ -318,7 +318,7 @@ class Agent:
         for ref in new:
             try:
                 displayed.append(self._display(ref, terms, vision))
-            except Exception as exc:
+            except (MadqaError, OSError) as exc:  # a page that cannot be drawn is an observation; a bug raises
                 error = (error + "; " if error else "") + f"{ref.label()} could not be shown: {_describe(exc)}"
         shown = [p.ref for p in displayed if p.ref not in state.seen]
         for page in displayed:
@@ -347,10 +347,10 @@ class Agent:
         if answer and refusal_items(answer):
             flags.append(f"the answer reads as a refusal: {answer[0][:80]!r}")
             answer, raw = [], []
-        citations, citation_flags = validate_citations(raw, self.corpus, seen)
-        quotes = check_quotes(raw, citations, self.corpus)
-        flags += citation_flags + list(quotes.flags)
-        return AnswerStep(iteration, tuple(answer), tuple(citations), tuple(raw), tuple(flags), not answer,
+        cited = resolve_citations(raw, self.corpus, seen)
+        quotes = check_quotes(cited, self.corpus)
+        flags += [*cited.flags, *quotes.flags]
+        return AnswerStep(iteration, tuple(answer), cited.refs, tuple(raw), tuple(flags), not answer,
                           quotes.quotes, quotes.found)
 
 

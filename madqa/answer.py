@@ -5,17 +5,18 @@ from __future__ import annotations
 import ast
 import json
 import re
-import unicodedata
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any, Protocol
 
+from madqa.errors import MadqaError
+from madqa.text import match_key as match_key  # re-exported: its home was here
+from madqa.text import quote_on_page
 from madqa.types import PageRef
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S | re.I)
 _PAGE_NUMBER = re.compile(r"-?\d+")
 MAX_QUOTE_CHARS = 400  # a sentence or a table row; longer quotes are cut (and flagged)
-_NOT_ALNUM = re.compile(r"[\W_]+")
 MAX_JSON_SCAN_CHARS = 200_000  # a model's reply is searched for JSON up to here
 _MAX_BRACE_STARTS = 8  # unclosed braces skipped before giving up: bounded work on hostile text
 _FILE_EDGES = " \t\"'`,;:-([<"
@@ -190,9 +191,19 @@ def citation_from_text(item: Any) -> dict[str, Any] | None:
     return {"file": file, "page": int(match.group("page"))} if file else None
 
 
-def validate_citations(raw: list[dict[str, Any]], corpus: PageBook,
-                       seen: set[PageRef]) -> tuple[list[PageRef], list[str]]:
-    """The citations that name a real, seen page, de-duplicated; flags say what was dropped, what repaired.
+@dataclass(frozen=True)
+class Citations:
+    """The citations of an answer read against the corpus: the valid pages (each once), the first quote given
+    for each (None: none), and what was dropped or repaired."""
+
+    refs: tuple[PageRef, ...]
+    quotes: tuple[str | None, ...]
+    flags: tuple[str, ...]
+
+
+def resolve_citations(raw: list[dict[str, Any]], corpus: PageBook, seen: set[PageRef]) -> Citations:
+    """The citations that name a real, seen page, de-duplicated, with their quotes; flags say what was
+    dropped, what repaired.
 
     A file named by its bare name (as MADQA files are) is matched when that name is unique; one named
     in another letter case, under another folder, with backslashes or without ``.pdf`` is matched (and
@@ -200,12 +211,24 @@ def validate_citations(raw: list[dict[str, Any]], corpus: PageBook,
     page before or after, one the agent saw, is moved there (flagged).
     """
     valid: list[PageRef] = []
+    quotes: dict[PageRef, str | None] = {}
     flags: list[str] = []
     for cited in _read_citations(raw, corpus, seen):
         flags += cited.flags
-        if cited.ref is not None and cited.ref not in valid:
+        if cited.ref is None:
+            continue
+        if cited.ref not in valid:
             valid.append(cited.ref)
-    return valid, flags
+        if quotes.get(cited.ref) is None:
+            quotes[cited.ref] = cited.quote
+    return Citations(tuple(valid), tuple(quotes[ref] for ref in valid), tuple(flags))
+
+
+def validate_citations(raw: list[dict[str, Any]], corpus: PageBook,
+                       seen: set[PageRef]) -> tuple[list[PageRef], list[str]]:
+    """``resolve_citations``' pages and flags, for callers that check no quotes."""
+    cited = resolve_citations(raw, corpus, seen)
+    return list(cited.refs), list(cited.flags)
 
 
 @dataclass(frozen=True)
@@ -251,7 +274,7 @@ def _quote_on(corpus: Any, file: str, page: int, quote: str) -> bool:
         return False
     try:
         return quote_on_page(quote, corpus.page_text(file, page) or "")
-    except Exception:  # checked again, and reported, by check_quotes
+    except MadqaError:  # a damaged page store: checked again, and reported, by check_quotes
         return False
 
 
@@ -291,19 +314,6 @@ def _match_file(file: str, corpus: PageBook, by_name: dict[str, list[str]]) -> t
 # --- supporting quotes -------------------------------------------------------------------------
 
 
-def match_key(text: str) -> str:
-    """``text`` reduced for quote matching: ligatures unfolded (NFKC), case folded, and only letters and
-    digits kept, so whitespace, line breaks, hyphenation at a line end and punctuation spacing (the
-    ways a text layer or OCR differs from a quote typed by a model) do not matter."""
-    return _NOT_ALNUM.sub("", unicodedata.normalize("NFKC", text).casefold())
-
-
-def quote_on_page(quote: str, page_text: str) -> bool:
-    """True when ``quote`` is, up to ``match_key``'s normalisation, a span of ``page_text``."""
-    key = match_key(quote)
-    return bool(key) and key in match_key(page_text)
-
-
 class PageTexts(Protocol):
     """What quote checking needs of a corpus: the stored text (text layer or OCR) of a page."""
 
@@ -319,30 +329,23 @@ class QuoteCheck:
     flags: tuple[str, ...]
 
 
-def check_quotes(raw: list[dict[str, Any]], citations: list[PageRef], corpus: Any) -> QuoteCheck:
-    """Pair each validated citation with the first quote given for it and look for it on the page.
+def check_quotes(cited: Citations, corpus: Any) -> QuoteCheck:
+    """Look for each resolved citation's quote (the first given for its page) on that page.
 
     A quote that is not on the cited page (after normalisation) is flagged: the model says the page
     reads something it does not; so is a citation with no quote. ``found`` is None where no quote was
-    given. Citations are read as ``validate_citations`` read them (repaired names, moved pages).
+    given. The citations are those ``resolve_citations`` read (repaired names, moved pages), not read again.
     """
-    given: dict[PageRef, str] = {}
-    for cited in _read_citations(raw, corpus, set(citations)):  # a move only goes to a validated page
-        if cited.ref is not None and cited.quote is not None:
-            given.setdefault(cited.ref, cited.quote)
-    quotes: list[str | None] = []
     found: list[bool | None] = []
     flags: list[str] = []
-    for ref in citations:
-        quote = given.get(ref)
-        quotes.append(quote)
+    for ref, quote in zip(cited.refs, cited.quotes, strict=True):
         if quote is None:
             found.append(None)
             flags.append(f"citation of {ref.file} p.{ref.page} carries no quote")
             continue
         try:
             text = corpus.page_text(ref.file, ref.page) or ""
-        except Exception as exc:  # a page whose text cannot be read cannot confirm the quote
+        except MadqaError as exc:  # a damaged page store: a page whose text cannot be read cannot confirm the quote
             text = ""
             flags.append(f"the text of {ref.label()} could not be read to check its quote ({exc})")
         ok = quote_on_page(quote, text)
@@ -350,4 +353,4 @@ def check_quotes(raw: list[dict[str, Any]], citations: list[PageRef], corpus: An
         if not ok:
             shown = quote if len(quote) <= 80 else quote[:77] + "..."
             flags.append(f"quote not found on cited {ref.label()}: {shown!r}")
-    return QuoteCheck(tuple(quotes), tuple(found), tuple(flags))
+    return QuoteCheck(cited.quotes, tuple(found), tuple(flags))

@@ -1,8 +1,8 @@
 """Where a quote and the answer words sit on a page: boxes from word positions.
 
 Word positions come from the PDF's text layer (PyMuPDF's words), or, for a page whose text was
-OCR'd at ingest, from Tesseract's word boxes (PyMuPDF's OCR text page), so the boxes fall on the
-pixels a reader sees. A text is found the way quotes are checked (``answer.match_key``: case,
+OCR'd at ingest, from Tesseract's word boxes (``madqa.ocr``, the reader the ``ocr`` page reader uses,
+at the same capped resolution), so the boxes fall on the pixels a reader sees. A text is found the way quotes are checked (``answer.match_key``: case,
 whitespace, ligatures and hyphenation do not matter), across line breaks and in either reading
 order (the PDF's own, or top-to-bottom by baseline as the text-layer reader stores it).
 Boxes are in PDF points, one per line of a match; ``displayed`` moves them onto a rotated page.
@@ -17,12 +17,13 @@ from typing import Any, Literal
 
 import pymupdf
 
-from madqa.answer import match_key
 from madqa.errors import RenderError
+from madqa.ocr import find_tessdata, ocr_words
+from madqa.text import match_key
 
 Kind = Literal["quote", "answer"]
 MIN_ANSWER_KEY = 3  # shorter answers ("2", "No") are only looked for inside the quote
-_VERSION = 1  # bump when word reading changes, so cached OCR words are not reused
+_VERSION = 2  # bump when word reading changes, so cached OCR words are not reused (2: madqa.ocr's reader)
 
 
 @dataclass(frozen=True)
@@ -65,18 +66,18 @@ def text_layer_words(page: pymupdf.Page) -> list[Word]:
     return _words(page, page.get_text("words"))
 
 
-def ocr_words(page: pymupdf.Page, language: str = "eng", dpi: int = 300) -> list[Word]:
-    """Tesseract's words of the page image (PyMuPDF's OCR text page); RenderError without Tesseract."""
-    tessdata = pymupdf.get_tessdata()
+def ocr_page_words(page: pymupdf.Page, language: str = "eng", dpi: int = 300) -> list[Word]:
+    """Tesseract's words of the page image (``madqa.ocr``); RenderError without Tesseract or when it fails."""
+    tessdata = find_tessdata()
     if not tessdata:
         raise RenderError("Tesseract is not installed: no word boxes for an OCR'd page")
-    width_in, height_in = max(page.rect.width, 1.0) / 72, max(page.rect.height, 1.0) / 72
-    dpi = max(1, min(dpi, int((20_000_000 / (width_in * height_in)) ** 0.5)))  # as ingest caps huge pages
     try:
-        textpage = page.get_textpage_ocr(language=language, dpi=dpi, full=True, tessdata=tessdata)
-    except Exception as exc:  # Tesseract failed on this page
+        read = ocr_words(page, language, dpi, tessdata)
+    # kept broad: Tesseract reads an untrusted page's image (in a drawer process) and fails with several
+    # types; such a page gets no boxes, and the caller says so
+    except Exception as exc:
         raise RenderError(f"OCR of the page failed ({exc})") from None
-    return _words(page, page.get_text("words", textpage=textpage))
+    return [Word(w.x0, w.y0, w.x1, w.y1, w.text) for w in read if w.text.strip()]
 
 
 def _words(page: pymupdf.Page, raw: list[tuple]) -> list[Word]:
@@ -202,7 +203,7 @@ def page_words(pdf_page: pymupdf.Page, source: str | None, language: str = "eng"
         if hit is not None:
             return [Word(*w) for w in hit], "ocr"
     try:
-        words = ocr_words(pdf_page, language, dpi)
+        words = ocr_page_words(pdf_page, language, dpi)
     except RenderError:
         return [], "none"
     if cache is not None and cache_key:

@@ -71,3 +71,14 @@ def register_page_readers(register: Register) -> None:
     ``read(page: pymupdf.Page, file: str, number: int) -> str | None``; None means this reader
     has nothing for that page. Returns None.
     """
+
+
+@hookspec
+def register_embedders(register: Register) -> None:
+    """Called once per plugin manager to collect text embedders (sentence vectors).
+
+    Register ``name -> factory(options)``; the factory returns an object with ``embed(text: str) ->
+    Sequence[float]`` (one vector per text; cosine compares two) and ``representation: str`` (one
+    sentence saying what the vectors are, printed beside the figures made with them). Used by the
+    embedding query drift of ``madqa eval --embedding-drift``. Returns None.
+    """

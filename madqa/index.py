@@ -29,10 +29,12 @@ from madqa.corpus import (
     state_dir_for,
     write_current,
 )
-from madqa.errors import CorpusError, PluginError
+from madqa.errors import CorpusError
 from madqa.indexers import IndexFeed, IndexProgress, index_names
+from madqa.ingest_jobs import read_jobs
 from madqa.ingest_limits import IngestClock, PageLimits, clocked, read_limits, within_limits
-from madqa.pdf_reader import DocumentReader, PageTexts
+from madqa.page_readers import page_texts
+from madqa.pdf_reader import DocumentReader
 from madqa.plugins import Registry
 from madqa.repair import check_generation
 from madqa.settings import Settings
@@ -117,17 +119,6 @@ def load_ocr_jsonl(path: Path) -> dict[tuple[str, int], str]:
     return texts
 
 
-def _page_texts(registry: Registry, settings: Settings, ocr: str) -> tuple[PageTexts, str | None]:
-    """The page readers of an ingest (text layer, Tesseract unless --ocr never) and why OCR is off, if it is."""
-    text, reader, problem = registry.create("page_reader", "text", {}), None, None
-    if ocr != "never":
-        try:
-            reader = registry.create("page_reader", "ocr", {"language": settings.ocr_language, "dpi": settings.ocr_dpi})
-        except PluginError as exc:
-            problem = str(exc)
-    return PageTexts(text, reader, ocr), problem
-
-
 def _imported_for(imported: dict[tuple[str, int], str], ambiguous: set[str]) -> Callable[[str], dict[int, str]]:
     """Per file, its pages' imported OCR texts by page number: matched by path, or by bare name when no
     other PDF shares it (imported records cannot tell such files apart)."""
@@ -157,8 +148,6 @@ def _document_reads(plan: list[tuple[str, Path, str, bool]], reader: DocumentRea
              (lambda page, pages, source, file=file: page_progress(file, page, pages, source)) if page_progress else None)
             for file, path in to_read])
         return
-    from madqa.ingest_jobs import read_jobs
-
     yield from read_jobs(executor, [(file, path, imported_for(file)) for file, path in to_read], settings, ocr)
 
 
@@ -225,7 +214,7 @@ def ingest(
         paths = find_pdfs(root)
         names = Counter(p.name for p in paths)
         ambiguous = {name for name, count in names.items() if count > 1}
-        texts, ocr_problem = _page_texts(registry, settings, ocr)
+        texts, ocr_problem = page_texts(registry, settings, ocr)
         if ocr_problem:
             report.warnings.append(("", f"OCR is off: {ocr_problem}"))
         generation = f"gen-{time.strftime('%Y%m%d%H%M%S')}-{os.getpid()}-{time.monotonic_ns() % 10**6}"

@@ -15,16 +15,17 @@ from typing import Any
 
 from madqa.corpus import PageText
 from madqa.errors import CorpusError
+from madqa.page_readers import page_texts
+from madqa.pdf_reader import DocumentReader, ReadLimits
+from madqa.plugins import Registry, collect, get_plugin_manager
 from madqa.settings import Settings
 
 _LOCK = threading.Lock()
-_REGISTRIES: dict[str | None, Any] = {}
+_REGISTRIES: dict[str | None, Registry] = {}
 
 
-def _registry(settings: Settings) -> Any:
+def _registry(settings: Settings) -> Registry:
     """This worker's plugin registry, collected once per plugins folder."""
-    from madqa.plugins import collect, get_plugin_manager
-
     with _LOCK:
         if settings.plugins_dir not in _REGISTRIES:
             _REGISTRIES[settings.plugins_dir] = collect(get_plugin_manager(settings.plugins_dir), settings)
@@ -34,11 +35,8 @@ def _registry(settings: Settings) -> Any:
 def read_job(job: tuple[str, str, Settings, str, dict[int, str]]) -> tuple[str, Any]:
     """Read one PDF on a worker, with the reader and limits a local ingest uses (a limited child
     process): ("ok", (pages, rows, warnings)), ("corpus", reason) or ("os", reason)."""
-    from madqa.index import _page_texts
-    from madqa.pdf_reader import DocumentReader, ReadLimits
-
     path, file, settings, ocr, imported = job
-    texts, _ = _page_texts(_registry(settings), settings, ocr)
+    texts, _ = page_texts(_registry(settings), settings, ocr)
     reader = DocumentReader(texts.text, texts.ocr, ocr, ReadLimits.from_settings(settings))
     try:
         count, pages, warnings = reader.read(Path(path), file, imported)

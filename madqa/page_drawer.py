@@ -104,7 +104,7 @@ def _open(path: Path, file: str) -> Any:
 
     try:
         return pymupdf.open(path, filetype="pdf")
-    except Exception as exc:
+    except Exception as exc:  # kept broad: MuPDF raises several types for a damaged or hostile file
         if _out_of_memory(exc):
             raise
         raise RenderError(f"{file} cannot be opened ({_named(exc, path, file)})") from None
@@ -180,7 +180,7 @@ def _serve(conn: Connection, memory_mb: int) -> None:
             conn.send(("limit", str(exc)))
         except RenderError as exc:
             conn.send(("failed", str(exc)))
-        except Exception as exc:
+        except Exception as exc:  # kept broad: an untrusted page fails MuPDF in many types; reported with its type
             if _out_of_memory(exc):
                 conn.send(("memory", str(exc)[:200]))
                 return  # a failed allocation may leave MuPDF in a bad state: this drawer ends

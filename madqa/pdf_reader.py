@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from madqa.corpus import PageText, unfold_ligatures
-from madqa.errors import CorpusError
+from madqa.errors import CorpusError, MadqaError
 
 MIN_TEXT_CHARS = 16  # a page with fewer letters/digits than this counts as "no text layer"
 RECYCLE_FILES = 500  # a worker is replaced after this many files (MuPDF's heap only grows)
@@ -131,10 +131,15 @@ def read_pages(path: Path, file: str, texts: PageTexts, imported: dict[int, str]
             tick()
             try:
                 text, source = texts.read(doc.load_page(index), file, index + 1, imported)
-            except Exception as exc:  # one broken page must not sink the document
+            # kept broad: MuPDF (and Tesseract, through the page readers) raise several types on a hostile or
+            # broken page; one such page must not sink the document, and its warning names the exception type
+            # (so a page reader's bug shows in the ingest report, never as silence)
+            except Exception as exc:
                 if _out_of_memory(exc):
                     raise
-                warning, text, source = f"page {index + 1} could not be read ({_named(exc, path, file)})", "", "none"
+                why = _named(exc, path, file) if isinstance(exc, MadqaError) else \
+                    f"{type(exc).__name__}: {_named(exc, path, file)}"
+                warning, text, source = f"page {index + 1} could not be read ({why})", "", "none"
             if len(text) > limits.max_page_chars:
                 warning = (f"page {index + 1}: text cut at {limits.max_page_chars:,} characters "
                            "(MADQA_MAX_PAGE_CHARS)")
@@ -188,7 +193,7 @@ def _serve(conn: Connection, memory_mb: int) -> None:
             conn.send(("failed", str(exc)))
         except OSError as exc:
             conn.send(("failed", f"cannot be read ({exc.strerror or exc})"))
-        except Exception as exc:
+        except Exception as exc:  # kept broad: an untrusted PDF fails MuPDF in many types; the file fails, named
             if _out_of_memory(exc):
                 conn.send(("memory", str(exc)[:200]))
                 return  # a failed allocation may leave MuPDF in a bad state: this worker ends

@@ -23,18 +23,20 @@ from madqa.errors import PluginError
 from madqa.settings import Settings
 
 _REPO_ROOT = Path(__file__).resolve().parent.parent
-KINDS = ("retriever", "reranker", "query_strategy", "backend", "page_reader")
+KINDS = ("retriever", "reranker", "query_strategy", "backend", "page_reader", "embedder")
 _HOOK_OF_KIND = {
     "retriever": "register_retrievers",
     "reranker": "register_rerankers",
     "query_strategy": "register_query_strategies",
     "backend": "register_backends",
     "page_reader": "register_page_readers",
+    "embedder": "register_embedders",
 }
 BUILTIN_PLUGINS = (
     "plugins.whoosh_bm25",
     "plugins.tantivy_bm25",
     "plugins.dense",
+    "plugins.minilm",
     "plugins.hybrid",
     "plugins.milvus",
     "plugins.embedding_reranker",

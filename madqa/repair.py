@@ -46,7 +46,9 @@ def check_generation(corpus: Corpus, registry: Any) -> str | None:
             continue
         try:
             problem = check(folder, corpus.page_count)
-        except Exception as exc:  # a check that trips is a damaged index too
+        # kept broad: a check reads a stored index that may be truncated or corrupt, and the engine's library
+        # raises any type then; a check that trips is a damaged index too (its reason, with the type, is reported)
+        except Exception as exc:
             problem = f"{type(exc).__name__}: {exc}"
         if problem:
             return f"the {name} index: {problem}"

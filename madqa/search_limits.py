@@ -52,10 +52,6 @@ class SearchBudget:
         """Record that the search ran out of time (its result is partial)."""
         self.notes.add(PARTIAL_NOTE.format(self.seconds))
 
-    @property
-    def timed_out(self) -> bool:
-        return PARTIAL_NOTE.format(self.seconds) in self.notes
-
     def allow(self, pattern: str) -> bool:
         """True when wildcard word ``pattern`` may be expanded; False (with a note) when it is dropped.
 

@@ -3,7 +3,7 @@
 The MADQA paper's strongest agents rephrase boldly when a search fails (mean query drift 0.38
 for Claude Sonnet 4.5 against 0.10 for GPT-4.1 Nano, which keeps repeating itself). ``drift``
 forces that on any model: when a query is too close to one already issued (the reports' lexical
-cosine, ``madqa.evaluation.report.lexical_similarity``, at or above ``threshold``) or the last
+cosine, ``madqa.lexical_similarity``, at or above ``threshold``) or the last
 search showed no new page, it rewrites the query with the first move that gives a query never
 issued and, if possible, below the threshold:
 
@@ -42,7 +42,6 @@ from collections import Counter, defaultdict
 from typing import Any
 
 import madqa
-from madqa.evaluation.report import lexical_similarity
 from plugins.feedback import feedback_terms
 from plugins.query_history import closest_query, last_search_stale, norm, past_queries
 from plugins.thesaurus import Thesaurus, Vocabulary, base_forms, corpus_vocabulary, surface_forms, thesaurus_problem
@@ -59,7 +58,7 @@ _OPERATORS = {"AND", "OR", "NOT"}
 STOPWORDS = frozenset("""a an and are as at be by for from has have in is it its of on or that the this to was were
 with what which who when where how does did do not no yes""".split())
 
-similarity = lexical_similarity
+similarity = madqa.lexical_similarity
 
 
 def terms(query: str) -> list[str]:

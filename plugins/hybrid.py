@@ -7,8 +7,9 @@ stripped). Snippets come from BM25 when it found the page. The note says how man
 shown came from each side, plus the sides' own notes. If one side fails, the other is used alone
 and the note says so.
 
-Both sides are ordinary registered retrievers, built through the registry (``bm25`` and ``dense``
-options name them), so an override of ``whoosh`` by another plugin is honoured.
+Both sides are ordinary registered retrievers, built through the registry that builds this one
+(``Registry.create`` hands itself to a factory taking ``registry``; ``bm25`` and ``dense`` options
+name them), so an override of ``whoosh`` by another plugin is honoured.
 
 Options (``[options.retriever]``): ``bm25`` ("whoosh"), ``dense`` ("dense"), ``k`` (60),
 ``depth`` (20), ``bm25_weight`` (1.0), ``dense_weight`` (1.0), ``max_windows`` (4, passed to dense).
@@ -38,13 +39,6 @@ def fuse(rankings: list[tuple[float, list[madqa.Hit]]], k: int) -> list[tuple[fl
     return sorted((tuple(e) for e in fused.values()), key=lambda e: -e[0])
 
 
-def _registry(settings: Any) -> Any:
-    """The built-in registry, for a HybridRetriever made directly rather than by Registry.create."""
-    from madqa.plugins import collect, get_plugin_manager
-
-    return collect(get_plugin_manager(getattr(settings, "plugins_dir", None)), settings)
-
-
 class HybridRetriever:
     """RRF of a BM25 retriever and the dense retriever, both created through the registry that
     created this one (``Registry.create`` passes itself to a factory taking ``registry``)."""
@@ -58,7 +52,9 @@ class HybridRetriever:
             raise madqa.PluginError("retriever hybrid: options k and depth must be at least 1")
         if "hybrid" in (opts["bm25"], opts["dense"]):
             raise madqa.PluginError("retriever hybrid cannot fuse itself")
-        registry = registry or _registry(settings)
+        if registry is None:  # its parts come from the caller's plugins, never from a registry of its own
+            raise madqa.PluginError("retriever hybrid is built through a registry (Registry.create passes itself), "
+                                    "which provides its BM25 and dense parts")
         self.opts = opts
         self.bm25 = registry.create("retriever", opts["bm25"], corpus, {})
         self.dense = registry.create("retriever", opts["dense"], corpus,

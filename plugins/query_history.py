@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from madqa.evaluation.report import lexical_similarity
+import madqa
 
 
 def norm(query: str) -> str:
@@ -21,8 +21,8 @@ def past_queries(state: Any) -> list[str]:
 def closest_query(query: str, past: list[str]) -> tuple[str, float]:
     """The query of ``past`` (not empty) most like ``query`` by the reports' lexical similarity,
     and that similarity."""
-    closest = max(past, key=lambda p: lexical_similarity(query, p))
-    return closest, lexical_similarity(query, closest)
+    closest = max(past, key=lambda p: madqa.lexical_similarity(query, p))
+    return closest, madqa.lexical_similarity(query, closest)
 
 
 def last_search_stale(state: Any) -> bool:

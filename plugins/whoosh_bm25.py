@@ -53,7 +53,6 @@ from plugins.whoosh_writer import PageWriter
 STEMS_FILE = "stems.json"
 MARKER = "madqa-whoosh.json"
 ANALYZERS = ("standard", "stemming")
-analyze = text_analysis.analyze  # the page tokens (kept here for callers of the old name)
 
 
 def _schema() -> fields.Schema:
@@ -318,9 +317,6 @@ class WhooshRetriever:
     @property
     def ix(self) -> Any:
         return self._open.ix
-
-    def _searcher(self) -> Any:
-        return self._open.thread_state().searcher
 
     def _stem_map(self) -> dict[str, list[str]]:
         return self._open.stem_map()

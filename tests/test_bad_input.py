@@ -22,10 +22,10 @@ from hypothesis import strategies as st
 from madqa.corpus import Corpus
 from madqa.evaluation.runner import run_batch
 from madqa.index import ingest
+from madqa.ocr import MAX_OCR_PIXELS, MAX_OCR_SIDE, ocr_dpi
 from madqa.render import render_page
 from madqa.settings import load_config
 from madqa.ui.sessions import SessionStore, new_session, safe_upload_name
-from plugins.tesseract_ocr import MAX_OCR_PIXELS, MAX_OCR_SIDE, ocr_dpi
 from tests.conftest import REPO, make_pdf
 
 HAS_TESSERACT = shutil.which("tesseract") is not None

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from madqa.agent import Agent
-from madqa.answer import check_quotes, citation_from_text, parse_answer, validate_citations
+from madqa.answer import check_quotes, citation_from_text, parse_answer, resolve_citations, validate_citations
 from madqa.corpus import Corpus
 from madqa.index import ingest
 from madqa.settings import load_config
@@ -37,9 +37,10 @@ ALL_SEEN = {PageRef(REPORT, p) for p in range(1, 5)} | {PageRef("a/notes.pdf", 1
 def read(corpus: Corpus, citations: list, seen: set[PageRef] = ALL_SEEN):
     """(validated refs, quotes found, every flag) for an answer citing ``citations``."""
     _, raw, flags = parse_answer({"answer": ["148,612"], "citations": citations})
-    refs, more = validate_citations(raw, corpus, seen)
-    quotes = check_quotes(raw, refs, corpus)
-    return refs, quotes, flags + more + list(quotes.flags)
+    cited = resolve_citations(raw, corpus, seen)
+    assert validate_citations(raw, corpus, seen) == (list(cited.refs), list(cited.flags))
+    quotes = check_quotes(cited, corpus)
+    return list(cited.refs), quotes, flags + list(cited.flags) + list(quotes.flags)
 
 
 @pytest.mark.parametrize("text", [

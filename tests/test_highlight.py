@@ -169,3 +169,42 @@ def test_cli_render_highlight(corpus, settings, tmp_path, capsys, monkeypatch):
         assert image.size == (plain.width, plain.height) and out.read_bytes() != plain.data
     assert main(["render", "--corpus", root, "report.pdf", "1", "-o", str(out), "--highlight", "no such words"]) == 1
     assert "not found on report.pdf p.1: 'no such words'" in capsys.readouterr().err
+
+
+class _WidePage:
+    """A page 200 inches wide and 1.4 tall, with OCR faked: records the resolution asked for, returns two words
+    in PyMuPDF's order (not Tesseract's: block, line, word)."""
+
+    rect = pymupdf.Rect(0, 0, 14_400, 100)
+
+    def __init__(self) -> None:
+        self.dpis: list[int] = []
+
+    def get_textpage_ocr(self, language: str, dpi: int, full: bool, tessdata: str) -> str:
+        self.dpis.append(dpi)
+        return "textpage"
+
+    def get_text(self, kind: str, textpage: str = "", sort: bool = False) -> list[tuple]:
+        return [(50.0, 10.0, 90.0, 20.0, "world", 0, 0, 1), (10.0, 10.0, 40.0, 20.0, "hello", 0, 0, 0)]
+
+
+def test_highlights_read_ocr_words_as_the_ocr_reader_does_capped_for_huge_pages(monkeypatch):
+    """One OCR word reader: the highlights get Tesseract's order and the resolution cap of the ``ocr`` page
+    reader (its side within MAX_OCR_SIDE, which Tesseract needs), so the boxes are of the words it read."""
+    from madqa import highlight
+    from madqa.errors import PluginError
+    from madqa.ocr import MAX_OCR_SIDE
+    from plugins.tesseract_ocr import TesseractReader
+
+    page = _WidePage()
+    monkeypatch.setattr(highlight, "find_tessdata", lambda: "/tessdata")
+    words = highlight.ocr_page_words(page, "eng", 300)
+    assert [w.text for w in words] == ["hello", "world"]
+    assert 1 <= page.dpis[0] < 300 and page.dpis[0] * 200 <= MAX_OCR_SIDE
+    try:
+        reader = TesseractReader("eng", 300)
+    except PluginError:
+        pytest.skip("Tesseract is not installed (scripts/install installs it)")
+    read = reader.read_words(page)
+    assert [(w.x0, w.y0, w.x1, w.y1, w.text) for w in read] == [(w.x0, w.y0, w.x1, w.y1, w.text) for w in words]
+    assert page.dpis[1] == page.dpis[0]

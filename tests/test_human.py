@@ -19,6 +19,25 @@ from tests.test_ui_browser import tab
 QUESTION = json.loads(DEMO_QUESTIONS.read_text(encoding="utf-8").splitlines()[0])  # demo-001: revenue, p.6
 
 
+def test_a_retrievers_own_error_is_shown_to_the_person_but_its_bug_is_not_a_search_with_no_pages():
+    import madqa
+
+    class Refusing:
+        def search(self, query, k):
+            raise madqa.SearchError("the query could not be parsed")
+
+    class Broken:
+        def search(self, query, k):
+            raise AttributeError("'NoneType' object has no attribute 'hits'")
+
+    game = start_game(QUESTION, load_config("offline"))
+    step = human_search(game, None, Refusing(), "((", 5)
+    assert step.error == "the query could not be parsed" and step.hits == () and game.searches == 1
+    with pytest.raises(AttributeError):
+        human_search(game, None, Broken(), "revenue", 5)
+    assert game.searches == 1 and len(game.trace.steps) == 1  # the failed search is not recorded as one
+
+
 def test_a_person_s_trajectory_is_an_agent_row_that_scores(demo_corpus, registry):
     config = load_config("offline")
     retriever = registry.create("retriever", config.retriever, demo_corpus, config.part_options("retriever"))

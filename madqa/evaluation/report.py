@@ -9,7 +9,6 @@ metric is None when the prediction rows lack the data it needs.
 from __future__ import annotations
 
 import math
-import re
 import statistics
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -18,15 +17,12 @@ from typing import Any
 
 from madqa.evaluation import metrics as m
 from madqa.evaluation.questions import read_jsonl
+from madqa.text import LEXICAL_REPRESENTATION, lexical_similarity
 
 Similarity = Callable[[str, str], float]
 # the paper's decomposition of wrong answers, after "failed": a row whose run failed (its ``error``) has no
 # answer to judge and is never counted as a refusal
 ERROR_CATEGORIES = ("failed", "refusal", "wrong_document", "wrong_page", "wrong_answer")
-LEXICAL_REPRESENTATION = (
-    "lexical bag-of-words: lowercase, tokens = re.findall(r'\\w+'), raw term-frequency "
-    "vectors, cosine similarity (two token-less queries = 1, one token-less = 0)")
-_TOKEN = re.compile(r"\w+")
 
 
 class PredictionFileError(ValueError):
@@ -45,22 +41,6 @@ def load_predictions(path: str | Path) -> tuple[list[dict[str, Any]], list[str]]
 
 
 # -------------------------------------------------------------- query drift
-def _tf(text: str) -> Counter[str]:
-    return Counter(_TOKEN.findall(text.lower()))
-
-
-def lexical_similarity(a: str, b: str) -> float:
-    """Return the cosine similarity of term-frequency vectors (see
-    ``LEXICAL_REPRESENTATION``)."""
-    va, vb = _tf(a), _tf(b)
-    if not va or not vb:
-        return 1.0 if not va and not vb else 0.0
-    dot = sum(count * vb[tok] for tok, count in va.items())
-    # integer product under one sqrt: identical bags give exactly 1.0
-    norm = math.sqrt(sum(c * c for c in va.values()) * sum(c * c for c in vb.values()))
-    return min(1.0, dot / norm)
-
-
 def embedding_similarity(embed: Callable[[str], Sequence[float]]) -> Similarity:
     """Return a cosine similarity over ``embed(text)`` vectors, for ``evaluate``."""
     def similarity(a: str, b: str) -> float:

@@ -14,6 +14,10 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from madqa.agent import Agent
+from madqa.corpus import Corpus
+from madqa.evaluation.answering import answer_question
+from madqa.plugins import collect, get_plugin_manager
 from madqa.settings import PipelineConfig, Settings
 
 _LOCK = threading.Lock()
@@ -22,11 +26,7 @@ MAX_AGENTS = 8
 
 
 def _agent(root: str, state_dir: str, generation: str, config: PipelineConfig, settings: Settings,
-           backend_options: dict[str, Any]) -> Any:
-    from madqa.agent import Agent
-    from madqa.corpus import Corpus
-    from madqa.plugins import collect, get_plugin_manager
-
+           backend_options: dict[str, Any]) -> Agent:
     key = json.dumps([root, state_dir, generation, repr(config), repr(settings),
                       sorted(backend_options.items()), threading.get_ident()], default=str)
     with _LOCK:
@@ -43,8 +43,6 @@ def _agent(root: str, state_dir: str, generation: str, config: PipelineConfig, s
 
 def answer_job(job: tuple[str, str, str, PipelineConfig, Settings, dict[str, Any], Any]) -> dict[str, Any]:
     """One question's prediction row, on a worker (an error row on failure, like a local run)."""
-    from madqa.evaluation.runner import answer_question
-
     root, state_dir, generation, config, settings, backend_options, question = job
     return answer_question(question, config,
                            lambda: _agent(root, state_dir, generation, config, settings, backend_options))

@@ -8,7 +8,6 @@ with every question answered exactly once.
 from __future__ import annotations
 
 import os
-import sys
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -18,12 +17,12 @@ from typing import Any
 from madqa.agent import Agent
 from madqa.budget import Budget
 from madqa.errors import ClusterError
+from madqa.evaluation.answering import answer_question
 from madqa.evaluation.metrics import anls_star, is_correct
 from madqa.evaluation.questions import read_jsonl
+from madqa.evaluation.run_jobs import run_on_cluster
 from madqa.jsonl import dumps
 from madqa.settings import PipelineConfig, Settings
-from madqa.trace import Trace
-from madqa.types import Hit
 
 OnRow = Callable[[dict[str, Any], dict[str, Any]], None]  # (row, question)
 
@@ -33,23 +32,6 @@ def question_key(item: dict[str, Any]) -> str:
     if not isinstance(item, dict):
         return "q:" + str(item).strip()
     return str(item.get("id") or "") or "q:" + str(item.get("question", "")).strip()
-
-
-def question_problem(item: Any) -> str | None:
-    """Why ``item`` cannot be asked (it came from the Python API unchecked), or None when it can."""
-    if not isinstance(item, dict):
-        return f"a question must be a dict with 'question', got {type(item).__name__}"
-    text = item.get("question")
-    if not isinstance(text, str) or not text.strip():
-        return "the question has no 'question' text"
-    return None
-
-
-def oracle_hits(question: dict[str, Any]) -> tuple[Hit, ...]:
-    """The gold evidence pages of a question as hits (gold order, duplicates dropped)."""
-    pages = [(ev.get("document"), ev.get("page")) for ev in question.get("evidence") or [] if isinstance(ev, dict)]
-    pages = [p for p in dict.fromkeys(pages) if isinstance(p[0], str) and isinstance(p[1], int)]
-    return tuple(Hit(file, page, 1.0, "gold evidence page") for file, page in pages)
 
 
 def read_done(path: Path) -> tuple[list[dict[str, Any]], int, int]:
@@ -150,8 +132,6 @@ def run_batch(
                 on_row(row, question)
 
     if executor is not None:
-        from madqa.evaluation.run_jobs import run_on_cluster
-
         for question, row in run_on_cluster(executor, todo, corpus, config, settings, backend_options):
             record(row, question)
     elif workers == 1:
@@ -163,34 +143,6 @@ def run_batch(
             for future in as_completed(futures):
                 record(future.result(), futures[future])
     return rows
-
-
-def answer_question(question: Any, config: PipelineConfig, agent: Callable[[], Agent],
-                    oracle: bool = False, budget: Sequence[Budget] = ()) -> dict[str, Any]:
-    """The prediction row of one question; a bad question or a bug becomes an error row, never a raise.
-
-    ``oracle``: its first search returns its gold evidence pages (``oracle_hits``); ``budget``: the
-    run's budgets, charged beside the question's own."""
-    problem = question_problem(question)
-    if problem is not None:  # an error row says so; the other questions still run
-        known = question if isinstance(question, dict) else {}
-        row = Trace(str(known.get("question") or ""), config, known.get("id")).row()
-        row["error"] = f"input: {problem}"
-        return row
-    trace = Trace(str(question["question"]), config, question.get("id"))
-    seeded = oracle_hits(question) if oracle else None
-    if oracle and not seeded:
-        row = trace.row()
-        row.update(oracle=True, error="input: the question has no gold evidence pages for the oracle")
-        return row
-    try:
-        trace.consume(agent().run(trace.question, first_hits=seeded, budget=budget))
-        return {**trace.row(), "oracle": True} if oracle else trace.row()
-    except Exception as exc:  # a bug on one question must not sink a long run; resume retries it
-        row = trace.row()
-        row["error"] = f"internal: {type(exc).__name__}: {exc}"
-        print(f"madqa: question {question.get('id')!r} failed: {row['error']}", file=sys.stderr)
-        return row
 
 
 def score_row(row: dict[str, Any], question: dict[str, Any], unanswerable: bool = False) -> bool | None:

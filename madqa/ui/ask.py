@@ -21,24 +21,18 @@ from madqa.highlight import Highlight
 from madqa.index import find_pdfs
 from madqa.settings import PipelineConfig
 from madqa.trace import Trace
-from madqa.types import AnswerStep, ErrorStep, ModelStep, PageRef, SearchStep, Step
+from madqa.types import AnswerStep, PageRef, SearchStep, Step
 from madqa.ui.config_panel import FIELD_NAMES, ConfigPanel, build_config_panel, describe, resolve_config
 from madqa.ui.context import AGENT_CONCURRENCY, AGENT_CONCURRENCY_ID, AppContext, api_parameters, shown_error
 from madqa.ui.lazy import send_after_first_paint
 from madqa.ui.messages import (
-    backend_badge,
+    StepChat,
     citation_marks,
-    hide_paths,
     md_escape,
-    notice_message,
     page_label,
     parse_citation_value,
     pending_message,
-    plural,
-    redact,
-    says_nothing,
     shorten,
-    step_message,
     thumbnail_caption,
     trace_message,
     user_message,
@@ -146,20 +140,6 @@ def run_steps(ctx: AppContext, session: Any, corpus_key: str, config: PipelineCo
     agent = Agent(corpus, config, ctx.registry, ctx.settings, options)
     steps = trace.follow(visitor_steps(agent.run(question, budget=ctx.budgets(keys, config, options)), options))
     yield from ctx.timed(steps, keys)
-
-
-def next_pending(step: Step) -> dict[str, Any] | None:
-    """The spinner shown after ``step`` until the next one arrives (None after the answer)."""
-    if isinstance(step, AnswerStep):
-        return None
-    if isinstance(step, ModelStep):
-        searches = [c for c in step.tool_calls if c.name == "search_documents"]
-        if searches:
-            return pending_message("Searching", md_escape(str(searches[0].arguments.get("query", ""))))
-        return pending_message("Answering" if step.forced_answer else "Thinking")
-    if isinstance(step, SearchStep):
-        return pending_message("Reading the pages", f"{plural(len(step.new_pages), 'new page')} shown to the model")
-    return pending_message("Thinking")
 
 
 def thumbnails(ctx: AppContext, session: Any, corpus_key: str, step: SearchStep) -> list[tuple[str, str, PageRef]]:
@@ -275,9 +255,7 @@ def build_ask_tab(ctx: AppContext) -> None:
         corpus_key = session.get("corpus", "demo") if isinstance(session, dict) else "demo"
         history = list(history or [])
         trace_id = f"trace-{len(history)}"
-        steps: list[Step] = []
-        thoughts: list[dict[str, Any]] = []
-        after: list[dict[str, Any]] = []
+        chat = StepChat(trace_id, corpus_key, config.backend, config.model, secrets)
         seen_items: list[tuple[str, str]] = []
         seen_list: list[list[Any]] = []
         cited_items: list[tuple[str, str]] = []
@@ -288,9 +266,9 @@ def build_ask_tab(ctx: AppContext) -> None:
             # the question box is cleared once, then left alone: the next question may be typed meanwhile
             if pending is not None:
                 pending["metadata"]["parent_id"] = trace_id
-            summary = trace_message(trace_id, steps, time.perf_counter() - started, done)
-            chat = [*history, user_message(text), summary, *thoughts, *([pending] if pending else []), *after]
-            return (gr.skip(), chat, list(seen_items), list(cited_items), list(seen_list), list(cited_list),
+            summary = trace_message(trace_id, chat.steps, time.perf_counter() - started, done)
+            shown = [*history, user_message(text), summary, *chat.thoughts, *([pending] if pending else []), *chat.after]
+            return (gr.skip(), shown, list(seen_items), list(cited_items), list(seen_list), list(cited_list),
                     *viewer_reset())
 
         viewer_cleared = [False]
@@ -303,7 +281,7 @@ def build_ask_tab(ctx: AppContext) -> None:
 
         problem = key_problem(config, options)
         if problem:
-            after.append(notice_message(f"⚠ **The model cannot be reached.** {md_escape(problem)}"))
+            chat.unreachable(problem)
             yield ("", *out(done=True)[1:])
             return
         yield ("", *out(pending_message("Starting", md_escape(describe(config))))[1:])
@@ -313,18 +291,7 @@ def build_ask_tab(ctx: AppContext) -> None:
                 if isinstance(item, str):
                     yield out(pending_message("Waiting for the demo corpus", item))
                     continue
-                steps.append(item)
-                if isinstance(item, AnswerStep):
-                    backend_failed = next((s for s in steps if isinstance(s, ErrorStep) and s.where == "backend"),
-                                          None)
-                    if backend_failed is not None:
-                        after.append(backend_problem_message(config, backend_failed, secrets))
-                    else:
-                        message = step_message(item, corpus_key, secrets)
-                        message["content"] += "  \n" + backend_badge(config.backend, config.model)
-                        after.append(message)
-                elif not says_nothing(item):
-                    thoughts.append(step_message(item, corpus_key, secrets, parent=trace_id))
+                pending = chat.add(item)
                 if isinstance(item, SearchStep):
                     for path, caption, ref in thumbnails(ctx, session, corpus_key, item):
                         seen_items.append((path, caption))
@@ -340,10 +307,9 @@ def build_ask_tab(ctx: AppContext) -> None:
                         quote = item.quote_of(n)
                         cited_list.append([corpus_key, ref.file, ref.page,
                                            [[quote] if quote else [], list(item.answer)]])
-                pending = next_pending(item)
                 yield out(pending, done=pending is None)
         except MadqaError as exc:
-            after.append(notice_message(f"⚠ {md_escape(shorten(hide_paths(redact(str(exc), secrets)), 500))}"))
+            chat.problem(str(exc))
             yield out(done=True)
 
     inputs = [question, chatbot, *panel.inputs, ctx.session]
@@ -382,12 +348,3 @@ def build_ask_tab(ctx: AppContext) -> None:
     for gallery, refs in ((seen, seen_refs), (cited, cited_refs)):
         gallery.select(on_thumbnail, [refs, ctx.session], view_out, api_visibility="private", concurrency_limit=8) \
             .then(None, None, None, js=SHOW_VIEWER_JS, api_visibility="private")
-
-
-def backend_problem_message(config: PipelineConfig, failed: ErrorStep, secrets: list[str]) -> dict[str, Any]:
-    """The answer slot when the model itself failed: what the provider said and what to do, up front."""
-    reason = md_escape(shorten(hide_paths(redact(failed.message, secrets)), 500))
-    return notice_message(f"⚠ **{md_escape(config.model)} could not answer** (backend {md_escape(config.backend)}): "
-                          f"{reason}  \nWhat to do: check the key under Settings → API key (your own stays in this "
-                          "browser session), try again in a minute if the provider is busy, or pick the offline "
-                          "config, which needs no model.")

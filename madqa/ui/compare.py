@@ -20,15 +20,7 @@ import pandas as pd
 
 from madqa.errors import MadqaError
 from madqa.trace import Trace
-from madqa.types import AnswerStep, ErrorStep
-from madqa.ui.ask import (
-    backend_problem_message,
-    build_page_viewer,
-    check_question_length,
-    next_pending,
-    run_steps,
-    viewer_handlers,
-)
+from madqa.ui.ask import build_page_viewer, check_question_length, run_steps, viewer_handlers
 from madqa.ui.config_panel import FIELD_NAMES, build_config_panel, describe, resolve_config
 from madqa.ui.context import (
     AGENT_CONCURRENCY,
@@ -40,15 +32,9 @@ from madqa.ui.context import (
 )
 from madqa.ui.diff_view import build_diff_view
 from madqa.ui.messages import (
-    backend_badge,
-    hide_paths,
+    StepChat,
     md_escape,
-    notice_message,
     pending_message,
-    redact,
-    says_nothing,
-    shorten,
-    step_message,
     summary_rows,
     trace_message,
     user_message,
@@ -135,8 +121,8 @@ def build_compare_tab(ctx: AppContext) -> None:
             gold = None  # the question was edited after picking it: no gold answer applies
         corpus_key = session.get("corpus", "demo") if isinstance(session, dict) else "demo"
         chats = {side: [user_message(text)] for side in SIDES}
-        thoughts: dict[str, list[dict[str, Any]]] = {side: [] for side in SIDES}  # folded under the summary line
-        after: dict[str, list[dict[str, Any]]] = {side: [] for side in SIDES}  # the answer or a problem
+        panes = {side: StepChat(f"trace-{side}", corpus_key, configs[side][0].backend, configs[side][0].model,
+                                [configs[side][1].get("api_key", "")], hint=False) for side in SIDES}
         started = time.perf_counter()
         pending: dict[str, dict[str, Any] | None] = {
             side: pending_message("Starting", md_escape(describe(configs[side][0]))) for side in SIDES}
@@ -164,11 +150,11 @@ def build_compare_tab(ctx: AppContext) -> None:
         def pane(side: str) -> list[dict[str, Any]]:
             steps = traces[side].steps
             if not steps and not pending[side]:
-                return chats[side] + after[side]
+                return chats[side] + panes[side].after
             summary = trace_message(f"trace-{side}", steps, time.perf_counter() - started, side not in running)
             now = [pending[side] | {"metadata": {**pending[side]["metadata"], "parent_id": f"trace-{side}"}}] \
                 if pending[side] else []
-            return [*chats[side], summary, *thoughts[side], *now, *after[side]]
+            return [*chats[side], summary, *panes[side].thoughts, *now, *panes[side].after]
 
         def out(table: pd.DataFrame | None = None) -> tuple[Any, ...]:
             return tuple(pane(s) for s in SIDES) + (table if table is not None else empty_summary(),)
@@ -176,35 +162,19 @@ def build_compare_tab(ctx: AppContext) -> None:
         running = set(SIDES)
 
         def take(side: str, item: Any) -> None:
-            secrets = [configs[side][1].get("api_key", "")]
             if item is None:
                 pending[side] = None
                 running.discard(side)
             elif isinstance(item, BaseException):
-                what = str(item) if isinstance(item, MadqaError) else internal_error(item, "compare")
-                after[side].append(notice_message(f"⚠ {md_escape(shorten(hide_paths(redact(what, secrets)), 500))}"))
+                panes[side].problem(str(item) if isinstance(item, MadqaError) else internal_error(item, "compare"))
             elif isinstance(item, str):
                 pending[side] = pending_message("Waiting for the demo corpus", item)
-            elif isinstance(item, AnswerStep):
-                config = configs[side][0]
-                failed = next((s for s in traces[side].steps if isinstance(s, ErrorStep) and s.where == "backend"),
-                              None)
-                if failed is not None:
-                    after[side].append(backend_problem_message(config, failed, secrets))
-                else:
-                    message = step_message(item, corpus_key, secrets)
-                    message["content"] += "  \n" + backend_badge(config.backend, config.model, hint=False)
-                    after[side].append(message)
-                pending[side] = next_pending(item)
             else:
-                if not says_nothing(item):
-                    thoughts[side].append(step_message(item, corpus_key, secrets, parent=f"trace-{side}"))
-                pending[side] = next_pending(item)
+                pending[side] = panes[side].add(item)
 
         for side in SIDES:
             if problems[side]:
-                after[side].append(notice_message(
-                    f"⚠ **The model cannot be reached.** {md_escape(problems[side] or '')}"))
+                panes[side].unreachable(problems[side] or "")
         threads = [threading.Thread(target=work, args=(side,), name=f"madqa-compare-{side}", daemon=True)
                    for side in SIDES]
         yield out()

@@ -29,7 +29,7 @@ from madqa.evaluation.runner import run_batch
 from madqa.settings import PipelineConfig, image_budget_px
 from madqa.trace import Trace
 from madqa.types import AnswerStep, PageRef, SearchStep
-from madqa.ui.context import AppContext, shown_error
+from madqa.ui.context import AppContext, internal_error, shown_error
 from madqa.ui.evaluate import EvalFolders
 from madqa.ui.messages import hide_paths, md_escape
 from madqa.ui.pages import page_file
@@ -60,13 +60,13 @@ def start_game(question: Mapping[str, Any], config: PipelineConfig) -> Game:
 def human_search(game: Game, corpus: Any, retriever: Any, query: str, top_k: int) -> SearchStep:
     """Run the agent's search tool for a person and record it as the agent's SearchStep would be."""
     started = time.perf_counter()
-    game.searches += 1
     hits, note, error = (), None, None
     try:
         result = retriever.search(query, top_k)
         hits, note = tuple(result.hits)[:top_k], result.note
-    except Exception as exc:  # a bad query is an observation, as for the agent
-        error = str(exc) if isinstance(exc, MadqaError) else f"{type(exc).__name__}: {exc}"
+    except MadqaError as exc:  # a bad query is an observation, as for the agent; a retriever's bug raises
+        error = str(exc)
+    game.searches += 1
     new = tuple(dict.fromkeys(h.ref for h in hits if h.ref not in game.seen))
     game.seen += list(new)
     step = SearchStep(game.searches, query, query, hits, new, None, note, error, time.perf_counter() - started)
@@ -171,7 +171,10 @@ def build_human_tab(ctx: AppContext) -> None:
             retriever = ctx.registry.create("retriever", run.retriever, corpus, run.part_options("retriever"))
         except MadqaError as exc:
             raise shown_error(str(exc)) from None
-        step = human_search(game, corpus, retriever, text[:MAX_QUERY_CHARS], config.top_k)
+        try:
+            step = human_search(game, corpus, retriever, text[:MAX_QUERY_CHARS], config.top_k)
+        except Exception as exc:  # a bug in the retriever: shown as one (logged with its traceback), never as no pages
+            raise shown_error(internal_error(exc, "human search")) from None
         images = []
         for hit in step.hits:
             try:

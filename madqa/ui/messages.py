@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from madqa.evaluation.metrics import anls_star, is_correct
@@ -268,6 +269,69 @@ def says_nothing(step: Step) -> bool:
     """A model step with no text whose only act is a search (the search step shows it): folded away."""
     return (isinstance(step, ModelStep) and not (step.text or "").strip() and not step.forced_answer
             and all(c.name == "search_documents" for c in step.tool_calls))
+
+
+def next_pending(step: Step) -> Message | None:
+    """The spinner shown after ``step`` until the next one arrives (None after the answer)."""
+    if isinstance(step, AnswerStep):
+        return None
+    if isinstance(step, ModelStep):
+        searches = [c for c in step.tool_calls if c.name == "search_documents"]
+        if searches:
+            return pending_message("Searching", md_escape(str(searches[0].arguments.get("query", ""))))
+        return pending_message("Answering" if step.forced_answer else "Thinking")
+    if isinstance(step, SearchStep):
+        return pending_message("Reading the pages", f"{plural(len(step.new_pages), 'new page')} shown to the model")
+    return pending_message("Thinking")
+
+
+def backend_problem_message(model: str, backend: str, failed: ErrorStep, secrets: Sequence[str]) -> Message:
+    """The answer slot when the model itself failed: what the provider said and what to do, up front."""
+    reason = md_escape(shorten(hide_paths(redact(failed.message, secrets)), 500))
+    return notice_message(f"⚠ **{md_escape(model)} could not answer** (backend {md_escape(backend)}): "
+                          f"{reason}  \nWhat to do: check the key under Settings → API key (your own stays in this "
+                          "browser session), try again in a minute if the provider is busy, or pick the offline "
+                          "config, which needs no model.")
+
+
+@dataclass
+class StepChat:
+    """One question's steps as chat messages, the same in Ask and in each pane of Compare: thoughts folded
+    under the trace line ``trace_id``, then after it the answer with its backend badge, or the model's
+    failure, or a problem the person should read."""
+
+    trace_id: str
+    corpus_key: str
+    backend: str
+    model: str
+    secrets: Sequence[str] = ()
+    hint: bool = True  # the badge's hint to pick a real model (Ask; Compare's panes show their configs)
+    steps: list[Step] = field(default_factory=list)
+    thoughts: list[Message] = field(default_factory=list)
+    after: list[Message] = field(default_factory=list)
+
+    def add(self, step: Step) -> Message | None:
+        """File ``step``'s message where it belongs; returns the spinner until the next step (None after the answer)."""
+        self.steps.append(step)
+        if isinstance(step, AnswerStep):
+            failed = next((s for s in self.steps if isinstance(s, ErrorStep) and s.where == "backend"), None)
+            if failed is not None:
+                self.after.append(backend_problem_message(self.model, self.backend, failed, self.secrets))
+            else:
+                message = step_message(step, self.corpus_key, self.secrets)
+                message["content"] += "  \n" + backend_badge(self.backend, self.model, hint=self.hint)
+                self.after.append(message)
+        elif not says_nothing(step):
+            self.thoughts.append(step_message(step, self.corpus_key, self.secrets, parent=self.trace_id))
+        return next_pending(step)
+
+    def problem(self, text: str) -> None:
+        """A failure to show after the trace: secrets and server paths hidden, at most 500 characters."""
+        self.after.append(notice_message(f"⚠ {md_escape(shorten(hide_paths(redact(text, self.secrets)), 500))}"))
+
+    def unreachable(self, problem: str) -> None:
+        """The model cannot be reached (no key, say): said up front, not as "did not find an answer"."""
+        self.after.append(notice_message(f"⚠ **The model cannot be reached.** {md_escape(problem)}"))
 
 
 def trace_summary(steps: Sequence[Step], elapsed_s: float) -> str:

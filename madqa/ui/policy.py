@@ -257,7 +257,7 @@ def litellm_provider(model: str) -> str:
 
     try:
         return str(litellm.get_llm_provider(model=model)[1])
-    except Exception:
+    except Exception:  # kept broad: litellm raises several types for a visitor's unknown model name
         raise Refused(f"cannot tell the provider of model {model!r}: write it as provider/model, e.g. "
                       "openai/gpt-4.1-mini") from None
 

@@ -12,6 +12,7 @@ before they touch the disk.
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import re
 import secrets
@@ -109,8 +110,9 @@ class DemoCorpus:
             self.corpus = corpus
         except MadqaError as exc:
             self.error = str(exc)
-        except Exception as exc:  # shown in the header; the app stays up for uploads
-            self.error = f"{type(exc).__name__}: {exc}"
+        except Exception as exc:  # a bug (a plugin's, say): shown in the header, logged with its traceback;
+            logging.getLogger("madqa.ui").error("opening the demo corpus failed", exc_info=exc)
+            self.error = f"{type(exc).__name__}: {exc}"  # the app stays up for uploads
         finally:
             self._ready.set()
 

@@ -1,0 +1,158 @@
+"""Import boundaries, checked statically over the source (module-level and function-local imports alike).
+
+- A built-in plugin (any module in ``plugins/``) reaches madqa only through its public face: ``import madqa``,
+  ``from madqa import name`` and ``madqa.name`` for the names in ``madqa.__all__``. Submodules, even
+  documented ones (``madqa.tool_text``, ``madqa.agent``), are not part of it: what plugins need is exported
+  on ``madqa``. Plugin modules may import each other (``plugins/offline_*.py`` are the offline backend's).
+- The core (``madqa/``) never imports a plugin: it asks the registry for every part.
+- No import circle inside the core, not even one hidden behind a function-local import (the runner and the
+  cluster jobs share ``evaluation/answering.py``, an ingest and its cluster jobs ``page_readers.py``).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import madqa
+
+REPO = Path(__file__).resolve().parent.parent
+PUBLIC = frozenset(madqa.__all__)
+
+
+def _type_only(tree: ast.AST) -> set[int]:
+    """The ids of the nodes under ``if TYPE_CHECKING:`` (imported for type hints only, never at run time)."""
+    return {id(inner) for node in ast.walk(tree) if isinstance(node, ast.If)
+            and isinstance(node.test, ast.Name | ast.Attribute) and "TYPE_CHECKING" in ast.unparse(node.test)
+            for stmt in node.body for inner in ast.walk(stmt)}
+
+
+def _imports(tree: ast.AST, run_time: bool = False) -> list[tuple[int, str, tuple[str, ...]]]:
+    """(line, module, names) of every absolute import anywhere in ``tree`` (names: what ``from`` takes);
+    ``run_time``: without those made for type hints only."""
+    found = []
+    skip = _type_only(tree) if run_time else set()
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name, ()) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.append((node.lineno, node.module, tuple(alias.name for alias in node.names)))
+    return found
+
+
+def plugin_violations(source: str, where: str) -> list[str]:
+    """What in a plugin's source reaches past madqa's public face."""
+    tree = ast.parse(source)
+    problems = []
+    for line, module, names in _imports(tree):
+        top = module.split(".")[0]
+        if top != "madqa":
+            continue
+        if module != "madqa":
+            problems.append(f"{where}:{line}: imports {module} (only `import madqa` / `from madqa import ...`)")
+        else:
+            problems += [f"{where}:{line}: imports madqa.{n}, which is not in madqa.__all__"
+                         for n in names if n not in PUBLIC]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "madqa" \
+                and node.attr not in PUBLIC:
+            problems.append(f"{where}:{node.lineno}: uses madqa.{node.attr}, which is not in madqa.__all__")
+    return problems
+
+
+def core_violations(source: str, where: str) -> list[str]:
+    """Every import of a plugin module in a core module's source."""
+    return [f"{where}:{line}: imports {module}" for line, module, _ in _imports(ast.parse(source))
+            if module.split(".")[0] == "plugins"]
+
+
+def _sources(folder: str) -> list[Path]:
+    return sorted((REPO / folder).rglob("*.py"))
+
+
+def test_built_in_plugins_use_only_madqas_public_face():
+    paths = _sources("plugins")
+    assert len(paths) > 30
+    problems = [p for path in paths for p in plugin_violations(path.read_text(encoding="utf-8"),
+                                                               str(path.relative_to(REPO)))]
+    assert problems == []
+
+
+def test_the_core_never_imports_a_plugin():
+    paths = _sources("madqa")
+    assert len(paths) > 50
+    problems = [p for path in paths for p in core_violations(path.read_text(encoding="utf-8"),
+                                                             str(path.relative_to(REPO)))]
+    assert problems == []
+
+
+@pytest.mark.parametrize("source", [
+    "from madqa.evaluation.report import lexical_similarity\n",
+    "def f():\n    from madqa.plugins import collect\n    return collect\n",  # hidden in a function
+    "import madqa.agent\n",
+    "from madqa import plugins\n",  # a submodule through the package
+    "import madqa\nx = madqa.tool_text.read_tool_calls\n",  # a documented submodule is still not the face
+])
+def test_the_plugin_check_catches_a_crossing(source):
+    assert plugin_violations(source, "p.py")
+
+
+def test_the_plugin_check_passes_the_public_face():
+    assert plugin_violations("import madqa\nfrom madqa import Hit, hookimpl\nx = madqa.SearchResult\n"
+                             "from plugins import minilm\nimport numpy\n", "p.py") == []
+
+
+@pytest.mark.parametrize("source", ["from plugins.minilm import encoder\n",
+                                    "def f():\n    import plugins.minilm\n", "from plugins import minilm\n"])
+def test_the_core_check_catches_a_plugin_import(source):
+    assert core_violations(source, "m.py")
+
+
+def _core_graph() -> dict[str, set[str]]:
+    """Core module -> the core modules it imports, at module level or inside a function (the package
+    ``madqa`` itself left out: every submodule's import runs it first, as Python does for any package)."""
+    trees = {}
+    for path in _sources("madqa"):
+        parts = path.relative_to(REPO).with_suffix("").parts
+        trees[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = ast.parse(path.read_text(encoding="utf-8"))
+    graph = {}
+    for name, tree in trees.items():
+        edges = set()
+        for _, module, names in _imports(tree, run_time=True):
+            edges |= {m for m in (module, *(f"{module}.{n}" for n in names)) if m in trees and m not in (name, "madqa")}
+        graph[name] = edges
+    graph.pop("madqa")
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """Every import (a, b) of ``graph`` whose target imports its importer back, directly or through others."""
+    def reach(start: str) -> set[str]:
+        seen, stack = set(), [start]
+        while stack:
+            for nxt in graph.get(stack.pop(), ()):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append(nxt)
+        return seen
+
+    return sorted((a, b) for a, targets in graph.items() for b in targets if a in reach(b))
+
+
+def test_the_core_has_no_import_circle():
+    graph = _core_graph()
+    assert "madqa.evaluation.answering" in graph["madqa.evaluation.run_jobs"]
+    assert circles(graph) == []
+
+
+def test_the_circle_check_sees_a_circle_through_a_function_local_import():
+    a = ast.parse("from madqa.b import f\n")
+    b = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from madqa.c import C\n"
+                  "def g():\n    from madqa.a import h\n")
+    graph = {"madqa.a": {m for _, m, _ in _imports(a)}, "madqa.b": {m for _, m, _ in _imports(b, run_time=True)},
+             "madqa.c": {"madqa.b"}}
+    assert circles(graph) == [("madqa.a", "madqa.b"), ("madqa.b", "madqa.a")]
