@@ -8,7 +8,7 @@ first question in two turns, then runs, as a user would,
     madqa ask --corpus data/demo/docs --backend litellm --model openai/x --set backend.api_base=<fake> Q
 
 in a fresh interpreter ``--runs`` times each way, interleaved (the demo corpus indexed once first,
-under a temporary MADQA_HOME). "before" is MADQA_NO_FAST_START=1: the interpreter's full last garbage
+under a temporary MADQA_HOME). "before" is MADQA_FAST_EXIT=0: the interpreter's full last garbage
 collection at exit, over litellm's thousands of modules; "after" is the default: the collector frozen
 at exit, after every exit handler (plugins/litellm_import.py). (Importing litellm early in a background
 thread was tried and measured: no gain on this machine, the import is CPU-bound under the GIL.)
@@ -49,7 +49,7 @@ def env(home: str, early: bool) -> dict[str, str]:
            "OPENAI_API_KEY": "sk-bench"}
     out.pop("LITELLM_LOCAL_MODEL_COST_MAP", None)  # as a user has it: madqa sets it
     if not early:
-        out["MADQA_NO_FAST_START"] = "1"
+        out["MADQA_FAST_EXIT"] = "0"
     return out
 
 

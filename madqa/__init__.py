@@ -27,6 +27,7 @@ from madqa.errors import (
     SettingsError,
 )
 from madqa.hookspecs import Register, hookimpl
+from madqa.image_tokens import provider_image_tokens
 from madqa.ocr import OcrWord, find_tessdata, ocr_words
 from madqa.options import read_options
 from madqa.search_limits import SearchBudget, glob_regex, literal_prefix
@@ -52,7 +53,7 @@ __version__ = "0.1.0"
 __all__ = [
     "NO_PAGES_NOTE", "AnswerStep", "BackendError", "CorpusError", "ErrorStep", "Hit", "IndexDamagedError", "MadqaError", "ModelDecision", "ModelStep", "OcrWord",
     "PageRef", "PluginError", "Register", "RenderError", "SearchBudget", "SearchError", "SearchResult", "SearchStep",
-    "ServerLimitError", "SettingsError", "Step", "TEXT_PROTOCOL", "TextCall", "ToolCall", "Usage", "__version__",
+    "ServerLimitError", "SettingsError", "Step", "TEXT_PROTOCOL", "TextCall", "ToolCall", "Usage", "provider_image_tokens", "__version__",
     "find_json_object", "find_tessdata", "hookimpl", "glob_regex", "lexical_similarity", "literal_prefix", "match_key", "ocr_words", "quote_on_page", "read_options",
     "read_tool_calls", "strip_reasoning", "unfold_ligatures",
 ]

@@ -73,3 +73,12 @@ RULES = {"openai_tiles": openai_tiles, "openai_patches": openai_patches, "anthro
 def tokens_per_page(width: int, height: int) -> dict[str, int]:
     """Every rule's estimate for one image of ``width`` x ``height`` pixels."""
     return {name: rule(width, height) for name, rule in RULES.items()}
+
+
+PROVIDER_RULES = {"anthropic": anthropic, "gemini": gemini, "vertex_ai": gemini}  # by litellm provider; else OpenAI tiles
+
+
+def provider_image_tokens(width: int, height: int, provider: str | None) -> int:
+    """Approximate tokens of one image of this size under ``provider``'s published rule (OpenAI's tiles
+    for providers without a rule of their own)."""
+    return PROVIDER_RULES.get(provider or "", openai_tiles)(width, height)

@@ -96,6 +96,8 @@ class Settings:
     allowed_api_bases: str = field(default="", repr=False, metadata={"env": "MADQA_ALLOWED_API_BASES", "private": True,
         "help": "operator endpoints (comma-separated URL prefixes) a visitor may type even when private; "
                 "the server's key may be sent there"})
+    fast_exit: bool = field(default=True, metadata={"env": "MADQA_FAST_EXIT",
+        "help": "let a command that used litellm end without the interpreter's last garbage collection (~1 s)"})
     allow_private_api_base: bool = field(default=False, metadata={"env": "MADQA_ALLOW_PRIVATE_API_BASE",
         "help": "let a visitor's api_base resolve to loopback, private or link-local addresses (never with the "
                 "server's key)"})

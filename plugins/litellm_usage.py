@@ -12,11 +12,10 @@ import io
 import json
 from typing import Any
 
-from madqa.image_tokens import anthropic, gemini, openai_tiles
+import madqa
 
 CHARS_PER_TOKEN = 4
 UNKNOWN_IMAGE_TOKENS = 1000
-RULE_OF = {"anthropic": anthropic, "gemini": gemini, "vertex_ai": gemini}  # else OpenAI's tiles
 
 
 def text_tokens(text: str | None) -> int:
@@ -33,7 +32,7 @@ def image_tokens(url: str, provider: str) -> int:
             width, height = image.size
     except Exception:
         return UNKNOWN_IMAGE_TOKENS
-    return RULE_OF.get(provider, openai_tiles)(width, height)
+    return madqa.provider_image_tokens(width, height, provider)
 
 
 def prompt_tokens(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, provider: str) -> int:

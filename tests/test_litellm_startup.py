@@ -1,5 +1,5 @@
 """The CLI lets a process that used litellm end without the interpreter's slow last garbage collection
-(bench/startup.py measures it): only for litellm configs, not with MADQA_NO_FAST_START, and without
+(bench/startup.py measures it): only for litellm configs, not with MADQA_FAST_EXIT=0, and without
 losing output. Not a timed test."""
 
 from __future__ import annotations
@@ -14,8 +14,7 @@ import pytest
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from madqa.cli import common  # noqa: E402
-from madqa.settings import load_config  # noqa: E402
-from plugins import litellm_import  # noqa: E402
+from madqa.settings import Settings, load_config  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -23,29 +22,31 @@ REPO = Path(__file__).resolve().parent.parent
 @pytest.fixture
 def registered(monkeypatch):
     seen: list[object] = []
-    monkeypatch.setattr(litellm_import, "_light_exit", False)
-    monkeypatch.setattr(litellm_import.atexit, "register", seen.append)
-    monkeypatch.delenv("MADQA_NO_FAST_START", raising=False)
+    monkeypatch.setattr(common, "_light_exit", False)
+    monkeypatch.setattr(common.atexit, "register", seen.append)
     return seen
 
 
+SETTINGS = Settings.from_env(env={})
+
+
 def test_only_a_litellm_config_asks_for_the_light_exit_and_only_once(registered):
-    common.fast_exit_for(load_config("offline"))
+    common.fast_exit_for(SETTINGS, load_config("offline"))
     assert registered == []
     litellm_config = load_config("offline").with_overrides(backend="litellm", model="openai/gpt-4o-mini")
-    common.fast_exit_for(load_config("offline"), litellm_config)
-    common.fast_exit_for(litellm_config)
-    assert registered == [litellm_import.gc.freeze]
+    common.fast_exit_for(SETTINGS, load_config("offline"), litellm_config)
+    common.fast_exit_for(SETTINGS, litellm_config)
+    assert registered == [common.gc.freeze]
 
 
-def test_the_off_switch(registered, monkeypatch):
-    monkeypatch.setenv("MADQA_NO_FAST_START", "1")
-    common.fast_exit_for(load_config("offline").with_overrides(backend="litellm", model="openai/x"))
+def test_the_off_switch(registered):
+    off = Settings.from_env(env={"MADQA_FAST_EXIT": "0"})
+    common.fast_exit_for(off, load_config("offline").with_overrides(backend="litellm", model="openai/x"))
     assert registered == []
 
 
 def test_a_light_exit_loses_no_output(tmp_path):
-    script = ("from plugins.litellm_import import light_exit, import_litellm\n"
+    script = ("from madqa.cli.common import light_exit\nfrom plugins.litellm_import import import_litellm\n"
               "light_exit(); import_litellm()\n"
               f"with open({str(tmp_path / 'rows.jsonl')!r}, 'a') as f:\n"
               "    f.writelines(f'{{\"n\": {n}}}\\n' for n in range(50000))\n"

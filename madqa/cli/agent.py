@@ -23,7 +23,7 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
 
     common.show_index_logs()
     config = common.pipeline_config(args, settings)
-    common.fast_exit_for(config)
+    common.fast_exit_for(settings, config)
     reg = common.registry(settings)
     corpus = common.open_corpus(args, settings, reg)
     agent = Agent(corpus, config, reg, settings, common.backend_options(args))
@@ -104,7 +104,7 @@ def _run(args: argparse.Namespace, settings: Settings, executor: Any) -> int:
         return 2
     from madqa.budget import Budget
 
-    common.fast_exit_for(*(config for config, _ in _config_outputs(args, settings)))
+    common.fast_exit_for(settings, *(config for config, _ in _config_outputs(args, settings)))
     reg = common.registry(settings)
     corpus = common.open_corpus(args, settings, reg, check=True)  # damage found before any row is written
     failures = 0

@@ -4,24 +4,39 @@ flags, progress bars, and the plain-text view of agent steps."""
 from __future__ import annotations
 
 import argparse
+import atexit
+import gc
 import sys
+import threading
 from collections.abc import Callable
 from typing import Any
 
 from madqa.settings import Settings
 
+_exit_lock = threading.Lock()
+_light_exit = False
 
-def fast_exit_for(*configs: Any) -> None:
+
+def fast_exit_for(settings: Settings, *configs: Any) -> None:
     """When a config uses the litellm backend, let this process end without the interpreter's slow last
-    garbage collection over litellm's modules (about 1 s; plugins/litellm_import.py, measured by
-    bench/startup.py). MADQA_NO_FAST_START=1 turns it off (the "before" figure)."""
-    import os
+    garbage collection over litellm's modules (about 1 s, measured by bench/startup.py).
+    ``MADQA_FAST_EXIT=0`` turns it off (the "before" figure)."""
+    if settings.fast_exit and any(getattr(c, "backend", None) == "litellm" for c in configs):
+        light_exit()
 
-    if os.environ.get("MADQA_NO_FAST_START") or not any(getattr(c, "backend", None) == "litellm" for c in configs):
-        return
-    from plugins.litellm_import import light_exit  # the built-in litellm plugin's helper (loaded anyway)
 
-    light_exit()
+def light_exit() -> bool:
+    """At exit, after every exit handler registered later (litellm's own among them: they run first),
+    freeze the garbage collector so the interpreter skips its last full collection. For a process that
+    ends after its command (the CLI), called before litellm is imported; every file madqa writes is
+    closed by then and standard streams are still flushed. Returns whether it was registered now."""
+    global _light_exit
+    with _exit_lock:
+        if _light_exit:
+            return False
+        atexit.register(gc.freeze)
+        _light_exit = True
+        return True
 
 
 def registry(settings: Settings) -> Any:
