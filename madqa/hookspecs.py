@@ -1,22 +1,30 @@
 """Every hook madqa calls, documented. Plugins implement them with ``@madqa.hookimpl``.
 
 Registration hooks receive a ``register`` callback, so the host owns names, collisions and
-provenance: ``register(name, factory, description="", requires=())``. ``requires`` names
-importable modules the component needs; when one is missing the component is still listed,
-as unavailable, with the reason. A hook implementation returns nothing (``None``).
+provenance: ``register(name, factory, description="", requires=(), options=())``. ``requires``
+names importable modules the component needs; when one is missing the component is still listed,
+as unavailable, with the reason. ``options`` declares what the factory's ``options`` dict may hold:
+a tuple of ``madqa.Option`` (``madqa/options.py``). What each kind of component must have, and the
+optional capabilities it may declare, are typed in ``madqa/protocols.py``. A hook implementation
+returns nothing (``None``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import pluggy
 
 hookspec = pluggy.HookspecMarker("madqa")
 hookimpl = pluggy.HookimplMarker("madqa")
 
-Register = Callable[..., Any]
+
+class Register(Protocol):
+    """The callback a registration hook receives."""
+
+    def __call__(self, name: str, factory: Callable[..., Any], description: str = "",
+                 requires: tuple[str, ...] | list[str] = (), options: Any = ()) -> None: ...
 
 
 @hookspec

@@ -243,6 +243,9 @@ def _build(corpus: Any, folder: Path, max_windows: int) -> None:
            EmbedProgress(_log_progress(corpus.root), total, every=10.0))
 
 
+OPTIONS = (madqa.Option("max_windows", int, DEFAULT_WINDOWS, "windows of 256 word pieces embedded per page", low=1),)
+
+
 class DenseRetriever:
     """Cosine top-k over page embeddings; the query's operators are stripped (and the note says so)."""
 
@@ -270,9 +273,7 @@ class DenseRetriever:
         _write(folder, added, reuse, DEFAULT_WINDOWS, EmbedProgress(progress, total), kept)
 
     def __init__(self, corpus: Any, options: dict[str, Any] | None = None) -> None:
-        opts = madqa.read_options(options, {"max_windows": DEFAULT_WINDOWS}, "retriever dense")
-        if opts["max_windows"] < 1:
-            raise madqa.PluginError("retriever dense: option max_windows must be at least 1")
+        opts = madqa.read_options(options, OPTIONS, "retriever dense")
         self.corpus = corpus
         self.index = DenseIndex.open_or_build(corpus, opts["max_windows"])
         self.encoder = minilm.encoder()
@@ -299,4 +300,4 @@ class DenseRetriever:
 @madqa.hookimpl(trylast=True)
 def register_retrievers(register: madqa.Register) -> None:
     register(NAME, DenseRetriever, "pages by meaning: all-MiniLM-L6-v2 embeddings (CPU, offline), no operators",
-             requires=minilm.REQUIRES)
+             requires=minilm.REQUIRES, options=OPTIONS)

@@ -74,6 +74,7 @@ from plugins.litellm_messages import as_plain_text, without_images
 from plugins.litellm_options import (
     DEFAULTS,
     LENGTH_RETRY_TOKENS,
+    OPTIONS,
     PLACEHOLDER_KEY,
     Secret,
     attempts,
@@ -436,4 +437,4 @@ def register_backends(register: madqa.Register) -> None:
     register("litellm", _factory,
              "any chat model through litellm: openai/..., anthropic/..., gemini/..., ollama_chat/..., "
              "or an OpenAI-compatible server (vLLM, llama.cpp) as openai/<name> with api_base",
-             requires=("litellm",))
+             requires=("litellm",), options=OPTIONS)

@@ -252,6 +252,18 @@ def update_index(folder: Path, previous: Path | None, added: Iterable[Any], remo
         _write_lite(folder, added, dense, previous, removed)
 
 
+OPTIONS = (
+    madqa.Option("uri", str, "", "a Milvus server (http://HOST:19530) or Zilliz Cloud; empty: Milvus Lite in the index folder"),
+    madqa.Option("token", str, "", "the server's token (or MADQA_MILVUS_TOKEN)"),
+    madqa.Option("dense", str, "auto", "the MiniLM dense field: auto (when installed), on, off",
+                 choices=("auto", "on", "off")),
+    madqa.Option("ranker", str, "rrf", "how BM25 and dense are fused", choices=("rrf", "weighted")),
+    madqa.Option("rrf_k", int, 60, "the RRF constant", low=1),
+    madqa.Option("bm25_weight", float, 0.5, "BM25's weight with ranker=weighted", low=0, high=1, visitor_safe=True),
+    madqa.Option("proximity", float, proximity.WEIGHT, "adjacent-words bonus without the dense field (0: off)", low=0),
+)
+
+
 class MilvusRetriever:
     """BM25 (and dense) search in Milvus, one hybrid request; the query's operators become filters."""
 
@@ -261,14 +273,7 @@ class MilvusRetriever:
     index_usable = staticmethod(lambda folder: _read_marker(folder) is not None)
 
     def __init__(self, corpus: Any, options: dict[str, Any] | None = None) -> None:
-        opts = madqa.read_options(options, {"uri": "", "token": "", "dense": "auto", "ranker": "rrf",
-                                            "rrf_k": 60, "bm25_weight": 0.5, "proximity": proximity.WEIGHT},
-                                  "retriever milvus")
-        if opts["dense"] not in ("auto", "on", "off") or opts["ranker"] not in ("rrf", "weighted"):
-            raise madqa.PluginError("retriever milvus: dense must be auto, on or off; ranker rrf or weighted")
-        if not 0.0 <= float(opts["bm25_weight"]) <= 1.0 or int(opts["rrf_k"]) < 1 or opts["proximity"] < 0:
-            raise madqa.PluginError("retriever milvus: bm25_weight must be in 0..1, rrf_k at least 1 and "
-                                    "proximity 0 (off) or more")
+        opts = madqa.read_options(options, OPTIONS, "retriever milvus")
         if opts["dense"] == "on" and not _dense_installed():
             raise madqa.PluginError("retriever milvus: dense=on needs the embedding model "
                                     "(requirements-optional.txt)")
@@ -390,4 +395,5 @@ class MilvusRetriever:
 @madqa.hookimpl(trylast=True)
 def register_retrievers(register: madqa.Register) -> None:
     register(NAME, MilvusRetriever, "Milvus: BM25 full-text + dense vectors in one hybrid request "
-             "(Milvus Lite embedded, or a server by uri)", requires=("pymilvus", "milvus_lite"))
+             "(Milvus Lite embedded, or a server by uri)", requires=("pymilvus", "milvus_lite"),
+             options=OPTIONS)

@@ -53,6 +53,7 @@ except ImportError:  # registered with requires=("tantivy",): listed as unavaila
 VERSION = 1 + 10 * text_analysis.ANALYSIS_VERSION  # the index layout and the shared analysis together
 MARKER = "madqa-tantivy.json"
 RANKINGS = ("all-first", "or")
+OPTIONS = text_analysis.bm25_options(RANKINGS)
 
 
 def _analyzer(stem: bool) -> tantivy.TextAnalyzer:
@@ -237,14 +238,7 @@ class TantivyRetriever:
     index_analysis = staticmethod(text_analysis.index_text)  # computed once per page with whoosh's (madqa.indexers)
 
     def __init__(self, corpus: Any, options: dict[str, Any] | None = None) -> None:
-        opts = madqa.read_options(options, {"analyzer": "standard", "ranking": "all-first",
-                                            "proximity": proximity.WEIGHT}, "retriever tantivy")
-        if opts["analyzer"] not in ("standard", "stemming"):
-            raise madqa.PluginError("retriever tantivy: option analyzer must be 'standard' or 'stemming'")
-        if opts["ranking"] not in RANKINGS:
-            raise madqa.PluginError(f"retriever tantivy: option ranking must be one of {', '.join(RANKINGS)}")
-        if opts["proximity"] < 0:
-            raise madqa.PluginError("retriever tantivy: option proximity must be 0 (off) or more")
+        opts = madqa.read_options(options, OPTIONS, "retriever tantivy")
         self.stem_first, self.ranking = opts["analyzer"] == "stemming", opts["ranking"]
         self.proximity = opts["proximity"]
         self.corpus = corpus
@@ -386,4 +380,4 @@ def _build_in_place(folder: Path, corpus: Any) -> None:
 @madqa.hookimpl(trylast=True)
 def register_retrievers(register: madqa.Register) -> None:
     register("tantivy", TantivyRetriever, "BM25 (Tantivy, Rust): the whoosh query language, faster at scale",
-             requires=("tantivy",))
+             requires=("tantivy",), options=OPTIONS)
