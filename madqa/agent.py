@@ -214,6 +214,7 @@ class Agent:
                 (call_id, c.name, json.dumps(c.arguments)) for c, call_id in zip(calls, ids, strict=True))))
             for call, call_id in zip(calls, ids, strict=True):
                 if call.error:
+                    pages: Sequence[ShownPage]
                     text, pages = (f"Error: the arguments of {call.name} could not be read: {call.error}. Call "
                                    f"{call.name} again with its arguments as one valid JSON object."), ()
                 elif call.name == "search_documents":

@@ -134,9 +134,9 @@ class IndexFeed:
         self.inline: list[tuple[str, Callable[..., None], Path, Path | None]] = []
         self.rebuild: list[tuple[str, Callable[..., None], Path]] = []
         self.tmp_dir = tmp_dir
-        self.children: list[tuple[str, multiprocessing.Process, Connection, Connection]] = []
+        self.children: list[tuple[str, Any, Connection, Connection]] = []  # (name, a forked Process, ...)
         self.pages: list[PageText] = []
-        self.batch: list[tuple[str, int, str, str]] = []
+        self.batch: list[tuple[str, int, str, str, Any]] = []  # ... and the shared analysis
         self.removed = removed
         stream = can_stream(files_to_read)
         names = index_names(registry, retrievers)

@@ -30,7 +30,7 @@ import json
 import logging
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sized
 from pathlib import Path
 from typing import Any
 
@@ -220,10 +220,12 @@ def _write(folder: Path, pages: Iterable[Any], reuse: dict[str, np.ndarray], max
     if batch:
         flush()
     progress.add(0, 0, final=True)
-    owners = [np.full(len(b), row, dtype=np.int32) for row, b in enumerate(blocks)]
+    filled = [b for b in blocks if b is not None]  # every row is filled once its batch is flushed
+    assert len(filled) == len(blocks)
+    owners = [np.full(len(b), row, dtype=np.int32) for row, b in enumerate(filled)]
     empty = np.zeros((0, minilm.MiniLM.dim), np.float16)
     folder.mkdir(parents=True, exist_ok=True)
-    np.save(folder / "vectors.npy", np.concatenate(blocks) if blocks else empty)
+    np.save(folder / "vectors.npy", np.concatenate(filled) if filled else empty)
     np.save(folder / "window_page.npy", np.concatenate(owners) if owners else np.zeros(0, np.int32))
     meta = {"version": VERSION, "model": minilm.MODEL_ID, "max_windows": max_windows, "pages": refs,
             "keys": keys, "embedded_windows": embedded, "reused_pages": reused}
@@ -269,7 +271,7 @@ class DenseRetriever:
                 reuse.setdefault(key, old.vectors[start:end])
                 if file not in removed:
                     kept.append((file, page, key, old.vectors[start:end]))
-        total = len(added) if hasattr(added, "__len__") else None
+        total = len(added) if isinstance(added, Sized) else None
         _write(folder, added, reuse, DEFAULT_WINDOWS, EmbedProgress(progress, total), kept)
 
     def __init__(self, corpus: Any, options: dict[str, Any] | None = None) -> None:

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -261,7 +262,7 @@ class Drift:
             if re.search(rf"(?<!\w){re.escape(long)}(?!\w)", flat):
                 pattern = r"\s+".join(re.escape(w) for w in long.split())
                 short = found[0]
-                rewritten = re.sub(rf'"?(?<!\w){pattern}(?!\w)"?', lambda _, s=short: s, query, count=1, flags=re.I)
+                rewritten = re.sub(rf'"?(?<!\w){pattern}(?!\w)"?', _literal(short), query, count=1, flags=re.I)
                 out.append((rewritten, f"contracted {long} -> {short}"))
         return out
 
@@ -312,3 +313,8 @@ def register_query_strategies(register: madqa.Register) -> None:
                                                     defaults=RELAX_OPTIONS),
              "drift's loosening moves only (any term, drop the rarest term, prefixes); kept for old configs",
              options=RELAX_OPTIONS)
+
+
+def _literal(text: str) -> Callable[[re.Match[str]], str]:
+    """A ``re.sub`` replacement that inserts ``text`` as written (no backslash escapes)."""
+    return lambda _match: text

@@ -37,7 +37,7 @@ DEFAULTS = {o.name: o.default for o in OPTIONS}
 
 def fuse(rankings: list[tuple[float, list[madqa.Hit]]], k: int) -> list[tuple[float, madqa.Hit, list[int]]]:
     """Reciprocal-rank fusion: (score, hit, sides that found it) best first; ties keep first-seen order."""
-    fused: dict[tuple[str, int], list[Any]] = {}
+    fused: dict[madqa.PageRef, list[Any]] = {}
     for side, (weight, hits) in enumerate(rankings):
         for rank, hit in enumerate(hits, 1):
             entry = fused.setdefault(hit.ref, [0.0, hit, []])
@@ -73,7 +73,7 @@ class HybridRetriever:
 
     def search(self, query_text: str, k: int = 5) -> madqa.SearchResult:
         depth = max(int(k), self.opts["depth"])
-        sides = []
+        sides: list[Any] = []
         notes = []
         for label, retriever, weight in (("BM25", self.bm25, self.opts["bm25_weight"]),
                                          ("dense", self.dense, self.opts["dense_weight"])):

@@ -321,10 +321,10 @@ class LiteLLMBackend:
             except madqa.BackendError as exc:  # e.g. a server whose context cannot hold the larger reply
                 return replace(decision, raw={**decision.raw, "notes": [
                     *(decision.raw.get("notes") or []), f"{cut}; asking again with max_tokens={bigger} failed: {exc}"]})
-            again = self._decision(request, response, force_answer, notes)
-            cost = None if cut_cost is None and again.cost_usd is None else (cut_cost or 0.0) + (again.cost_usd or 0.0)
-            decision = madqa.ModelDecision(again.text, again.tool_calls, again.answer, cut_usage + again.usage, cost,
-                                           again.raw, again.finish_reason, estimated or again.estimated)
+            longer = self._decision(request, response, force_answer, notes)
+            cost = None if cut_cost is None and longer.cost_usd is None else (cut_cost or 0.0) + (longer.cost_usd or 0.0)
+            decision = madqa.ModelDecision(longer.text, longer.tool_calls, longer.answer, cut_usage + longer.usage, cost,
+                                           longer.raw, longer.finish_reason, estimated or longer.estimated)
         return decision
 
     def _bigger_max_tokens(self) -> int | None:

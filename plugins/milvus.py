@@ -41,6 +41,7 @@ import re
 import shutil
 import threading
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any
 
@@ -166,7 +167,7 @@ def _insert(client: Any, name: str, pages: Iterable[Any], dense: bool) -> int:
     return count
 
 
-def _copy_rows(client: Any, source: str, target: str, removed: set[str], dense: bool) -> None:
+def _copy_rows(client: Any, source: str, target: str, removed: AbstractSet[str], dense: bool) -> None:
     """Copy the rows of ``source`` except removed files into ``target`` (vectors included)."""
     fields = ["id", "file", "page", "text_hash", "text"] + (["dense"] if dense else [])
     expr = f"not (file in {json.dumps(sorted(removed))})" if removed else "page >= 0"
@@ -194,7 +195,7 @@ def _write_marker(folder: Path, **fields: Any) -> None:
 
 
 def _write_lite(folder: Path, pages: Iterable[Any], dense: bool, previous: Path | None = None,
-                removed: set[str] = frozenset()) -> None:
+                removed: AbstractSet[str] = frozenset()) -> None:
     """A generation's Milvus Lite database in ``folder``: a copy of ``previous`` (minus removed files)
     plus ``pages``, or ``pages`` alone."""
     if previous is not None:
@@ -215,7 +216,7 @@ def _write_lite(folder: Path, pages: Iterable[Any], dense: bool, previous: Path 
 
 
 def _write_remote(client: Any, name: str, pages: Iterable[Any], dense: bool,
-                  previous: str | None = None, removed: set[str] = frozenset()) -> None:
+                  previous: str | None = None, removed: AbstractSet[str] = frozenset()) -> None:
     """Collection ``name`` on a Milvus server, written as ``name_building`` and renamed when complete."""
     building = name + "_building"
     if client.has_collection(building):  # left by a crashed build
@@ -238,13 +239,13 @@ def update_index(folder: Path, previous: Path | None, added: Iterable[Any], remo
     tmp_dir = folder.parent.parent  # <state>/tmp-<generation>/retrievers/milvus
     generation = tmp_dir.name.removeprefix("tmp-")
     dense = prev["dense"] if prev else _dense_installed()
-    if server or prev["kind"] == "remote":
-        uri = server or prev["uri"]
+    if server or (prev is not None and prev["kind"] == "remote"):
+        uri = server or (prev or {})["uri"]
         same = prev is not None and prev["kind"] == "remote" and prev["uri"] == uri
         name = _collection_for(tmp_dir.parent.name, generation)
         client = _client(uri)
         try:
-            _write_remote(client, name, added, dense, prev["collection"] if same else None, removed)
+            _write_remote(client, name, added, dense, (prev or {})["collection"] if same else None, removed)
         finally:
             client.close()
         _write_marker(folder, kind="remote", uri=uri, collection=name, dense=dense)
@@ -282,7 +283,7 @@ class MilvusRetriever:
         folder = corpus.retriever_dir(NAME)
         marker = _read_marker(folder)
         if opts["uri"] or (marker and marker["kind"] == "remote"):
-            self.uri = opts["uri"] or marker["uri"]
+            self.uri = opts["uri"] or (marker or {})["uri"]
             self.client = _client(self.uri, opts["token"])
             self.name = _collection_for(corpus.state_dir.name, corpus.generation)
             if not self.client.has_collection(self.name):

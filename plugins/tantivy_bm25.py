@@ -348,8 +348,8 @@ class TantivyRetriever:
         if best is None:
             return madqa.SearchResult((), text, budget.with_notes("no page matches; try synonyms, abbreviations "
                                                                   "or fewer words"))
-        hits, complete, field, bound, near = best
-        hits = (self._near(searcher, hits, terms, bound, k) if near else hits)[:k]
+        hits, complete, field, kept_bound, near = best
+        hits = (self._near(searcher, hits, terms, kept_bound, k) if near else hits)[:k]
         note = None
         if not complete:
             note = "no page matched every word; showing pages that match any of them, most words first"

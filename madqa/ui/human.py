@@ -28,7 +28,7 @@ from madqa.evaluation.report import evaluate, per_question
 from madqa.evaluation.runner import run_batch
 from madqa.settings import PipelineConfig
 from madqa.trace import Trace
-from madqa.types import AnswerStep, PageRef, SearchStep
+from madqa.types import AnswerStep, Hit, PageRef, SearchStep
 from madqa.ui.context import AppContext, shown_error
 from madqa.ui.evaluate import EvalFolders
 from madqa.ui.messages import hide_paths, md_escape
@@ -61,7 +61,8 @@ def human_search(game: Game, corpus: Any, retriever: Any, query: str, top_k: int
     """Run the agent's search tool for a person and record it as the agent's SearchStep would be."""
     started = time.perf_counter()
     game.searches += 1
-    hits, note, error = (), None, None
+    hits: tuple[Hit, ...] = ()
+    note, error = None, None
     try:
         result = retriever.search(query, top_k)
         hits, note = tuple(result.hits)[:top_k], result.note
