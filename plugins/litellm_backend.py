@@ -80,7 +80,6 @@ from plugins.litellm_options import (
     attempts,
     flag,
     mock_kwargs,
-    positive,
     read_backend_options,
 )
 from plugins.litellm_replies import read_reply
@@ -123,25 +122,21 @@ class LiteLLMBackend:
         if self.placeholder_key:
             self._api_key = Secret(PLACEHOLDER_KEY)
         self.temperature = options.get("temperature")
-        self.timeout = positive(options, "timeout")
-        self.max_tokens = self._whole_option(options, "max_tokens")
-        self.max_tokens_ceiling = self._whole_option(options, "max_tokens_ceiling")
-        self.drop_params = bool(options.get("drop_params", True))
-        extra = options.get("completion_kwargs") or {}
-        if not isinstance(extra, dict):
-            raise madqa.SettingsError("litellm option completion_kwargs must be a dict")
+        # types, ranges and choices were checked against OPTIONS (litellm_options.py) by read_backend_options
+        self.timeout = float(options["timeout"])
+        self.max_tokens: int | None = options["max_tokens"]
+        self.max_tokens_ceiling: int = options["max_tokens_ceiling"]
+        self.drop_params = bool(options["drop_params"])
+        extra = options["completion_kwargs"] or {}
         if {"api_key", "messages", "model", "tools", "tool_choice"} & set(extra):
             raise madqa.SettingsError("litellm completion_kwargs cannot set api_key, model, messages, tools "
                                       "or tool_choice; use the backend's own options")
         self._extra = dict(extra)
-        self.force_tool_choice = options.get("force_tool_choice", "named")
-        if self.force_tool_choice not in ("named", "required", "none"):
-            raise madqa.SettingsError("litellm option force_tool_choice must be named, required or none, "
-                                      f"not {self.force_tool_choice!r}")
+        self.force_tool_choice: str = options["force_tool_choice"]
         self.max_attempts = attempts(options)
-        self.retry_base_delay = positive(options, "retry_base_delay", zero=True)
-        self.retry_max_delay = positive(options, "retry_max_delay", zero=True)
-        self.overload_delay = positive(options, "overload_delay", zero=True)
+        self.retry_base_delay = float(options["retry_base_delay"])
+        self.retry_max_delay = float(options["retry_max_delay"])
+        self.overload_delay = float(options["overload_delay"])
         self._sleep: Callable[[float], Any] = options.get("sleep") or time.sleep
         self._rng = random.Random()
         self._mock_each = {k: options[k] for k in ("mock_response", "mock_tool_calls") if options.get(k) is not None}
@@ -419,13 +414,6 @@ class LiteLLMBackend:
         except Exception:  # a model without prices in litellm's map
             return None
         return float(cost) if isinstance(cost, (int, float)) else None
-
-    @staticmethod
-    def _whole_option(options: dict[str, Any], name: str) -> int | None:
-        value = options.get(name)
-        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
-            raise madqa.SettingsError(f"litellm option {name} must be a whole number >= 1, not {value!r}")
-        return value
 
 
 def _factory(model: str, options: dict[str, Any]) -> LiteLLMBackend:

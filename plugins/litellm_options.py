@@ -96,27 +96,13 @@ def flag(options: dict[str, Any], name: str) -> bool | None:
     raise madqa.SettingsError(f"litellm option {name} must be true, false or auto, not {value!r}")
 
 
-def positive(options: dict[str, Any], name: str, zero: bool = False) -> float:
-    value = options.get(name)
-    if value is None:
-        return float(DEFAULTS[name])
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or (value == 0 and not zero):
-        raise madqa.SettingsError(f"litellm option {name} must be a number of seconds "
-                                  f"{'>= 0' if zero else '> 0'}, not {value!r}")
-    return float(value)
-
-
 def attempts(options: dict[str, Any]) -> int:
+    """Attempts per model call from checked options: ``max_attempts``, else ``max_retries`` + 1, else 3."""
     if options.get("max_attempts") is not None:
-        value, name = options["max_attempts"], "max_attempts"
-    elif options.get("max_retries") is not None:
-        value, name = options["max_retries"], "max_retries"
-        value = value + 1 if isinstance(value, int) and not isinstance(value, bool) else value
-    else:
-        return DEFAULT_ATTEMPTS
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise madqa.SettingsError(f"litellm option {name} must be a whole number (attempts at least 1)")
-    return value
+        return int(options["max_attempts"])
+    if options.get("max_retries") is not None:
+        return int(options["max_retries"]) + 1
+    return DEFAULT_ATTEMPTS
 
 
 # --- mocks -----------------------------------------------------------------------------------
