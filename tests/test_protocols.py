@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import madqa
+from madqa import hookspecs
 from madqa.errors import SettingsError
 from madqa.options import options_table
 from madqa.plugins import collect, get_plugin_manager
@@ -41,6 +42,9 @@ def test_every_capability_is_documented(capability: str) -> None:
     assert row, f"{capability} has no row in docs/plugins.md's capabilities table"
     declared = next(c for c in CAPABILITIES if c.name == capability)
     assert declared.kind.replace("_", " ") in row.group(0)
+    hook = {"retriever": "register_retrievers", "reranker": "register_rerankers",
+            "query_strategy": "register_query_strategies", "backend": "register_backends"}[declared.kind]
+    assert f"``{capability}" in (getattr(hookspecs, hook).__doc__ or ""), f"{capability} missing from {hook}'s docstring"
 
 
 def test_capabilities_default_when_undeclared_and_follow_what_a_component_learns() -> None:
