@@ -172,3 +172,14 @@ def test_the_docs_retriever_type_checks_against_the_protocol(tmp_path) -> None:
 def test_mypy_passes_on_madqa_and_the_builtins() -> None:
     checked = _mypy()
     assert checked.returncode == 0, checked.stdout[-6000:] + checked.stderr
+
+
+def test_a_plugin_registering_options_that_are_not_declarations_is_named(tmp_path) -> None:
+    (tmp_path / "loose.py").write_text('''import madqa
+
+@madqa.hookimpl
+def register_rerankers(register):
+    register("loose", lambda corpus, options: None, "x", options=("depth",))
+''', encoding="utf-8")
+    with pytest.raises(madqa.PluginError, match="loose.py .*'loose' with options that are not madqa.Option"):
+        collect(get_plugin_manager(tmp_path, entry_points=False))
