@@ -44,12 +44,12 @@ class Option:
     visitor_high: float | None = None
 
     def __post_init__(self) -> None:
-        if self.type not in _TYPE_NAMES:
-            raise PluginError(f"option {self.name}: type must be one of bool, int, float, str, dict, list, object")
+        if not isinstance(self.type, type):
+            raise PluginError(f"option {self.name}: type must be a type (bool, int, float, str, dict, list, object)")
 
     @property
     def type_name(self) -> str:
-        return _TYPE_NAMES[self.type]
+        return _TYPE_NAMES.get(self.type, self.type.__name__)
 
     def describe_range(self) -> str:
         """The accepted values in a few words (``0..1``, ``> 0``, ``standard|stemming``), or ""."""

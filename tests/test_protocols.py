@@ -183,3 +183,12 @@ def register_rerankers(register):
 ''', encoding="utf-8")
     with pytest.raises(madqa.PluginError, match="loose.py .*'loose' with options that are not madqa.Option"):
         collect(get_plugin_manager(tmp_path, entry_points=False))
+
+
+def test_read_options_with_plain_defaults_keeps_any_default_type() -> None:
+    from pathlib import PurePath
+
+    defaults = {"where": PurePath("a"), "pair": (1, 2)}
+    assert madqa.read_options({"pair": (3, 4)}, defaults, "t") == {"where": PurePath("a"), "pair": (3, 4)}
+    with pytest.raises(madqa.PluginError, match="option pair expects tuple"):
+        madqa.read_options({"pair": [3, 4]}, defaults, "t")
