@@ -145,11 +145,20 @@ class LiteLLMBackend:
         self._calls = 0
         self._options = {"tools": flag(options, "native_tools"), "vision": flag(options, "vision")}
         self._caps = self._capabilities(self._options["tools"], self._options["vision"])
-        self.supports_tools: bool = self._caps["native_tools"]
-        self.supports_vision: bool = self._caps["vision"]
         guessed = self._caps["protocol_source"] in ("assumed", "learned") or not self.supports_tools
         level = logging.WARNING if self._caps["missing"] or guessed else logging.INFO
         log.log(level, "%s", self._caps["message"])
+
+    @property
+    def supports_tools(self) -> bool:
+        """Native tool calls, as now known: False once a server refused them (learned during a run);
+        the loop asks again before every model call (``madqa.backend_capabilities``)."""
+        return bool(self._caps["native_tools"])
+
+    @property
+    def supports_vision(self) -> bool:
+        """Page images, as now known: False once a server refused them (learned during a run)."""
+        return bool(self._caps["vision"])
 
     def __repr__(self) -> str:
         base = ", api_base=<set>" if self.api_base else ""
@@ -251,12 +260,10 @@ class LiteLLMBackend:
             protocol.learn(self.api_base, self.model, capability, value, reason)
         said = f"the server said: {reason}"
         if capability == "tools":
-            self.supports_tools = value
             self._caps.update(native_tools=value, protocol="native" if value else "text", protocol_source="learned",
                               protocol_reason=said)
             line = f"model {self.model} now gets the JSON-in-text protocol ({said})"
         else:
-            self.supports_vision = value
             self._caps.update(vision=value, vision_source="learned", vision_reason=said)
             line = f"model {self.model} now gets each page's text instead of its image ({said})"
         if not value and capability not in self._caps["missing"]:
