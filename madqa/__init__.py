@@ -20,6 +20,7 @@ from madqa.errors import (
     CorpusError,
     IndexDamagedError,
     MadqaError,
+    OptionError,
     PluginError,
     RenderError,
     SearchError,
@@ -29,7 +30,22 @@ from madqa.errors import (
 from madqa.hookspecs import Register, hookimpl
 from madqa.image_tokens import provider_image_tokens
 from madqa.ocr import OcrWord, find_tessdata, ocr_words
-from madqa.options import read_options
+from madqa.options import Option, read_options
+from madqa.protocols import (
+    CAPABILITIES,
+    Backend,
+    BackendCapabilities,
+    IndexingRetriever,
+    PageReader,
+    QueryStrategy,
+    Reranker,
+    Retriever,
+    RetrieverIndexing,
+    backend_capabilities,
+    reranker_candidates,
+    retriever_indexing,
+    run_key_user,
+)
 from madqa.search_limits import SearchBudget, glob_regex, literal_prefix
 from madqa.text import lexical_similarity, match_key, quote_on_page
 from madqa.tool_text import TEXT_PROTOCOL, TextCall, read_tool_calls, strip_reasoning
@@ -51,6 +67,9 @@ from madqa.types import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "CAPABILITIES", "Backend", "BackendCapabilities", "IndexingRetriever", "Option", "OptionError", "PageReader",
+    "QueryStrategy", "Reranker", "Retriever", "RetrieverIndexing", "backend_capabilities", "reranker_candidates",
+    "retriever_indexing", "run_key_user",
     "NO_PAGES_NOTE", "AnswerStep", "BackendError", "CorpusError", "ErrorStep", "Hit", "IndexDamagedError", "MadqaError", "ModelDecision", "ModelStep", "OcrWord",
     "PageRef", "PluginError", "Register", "RenderError", "SearchBudget", "SearchError", "SearchResult", "SearchStep",
     "ServerLimitError", "SettingsError", "Step", "TEXT_PROTOCOL", "TextCall", "ToolCall", "Usage", "provider_image_tokens", "__version__",

@@ -12,7 +12,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from madqa.answer import check_quotes, parse_answer, resolve_citations
 from madqa.budget import Budget, rough_usage
@@ -23,12 +23,25 @@ from madqa.errors import MadqaError, ServerLimitError
 from madqa.jsonl import clean_text
 from madqa.prompts import ANSWER_TOOL, REPAIR_NOTE, SEARCH_TOOL, SHOW_TOOL, system_prompt
 from madqa.prompts import SYSTEM_PROMPT as SYSTEM_PROMPT  # re-exported: the benchmark's prompt
+from madqa.protocols import (
+    Backend,
+    QueryStrategy,
+    Reranker,
+    Retriever,
+    backend_capabilities,
+    reranker_candidates,
+    run_key_user,
+)
 from madqa.recovery import Sending, images_in, recover
 from madqa.refusals import is_refusal, refusal_items
 from madqa.render import render_page
 from madqa.settings import PipelineConfig, Settings, image_budget_px
 from madqa.tool_text import TEXT_PROTOCOL, read_tool_calls, strip_reasoning
 from madqa.types import AnswerStep, ErrorStep, Hit, ModelDecision, ModelStep, PageRef, SearchStep, Step, ToolCall, Usage
+
+if TYPE_CHECKING:
+    from madqa.corpus import Corpus
+    from madqa.plugins import Registry
 
 JSON_PROTOCOL = TEXT_PROTOCOL  # the text protocol's instructions: a backend without native tools adds them
 SEEDED_NOTE = "oracle: these are the gold evidence pages, given instead of a search"
@@ -60,25 +73,26 @@ class SearchState:
 class Agent:
     """Answers questions over one corpus with one pipeline config; reusable across questions."""
 
-    def __init__(self, corpus: Any, config: PipelineConfig, registry: Any, settings: Settings,
+    def __init__(self, corpus: Corpus, config: PipelineConfig, registry: Registry, settings: Settings,
                  backend_options: dict[str, Any] | None = None) -> None:
         self.corpus = corpus
         self.config = config.validate()
         self.settings = settings
-        self.retriever = registry.create("retriever", config.retriever, corpus, config.part_options("retriever"))
-        self.reranker = registry.create("reranker", config.reranker, corpus, config.part_options("reranker"))
-        self.strategy = registry.create("query_strategy", config.query_strategy, corpus,
+        self.retriever: Retriever = registry.create("retriever", config.retriever, corpus, config.part_options("retriever"))
+        self.reranker: Reranker = registry.create("reranker", config.reranker, corpus, config.part_options("reranker"))
+        self.strategy: QueryStrategy = registry.create("query_strategy", config.query_strategy, corpus,
                                         config.part_options("query_strategy"))
         # the config's [options.backend] table, then what the caller adds for this run (a key, an api_base)
         options = {"corpus": corpus, **config.part_options("backend"), **(backend_options or {})}
         if config.temperature is not None:
             options.setdefault("temperature", config.temperature)
-        self.backend = registry.create("backend", config.backend, config.model, options)
+        self.backend: Backend = registry.create("backend", config.backend, config.model, options)
         run_key, self.strategy_uses_run_key = (backend_options or {}).get("api_key"), False
-        if run_key and hasattr(self.strategy, "use_run_key"):  # a strategy that calls a model (llm-rewrite)
+        use_run_key = run_key_user(self.strategy)  # a strategy that calls a model (llm-rewrite)
+        if run_key and use_run_key is not None:
             # spends the run's own key (a web visitor's), not the one the server holds for that provider
-            self.strategy_uses_run_key = self.strategy.use_run_key(
-                run_key, (backend_options or {}).get("api_base"), getattr(self.backend, "provider", None))
+            self.strategy_uses_run_key = use_run_key(
+                run_key, (backend_options or {}).get("api_base"), backend_capabilities(self.backend).provider)
         # what is sent (context policy, image budget, images at all): a server limit met in one
         # question changes it for the rest of the run (madqa.recovery)
         self.sending = Sending(ContextOptions.from_options(config.part_options("context")),
@@ -100,7 +114,7 @@ class Agent:
         ``budget`` (the CLI's run, a web visitor's day on the server's keys: one or several) is charged
         beside the question's own from the config; a spent one forces the answer, never raises."""
         question = clean_text(question)  # a lone surrogate could be neither sent, shown nor saved
-        cache = self.context.marks_cache(getattr(self.backend, "provider", None))
+        cache = self.context.marks_cache(backend_capabilities(self.backend).provider)
         system = system_prompt(self.answer_always_present)
         given = [budget] if isinstance(budget, Budget) else list(budget or ())
         budgets = [Budget.from_options(self.config.part_options("budget")), *given]
@@ -122,7 +136,8 @@ class Agent:
             tools = [ANSWER_TOOL] if force else [SEARCH_TOOL, SHOW_TOOL, ANSWER_TOOL]
             decision: ModelDecision | None = None
             for attempt in range(MAX_RECOVERIES + 1):
-                vision = self.sending.vision and getattr(self.backend, "supports_vision", True)
+                # asked each turn: a backend may learn mid-run that its server takes no images
+                vision = self.sending.vision and backend_capabilities(self.backend).supports_vision
                 messages = build_messages(system, question, history, self.context, vision=vision, cache=cache)
                 started = time.perf_counter()
                 try:
@@ -202,6 +217,7 @@ class Agent:
                 (call_id, c.name, json.dumps(c.arguments)) for c, call_id in zip(calls, ids, strict=True))))
             for call, call_id in zip(calls, ids, strict=True):
                 if call.error:
+                    pages: Sequence[ShownPage]
                     text, pages = (f"Error: the arguments of {call.name} could not be read: {call.error}. Call "
                                    f"{call.name} again with its arguments as one valid JSON object."), ()
                 elif call.name == "search_documents":
@@ -301,7 +317,7 @@ class Agent:
                 executed, strategy_note, *extra = self.strategy.rewrite(written, state)
                 spent = extra[0] if extra else None
                 # a reranker may ask to see more candidates than are shown (its ``candidates`` attribute)
-                depth = max(self.config.top_k, int(getattr(self.reranker, "candidates", 0) or 0))
+                depth = max(self.config.top_k, reranker_candidates(self.reranker))
                 where = "retriever"
                 result = self.retriever.search(executed, depth)
                 retriever_note = result.note

@@ -257,12 +257,13 @@ def _read_citations(raw: list[dict[str, Any]], corpus: Any, seen: set[PageRef]) 
             if near is not None:
                 flags.append(f"citation moved from p.{page} to p.{near}: its quote is on that page")
                 page = near
-        ref: PageRef | None = PageRef(file, page)
+        cited = PageRef(file, page)
+        ref: PageRef | None = cited
         if not corpus.has_page(file, page):
             flags.append(f"cited page {page} of {file} does not exist")
             ref = None
-        elif ref not in seen:
-            flags.append(f"cited {ref.label()} was never shown to the model")
+        elif cited not in seen:
+            flags.append(f"cited {cited.label()} was never shown to the model")
             ref = None
         out.append(_Cited(ref, quote, tuple(flags)))
     return out

@@ -15,6 +15,11 @@ class PluginError(MadqaError):
     """A component is unknown, unavailable, or a plugin failed to load."""
 
 
+class OptionError(PluginError, SettingsError):
+    """A part's option has a value of the wrong type or outside its declared range or choices: a plugin's
+    error and a setting's alike (the value came from a config, ``--set`` or a form)."""
+
+
 class CorpusError(MadqaError):
     """A corpus folder, a file in it, or its stored index cannot be used."""
 

@@ -1,22 +1,30 @@
 """Every hook madqa calls, documented. Plugins implement them with ``@madqa.hookimpl``.
 
 Registration hooks receive a ``register`` callback, so the host owns names, collisions and
-provenance: ``register(name, factory, description="", requires=())``. ``requires`` names
-importable modules the component needs; when one is missing the component is still listed,
-as unavailable, with the reason. A hook implementation returns nothing (``None``).
+provenance: ``register(name, factory, description="", requires=(), options=())``. ``requires``
+names importable modules the component needs; when one is missing the component is still listed,
+as unavailable, with the reason. ``options`` declares what the factory's ``options`` dict may hold:
+a tuple of ``madqa.Option`` (``madqa/options.py``). What each kind of component must have, and the
+optional capabilities it may declare, are typed in ``madqa/protocols.py``. A hook implementation
+returns nothing (``None``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import pluggy
 
 hookspec = pluggy.HookspecMarker("madqa")
 hookimpl = pluggy.HookimplMarker("madqa")
 
-Register = Callable[..., Any]
+
+class Register(Protocol):
+    """The callback a registration hook receives."""
+
+    def __call__(self, name: str, factory: Callable[..., Any], description: str = "",
+                 requires: tuple[str, ...] | list[str] = (), options: Any = ()) -> None: ...
 
 
 @hookspec
@@ -26,7 +34,10 @@ def register_retrievers(register: Register) -> None:
     Register ``name -> factory(corpus, options)``; the factory returns an object with
     ``search(query: str, k: int) -> madqa.SearchResult``, hits best first. ``corpus`` is an
     opened ``madqa.corpus.Corpus``; ``options`` a dict of retriever options. A factory that also
-    takes a ``registry`` keyword gets the registry creating it (to build other parts). Returns None.
+    takes a ``registry`` keyword gets the registry creating it (to build other parts). The object is a
+    ``madqa.Retriever``; a factory keeping an index (a static ``update_index``) is a ``madqa.IndexingRetriever`` and may declare
+    ``update_index_streams``, ``index_usable``, ``index_analysis``, ``check_index``,
+    ``index_on_first_use``, ``index_parts``, ``ingest_by_default`` (``madqa.CAPABILITIES``). Returns None.
     """
 
 
@@ -36,8 +47,9 @@ def register_rerankers(register: Register) -> None:
 
     Register ``name -> factory(corpus, options)``; the factory returns an object with
     ``rerank(question: str, query: str, hits: list[Hit]) -> list[Hit]`` (a reordering or subset
-    of ``hits``; the first top_k are shown). An optional ``candidates: int`` attribute asks the
-    retriever for that many hits, so the reranker can promote pages below the top_k. Returns None.
+    of ``hits``; the first top_k are shown): a ``madqa.Reranker``. An optional ``candidates: int``
+    attribute asks the retriever for that many hits, so the reranker can promote pages below the top_k.
+    Returns None.
     """
 
 
@@ -49,7 +61,9 @@ def register_query_strategies(register: Register) -> None:
     ``rewrite(query: str, state: madqa.agent.SearchState) -> tuple[str, str | None]``: the query
     to execute and a note saying what was changed and why (None when unchanged). A strategy that
     called a model of its own may return a third item with ``usage`` (madqa.Usage) and
-    ``cost_usd`` (e.g. the ``madqa.ModelDecision``): it is added to the run's totals. Returns None.
+    ``cost_usd`` (e.g. the ``madqa.ModelDecision``): it is added to the run's totals. The object is a
+    ``madqa.QueryStrategy``; one that calls a model may declare ``use_run_key(api_key, api_base,
+    provider) -> bool`` to spend the run's own key (a web visitor's) where it goes. Returns None.
     """
 
 
@@ -58,8 +72,10 @@ def register_backends(register: Register) -> None:
     """Called once per plugin manager to collect model backends.
 
     Register ``name -> factory(model: str, options: dict)``; the factory returns an object with
-    ``decide(messages, tools, force_answer) -> madqa.ModelDecision``. ``options`` may hold
-    ``api_key`` and ``api_base`` given by the caller (never log or store them). Returns None.
+    ``decide(messages, tools, force_answer) -> madqa.ModelDecision``: a ``madqa.Backend``. ``options``
+    may hold ``api_key`` and ``api_base`` given by the caller (never log or store them). It may declare
+    ``supports_tools``, ``supports_vision`` (read again before every model call: a capability learned
+    mid-run is reported by the backend) and ``provider``. Returns None.
     """
 
 
@@ -69,7 +85,7 @@ def register_page_readers(register: Register) -> None:
 
     Register ``name -> factory(options)``; the factory returns an object with
     ``read(page: pymupdf.Page, file: str, number: int) -> str | None``; None means this reader
-    has nothing for that page. Returns None.
+    has nothing for that page: a ``madqa.PageReader``. Returns None.
     """
 
 

@@ -36,6 +36,7 @@ from madqa.ingest_limits import IngestClock, PageLimits, clocked, read_limits, w
 from madqa.page_readers import page_texts
 from madqa.pdf_reader import DocumentReader
 from madqa.plugins import Registry
+from madqa.protocols import retriever_indexing
 from madqa.repair import check_generation
 from madqa.settings import Settings
 
@@ -298,11 +299,11 @@ def _nothing_changed(previous: Corpus, plan: list[tuple[str, Path, str, bool]], 
     if not all(reuse for *_, reuse in plan) or {file for file, *_ in plan} != set(previous.documents):
         return False
     for name in index_names(registry, retrievers):
-        factory = registry.get("retriever", name).factory
-        if getattr(factory, "index_on_first_use", False):
+        indexing = retriever_indexing(registry.get("retriever", name).factory)
+        if indexing.index_on_first_use:
             continue
         folder = previous.retriever_dir(name)
-        usable = getattr(factory, "index_usable", None)
+        usable = indexing.index_usable
         if not folder.is_dir() or (usable is not None and not usable(folder)):
             return False
     return True

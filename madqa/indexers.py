@@ -36,6 +36,7 @@ from typing import Any
 
 from madqa.corpus import PAGES_DB, PageText, retriever_dir, unfold_ligatures
 from madqa.errors import PluginError
+from madqa.protocols import RetrieverIndexing, retriever_indexing
 
 IndexProgress = Callable[[str, int, "int | None", str], None]  # (retriever, pages done, total or None, detail)
 STREAM_MIN_FILES = 16  # below this many files to read, a child process costs more than it saves
@@ -51,16 +52,17 @@ def index_names(registry: Any, wanted: list[str] | None) -> list[str]:
     own, like ``hybrid``, stands for the parts it names in ``index_parts``), else every available one
     with ``update_index`` that does not set ``ingest_by_default = False``. PluginError for a name that
     is unknown, unavailable or has nothing to index."""
+    def indexing(name: str) -> RetrieverIndexing:
+        return retriever_indexing(registry.get("retriever", name).factory)  # PluginError: unknown or unavailable
+
     def indexes(name: str) -> bool:
-        return getattr(registry.get("retriever", name).factory, "update_index", None) is not None
+        return indexing(name).indexes
 
     if wanted is None:
-        return [n for n in registry.names("retriever")
-                if indexes(n) and getattr(registry.get("retriever", n).factory, "ingest_by_default", True)]
+        return [n for n in registry.names("retriever") if indexes(n) and indexing(n).ingest_by_default]
     names: list[str] = []
     for name in wanted:
-        factory = registry.get("retriever", name).factory  # PluginError: unknown or unavailable
-        parts = [name] if indexes(name) else list(getattr(factory, "index_parts", ()))
+        parts = [name] if indexes(name) else list(indexing(name).index_parts)
         if not parts:
             raise PluginError(f"retriever {name!r} keeps no index of its own to build at ingest")
         for part in parts:
@@ -74,7 +76,7 @@ def index_names(registry: Any, wanted: list[str] | None) -> list[str]:
 def shared_analysis(factories: list[Any]) -> Callable[[str], Any] | None:
     """The ``index_analysis`` that two or more of these retriever factories name, when every one naming
     one names the same; else None (nothing is computed for them)."""
-    named = [a for f in factories if (a := getattr(f, "index_analysis", None)) is not None]
+    named = [a for f in factories if (a := retriever_indexing(f).index_analysis) is not None]
     return named[0] if len(named) >= 2 and all(a is named[0] for a in named) else None
 
 
@@ -133,16 +135,18 @@ class IndexFeed:
         self.inline: list[tuple[str, Callable[..., None], Path, Path | None]] = []
         self.rebuild: list[tuple[str, Callable[..., None], Path]] = []
         self.tmp_dir = tmp_dir
-        self.children: list[tuple[str, multiprocessing.Process, Connection, Connection]] = []
+        self.children: list[tuple[str, Any, Connection, Connection]] = []  # (name, a forked Process, ...)
         self.pages: list[PageText] = []
-        self.batch: list[tuple[str, int, str, str]] = []
+        self.batch: list[tuple[str, int, str, str, Any]] = []  # ... and the shared analysis
         self.removed = removed
         stream = can_stream(files_to_read)
         names = index_names(registry, retrievers)
         self.analysis = shared_analysis([registry.get("retriever", n).factory for n in names])
         for name in names:
-            factory = registry.get("retriever", name).factory
-            update = factory.update_index
+            indexing = retriever_indexing(registry.get("retriever", name).factory)
+            update = indexing.update_index
+            if update is None:  # index_names() keeps only retrievers that index
+                continue
             if "progress" in inspect.signature(update).parameters:
                 update = functools.partial(update, progress=functools.partial(progress, name) if progress else None)
             if "settings" in inspect.signature(update).parameters:  # MADQA_* settings, read at start-up
@@ -150,14 +154,14 @@ class IndexFeed:
             folder = retriever_dir(tmp_dir, name)
             prev_folder = previous.retriever_dir(name) if previous else None
             prev_folder = prev_folder if prev_folder and prev_folder.is_dir() else None
-            usable = getattr(factory, "index_usable", None)
+            usable = indexing.index_usable
             if prev_folder is not None and usable is not None and not usable(prev_folder):
                 prev_folder = None  # written by an older version (other analysis): rebuilt, not extended
             if previous is not None and prev_folder is None:
                 # no usable index in the previous generation (the retriever came later, or its format
                 # changed): the added pages alone would miss every unchanged file, so it gets every page
                 self.rebuild.append((name, update, folder))
-            elif stream and getattr(factory, "update_index_streams", False):
+            elif stream and indexing.update_index_streams:
                 self._start_child(name, update, folder, prev_folder)
             else:
                 self.inline.append((name, update, folder, prev_folder))

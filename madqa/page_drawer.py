@@ -22,7 +22,7 @@ import os
 import resource
 import signal
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -153,7 +153,7 @@ def mark_words(path: str, file: str, page: int, source: str | None, language: st
         return shown, used, missing, pdf_page.rect.width, memo.added
 
 
-OPERATIONS = {"draw": draw_image, "mark": mark_words}
+OPERATIONS: dict[str, Callable[..., Any]] = {"draw": draw_image, "mark": mark_words}
 
 
 def _serve(conn: Connection, memory_mb: int) -> None:

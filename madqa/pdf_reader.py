@@ -381,7 +381,9 @@ class DocumentReader:
         """The messages of the oldest file asked for, up to its last."""
         worker = self.worker
         assert worker is not None and self.in_flight
-        count, pages, warnings = -1, [], []
+        count = -1
+        pages: list[Any] = []
+        warnings: list[Any] = []
         while True:
             message = self._next(worker, "opening the file" if count < 0 else f"reading page {len(pages) + 1}")
             kind = message[0]

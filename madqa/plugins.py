@@ -14,12 +14,14 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 import pluggy
 
 from madqa import hookspecs
 from madqa.errors import PluginError
+from madqa.options import Option, declared_options
+from madqa.protocols import Backend, PageReader, QueryStrategy, Reranker, Retriever
 from madqa.settings import Settings
 
 _REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -62,6 +64,7 @@ class Component:
     description: str = ""
     unavailable: str | None = None  # the reason, when a required module is missing
     shadows: tuple[str, ...] = ()  # plugins whose component of the same name this one hides
+    options: tuple[Option, ...] = ()  # what its factory's ``options`` dict may hold (madqa.options)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -72,6 +75,7 @@ class Component:
             "available": self.unavailable is None,
             "unavailable": self.unavailable,
             "shadows": list(self.shadows),
+            "options": [o.to_dict() for o in self.options],
         }
 
 
@@ -93,7 +97,20 @@ class Registry:
             raise PluginError(f"{kind.replace('_', ' ')} {name!r} is unavailable: {comp.unavailable}")
         return comp
 
-    def create(self, kind: str, name: str, *args: Any, **kwargs: Any) -> Any:
+    @overload
+    def create(self, kind: Literal["retriever"], name: str, *args: Any, **kwargs: Any) -> Retriever: ...
+    @overload
+    def create(self, kind: Literal["reranker"], name: str, *args: Any, **kwargs: Any) -> Reranker: ...
+    @overload
+    def create(self, kind: Literal["query_strategy"], name: str, *args: Any, **kwargs: Any) -> QueryStrategy: ...
+    @overload
+    def create(self, kind: Literal["backend"], name: str, *args: Any, **kwargs: Any) -> Backend: ...
+    @overload
+    def create(self, kind: Literal["page_reader"], name: str, *args: Any, **kwargs: Any) -> PageReader: ...
+    @overload
+    def create(self, kind: str, name: str, *args: Any, **kwargs: Any) -> object: ...
+
+    def create(self, kind: str, name: str, *args: Any, **kwargs: Any) -> object:
         """Build the component ``name`` of ``kind`` by calling its factory.
 
         A factory with a ``registry`` parameter also gets this registry, so a component made of
@@ -104,7 +121,8 @@ class Registry:
             kwargs["registry"] = self
         if "settings" not in kwargs and takes(factory, "settings"):
             kwargs["settings"] = self.settings
-        return factory(*args, **kwargs)
+        made: object = factory(*args, **kwargs)
+        return made
 
     def names(self, kind: str, available_only: bool = True) -> list[str]:
         return sorted(
@@ -144,6 +162,7 @@ def collect(pm: pluggy.PluginManager, settings: Settings | None = None) -> Regis
                 factory: Callable[..., Any],
                 description: str = "",
                 requires: tuple[str, ...] | list[str] = (),
+                options: Any = (),
                 *,
                 _kind: str = kind,
                 _plugin: str = plugin_name,
@@ -157,8 +176,16 @@ def collect(pm: pluggy.PluginManager, settings: Settings | None = None) -> Regis
                     first = registry.components[key]
                     registry.components[key] = Component(**{**first.__dict__, "shadows": (*first.shadows, _plugin)})
                     return
+                try:
+                    declared = declared_options(options)
+                except (TypeError, AttributeError) as exc:
+                    raise PluginError(f"plugin {_plugin} registered {_kind} {name!r} with options that are not "
+                                      f"madqa.Option declarations: {exc}") from None
+                if not all(isinstance(o, Option) for o in declared):
+                    raise PluginError(f"plugin {_plugin} registered {_kind} {name!r} with options that are not "
+                                      "madqa.Option declarations")
                 registry.components[key] = Component(
-                    _kind, name, factory, _plugin, description, _missing_module(tuple(requires))
+                    _kind, name, factory, _plugin, description, _missing_module(tuple(requires)), options=declared
                 )
 
             impl.function(register=register)

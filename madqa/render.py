@@ -175,8 +175,9 @@ def _marked(corpus: Corpus, file: str, page: int, settings: Settings, quotes: Se
     cache_key = f"{doc.sha256}:{page}"
     words = words_key(cache_key, settings.ocr_language, settings.ocr_dpi)
     try:
-        cache: diskcache.Cache | None = page_cache(settings)
-        hit = cache.get(words)
+        opened = page_cache(settings)
+        hit = opened.get(words)
+        cache: diskcache.Cache | None = opened
     except Exception:  # a damaged cache: the words are found again
         cache, hit = None, None
     found = {words: hit} if hit is not None else {}

@@ -13,6 +13,7 @@ import sqlite3
 from typing import Any
 
 from madqa.corpus import PAGES_DB, Corpus
+from madqa.protocols import retriever_indexing
 
 
 def check_pages(corpus: Corpus) -> str | None:
@@ -39,8 +40,7 @@ def check_generation(corpus: Corpus, registry: Any) -> str | None:
     if problem:
         return problem
     for name in registry.names("retriever"):
-        factory = registry.get("retriever", name).factory
-        check = getattr(factory, "check_index", None)
+        check = retriever_indexing(registry.get("retriever", name).factory).check_index
         folder = corpus.retriever_dir(name)
         if check is None or not folder.is_dir():
             continue

@@ -81,7 +81,7 @@ class SearchBudget:
         return "; ".join(n for n in (note, *sorted(self.notes), *cut) if n) or None
 
     def top_terms(self, pattern: str, scanned: Iterable[tuple[str, int]],
-                  match: Callable[[str], bool] | None = None) -> list[str]:
+                  match: Callable[[str], object] | None = None) -> list[str]:
         """The ``MAX_EXPANSION`` most frequent matching terms of ``scanned`` ((term, document
         frequency) pairs), scanning at most ``MAX_SCANNED`` and stopping at the deadline."""
         best: list[tuple[int, str]] = []

@@ -323,7 +323,7 @@ def _named_call(name: str, rest: str, offered: dict[str, str], closed: bool) -> 
 
 def _function_tags(text: str, offered: dict[str, str]) -> list[tuple[int, int, list[TextCall]]]:
     """Llama's ``<function=name>{...}</function>`` and Qwen3-Coder's ``<parameter=k>v</parameter>`` bodies."""
-    out = []
+    out: list[tuple[int, int, list[TextCall]]] = []
     for m in list(_FUNCTION_TAG.finditer(text))[:MAX_CALLS]:
         close = text.find("</function>", m.end())
         following = _FUNCTION_TAG.search(text, m.end())
@@ -355,7 +355,7 @@ def _parameters(body: str) -> dict[str, Any]:
 
 def _fences(text: str) -> list[tuple[int, int, int, str]]:
     """(start, end of the opening line, stop, language) of each closed ``` fence."""
-    out = []
+    out: list[tuple[int, int, int, str]] = []
     pos = 0
     while len(out) < 64 and (m := _FENCE.search(text, pos)):
         close = text.find("```", m.end())

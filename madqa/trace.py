@@ -65,7 +65,8 @@ class Trace:
         costs = [s.cost_usd for s in self.steps if isinstance(s, ModelStep)]
         costs += [s.cost_usd for s in self.steps
                   if isinstance(s, SearchStep) and (s.usage.total_tokens or s.cost_usd is not None)]
-        return None if not costs or any(c is None for c in costs) else round(sum(costs), 8)
+        known = [c for c in costs if c is not None]
+        return None if not costs or len(known) < len(costs) else round(sum(known), 8)
 
     @property
     def iterations(self) -> int:

@@ -30,7 +30,7 @@ import json
 import logging
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sized
 from pathlib import Path
 from typing import Any
 
@@ -222,10 +222,12 @@ def _write(folder: Path, pages: Iterable[Any], reuse: dict[str, np.ndarray], max
     if batch:
         flush()
     progress.add(0, 0, final=True)
-    owners = [np.full(len(b), row, dtype=np.int32) for row, b in enumerate(blocks)]
+    filled = [b for b in blocks if b is not None]  # every row is filled once its batch is flushed
+    assert len(filled) == len(blocks)
+    owners = [np.full(len(b), row, dtype=np.int32) for row, b in enumerate(filled)]
     empty = np.zeros((0, minilm.MiniLM.dim), np.float16)
     folder.mkdir(parents=True, exist_ok=True)
-    np.save(folder / "vectors.npy", np.concatenate(blocks) if blocks else empty)
+    np.save(folder / "vectors.npy", np.concatenate(filled) if filled else empty)
     np.save(folder / "window_page.npy", np.concatenate(owners) if owners else np.zeros(0, np.int32))
     meta = {"version": VERSION, "model": minilm.MODEL_ID, "max_windows": max_windows, "pages": refs,
             "keys": keys, "embedded_windows": embedded, "reused_pages": reused}
@@ -243,6 +245,9 @@ def _build(corpus: Any, folder: Path, max_windows: int, threads: int = 0) -> Non
     total = sum(d.pages for d in corpus.documents.values()) if hasattr(corpus, "documents") else None
     _write(folder, corpus.iter_pages(), _reusable_vectors(corpus, max_windows), max_windows,
            EmbedProgress(_log_progress(corpus.root), total, every=10.0), threads=threads)
+
+
+OPTIONS = (madqa.Option("max_windows", int, DEFAULT_WINDOWS, "windows of 256 word pieces embedded per page", low=1),)
 
 
 class DenseRetriever:
@@ -269,14 +274,12 @@ class DenseRetriever:
                 reuse.setdefault(key, old.vectors[start:end])
                 if file not in removed:
                     kept.append((file, page, key, old.vectors[start:end]))
-        total = len(added) if hasattr(added, "__len__") else None
+        total = len(added) if isinstance(added, Sized) else None
         _write(folder, added, reuse, DEFAULT_WINDOWS, EmbedProgress(progress, total), kept,
                threads=getattr(settings, "embed_threads", 0))
 
     def __init__(self, corpus: Any, options: dict[str, Any] | None = None, settings: Any = None) -> None:
-        opts = madqa.read_options(options, {"max_windows": DEFAULT_WINDOWS}, "retriever dense")
-        if opts["max_windows"] < 1:
-            raise madqa.PluginError("retriever dense: option max_windows must be at least 1")
+        opts = madqa.read_options(options, OPTIONS, "retriever dense")
         self.corpus = corpus
         self.index = DenseIndex.open_or_build(corpus, opts["max_windows"], getattr(settings, "embed_threads", 0))
         self.encoder = minilm.encoder()
@@ -303,4 +306,4 @@ class DenseRetriever:
 @madqa.hookimpl(trylast=True)
 def register_retrievers(register: madqa.Register) -> None:
     register(NAME, DenseRetriever, "pages by meaning: all-MiniLM-L6-v2 embeddings (CPU, offline), no operators",
-             requires=minilm.REQUIRES)
+             requires=minilm.REQUIRES, options=OPTIONS)

@@ -39,6 +39,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
+from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import madqa
@@ -49,9 +51,21 @@ from plugins.thesaurus import Thesaurus, Vocabulary, base_forms, corpus_vocabula
 MOVES = ("abbreviation", "synonym", "feedback", "drop", "or", "prefix")
 JUDGES = ("new-pages", "similarity")
 MAX_PROBES = 8  # rewrites tried against the retriever per stale query
-DEFAULTS: dict[str, Any] = {"threshold": 0.7, "on_stale": True, "moves": ",".join(MOVES), "synonyms": 3,
-                            "synonym_max_df": 0.0, "judge": "new-pages"}
-RELAX_DEFAULTS: dict[str, Any] = {**DEFAULTS, "threshold": 0.8, "moves": "or,drop,prefix", "judge": "similarity"}
+OPTIONS: tuple[madqa.Option, ...] = (
+    madqa.Option("threshold", float, 0.7, "a query this similar to an earlier one is rewritten", low=0, high=1,
+                 visitor_safe=True),
+    madqa.Option("on_stale", bool, True, "also rewrite after a search that found nothing new", visitor_safe=True),
+    madqa.Option("moves", str, ",".join(MOVES), f"comma-separated moves, in order: {', '.join(MOVES)}",
+                 visitor_safe=True),
+    madqa.Option("synonyms", int, 3, "synonyms added per word", low=0, visitor_safe=True, visitor_high=10),
+    madqa.Option("synonym_max_df", float, 0.0, "skip synonyms on more than this share of pages (0: no limit)",
+                 low=0, high=1, visitor_safe=True),
+    madqa.Option("judge", str, "new-pages", "how rewrites are compared", choices=JUDGES),
+)
+_RELAX = {"threshold": 0.8, "moves": "or,drop,prefix", "judge": "similarity"}
+RELAX_OPTIONS = tuple(replace(o, default=_RELAX.get(o.name, o.default)) for o in OPTIONS)
+DEFAULTS: dict[str, Any] = {o.name: o.default for o in OPTIONS}
+RELAX_DEFAULTS: dict[str, Any] = {o.name: o.default for o in RELAX_OPTIONS}
 _TERM = re.compile(r'"[^"]+"|[^\s()]+')
 _WORD = re.compile(r"[A-Za-z][A-Za-z\-]*[A-Za-z]")
 _OPERATORS = {"AND", "OR", "NOT"}
@@ -85,7 +99,7 @@ class Drift:
     def __init__(self, options: dict[str, Any] | None = None, *, corpus: Any = None,
                  abbreviations: list[tuple[str, str]] | None = None, vocabulary: Vocabulary | None = None,
                  thesaurus: Thesaurus | None = None, who: str = "query strategy drift",
-                 defaults: dict[str, Any] = DEFAULTS) -> None:
+                 defaults: tuple[madqa.Option, ...] = OPTIONS) -> None:
         opts = madqa.read_options(options, defaults, who)
         self.threshold = float(opts["threshold"])
         self.on_stale = bool(opts["on_stale"])
@@ -95,8 +109,6 @@ class Drift:
             raise madqa.PluginError(f"{who}: option moves takes a comma-separated list of "
                                     f"{', '.join(MOVES)}; not {opts['moves']!r}")
         self.judge = str(opts["judge"])
-        if self.judge not in JUDGES:
-            raise madqa.PluginError(f"{who}: option judge must be one of {', '.join(JUDGES)}, not {self.judge!r}")
         self.max_synonyms = max(1, int(opts["synonyms"]))
         self.synonym_max_df = float(opts["synonym_max_df"])
         self.corpus = corpus
@@ -249,7 +261,7 @@ class Drift:
             if re.search(rf"(?<!\w){re.escape(long)}(?!\w)", flat):
                 pattern = r"\s+".join(re.escape(w) for w in long.split())
                 short = found[0]
-                rewritten = re.sub(rf'"?(?<!\w){pattern}(?!\w)"?', lambda _, s=short: s, query, count=1, flags=re.I)
+                rewritten = re.sub(rf'"?(?<!\w){pattern}(?!\w)"?', _literal(short), query, count=1, flags=re.I)
                 out.append((rewritten, f"contracted {long} -> {short}"))
         return out
 
@@ -295,7 +307,13 @@ class Drift:
 def register_query_strategies(register: madqa.Register) -> None:
     register("drift", lambda corpus, options: Drift(options, corpus=corpus),
              "forced query drift: a query too close to an earlier one, or after a search with nothing new, "
-             "is rewritten (corpus abbreviations, thesaurus synonyms, then looser forms)")
+             "is rewritten (corpus abbreviations, thesaurus synonyms, then looser forms)", options=OPTIONS)
     register("relax", lambda corpus, options: Drift(options, corpus=corpus, who="query strategy relax",
-                                                    defaults=RELAX_DEFAULTS),
-             "drift's loosening moves only (any term, drop the rarest term, prefixes); kept for old configs")
+                                                    defaults=RELAX_OPTIONS),
+             "drift's loosening moves only (any term, drop the rarest term, prefixes); kept for old configs",
+             options=RELAX_OPTIONS)
+
+
+def _literal(text: str) -> Callable[[re.Match[str]], str]:
+    """A ``re.sub`` replacement that inserts ``text`` as written (no backslash escapes)."""
+    return lambda _match: text

@@ -25,15 +25,20 @@ import madqa
 from plugins import minilm
 from plugins.dense import DenseIndex, meaning_of
 
+OPTIONS = (
+    madqa.Option("question_weight", float, 0.5, "weight of the question against the query", low=0, high=1,
+                 visitor_safe=True),
+    madqa.Option("candidates", int, 20, "hits asked of the retriever, reordered", low=1, visitor_safe=True,
+                 visitor_high=50),
+    madqa.Option("max_windows", int, 4, "windows of 256 word pieces embedded per page", low=1),
+)
+
 
 class EmbeddingReranker:
     """Cosine of page embeddings with the question and the query, mixed by ``question_weight``."""
 
     def __init__(self, corpus: Any, options: dict[str, Any] | None = None) -> None:
-        opts = madqa.read_options(options, {"question_weight": 0.5, "candidates": 20, "max_windows": 4},
-                                  "reranker embedding")
-        if not 0.0 <= opts["question_weight"] <= 1.0:
-            raise madqa.PluginError("reranker embedding: option question_weight must be between 0 and 1")
+        opts = madqa.read_options(options, OPTIONS, "reranker embedding")
         self.corpus = corpus
         self.weight = opts["question_weight"]
         self.candidates = max(1, opts["candidates"])
@@ -84,4 +89,4 @@ class EmbeddingReranker:
 @madqa.hookimpl(trylast=True)
 def register_rerankers(register: madqa.Register) -> None:
     register("embedding", EmbeddingReranker, "reorder by MiniLM similarity to the question and the query",
-             requires=minilm.REQUIRES)
+             requires=minilm.REQUIRES, options=OPTIONS)

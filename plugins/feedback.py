@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 from typing import Any
 
@@ -28,7 +28,7 @@ def feedback_terms(query_words: Iterable[str], seen_texts: list[str], vocabulary
         return []
     asked = {w.lower() for w in query_words}
     asked |= {text_analysis.stem_key(w) for w in asked}
-    scores: Counter[str] = Counter()
+    scores: dict[str, float] = defaultdict(float)
     seen_df: Counter[str] = Counter()
     pages = [[w.lower() for w in _WORD.findall(text)] for text in seen_texts]
     for words in pages:
@@ -44,4 +44,4 @@ def feedback_terms(query_words: Iterable[str], seen_texts: list[str], vocabulary
             if df <= seen_df[word] or df > MAX_SHARE * vocabulary.pages:
                 continue
             scores[word] += (1 + math.log(tf)) * math.log(vocabulary.pages / df)
-    return [w for w, _ in scores.most_common(n)]
+    return [w for w, _ in Counter(scores).most_common(n)]

@@ -22,13 +22,22 @@ from typing import Any
 import madqa
 from plugins import minilm
 
-DEFAULTS = {"bm25": "whoosh", "dense": "dense", "k": 60, "depth": 20, "bm25_weight": 1.0, "dense_weight": 1.0,
-            "max_windows": 4}
+OPTIONS = (
+    madqa.Option("bm25", str, "whoosh", "the BM25 retriever fused"),
+    madqa.Option("dense", str, "dense", "the dense retriever fused"),
+    madqa.Option("k", int, 60, "the reciprocal-rank constant: sum(weight / (k + rank))", low=1, visitor_safe=True,
+                 visitor_high=1000),
+    madqa.Option("depth", int, 20, "candidates taken from each side", low=1, visitor_safe=True, visitor_high=50),
+    madqa.Option("bm25_weight", float, 1.0, "weight of the BM25 side", low=0, visitor_safe=True, visitor_high=10),
+    madqa.Option("dense_weight", float, 1.0, "weight of the dense side", low=0, visitor_safe=True, visitor_high=10),
+    madqa.Option("max_windows", int, 4, "the dense side's windows per page", low=1),
+)
+DEFAULTS = {o.name: o.default for o in OPTIONS}
 
 
 def fuse(rankings: list[tuple[float, list[madqa.Hit]]], k: int) -> list[tuple[float, madqa.Hit, list[int]]]:
     """Reciprocal-rank fusion: (score, hit, sides that found it) best first; ties keep first-seen order."""
-    fused: dict[tuple[str, int], list[Any]] = {}
+    fused: dict[madqa.PageRef, list[Any]] = {}
     for side, (weight, hits) in enumerate(rankings):
         for rank, hit in enumerate(hits, 1):
             entry = fused.setdefault(hit.ref, [0.0, hit, []])
@@ -45,11 +54,8 @@ class HybridRetriever:
 
     index_parts = ("whoosh", "dense")  # what `madqa index --retrievers hybrid` builds
 
-    def __init__(self, corpus: Any, options: dict[str, Any] | None = None, registry: Any = None,
-                 settings: Any = None) -> None:
-        opts = madqa.read_options(options, DEFAULTS, "retriever hybrid")
-        if opts["k"] < 1 or opts["depth"] < 1:
-            raise madqa.PluginError("retriever hybrid: options k and depth must be at least 1")
+    def __init__(self, corpus: Any, options: dict[str, Any] | None = None, registry: Any = None) -> None:
+        opts = madqa.read_options(options, OPTIONS, "retriever hybrid")
         if "hybrid" in (opts["bm25"], opts["dense"]):
             raise madqa.PluginError("retriever hybrid cannot fuse itself")
         if registry is None:  # its parts come from the caller's plugins, never from a registry of its own
@@ -62,7 +68,7 @@ class HybridRetriever:
 
     def search(self, query_text: str, k: int = 5) -> madqa.SearchResult:
         depth = max(int(k), self.opts["depth"])
-        sides = []
+        sides: list[Any] = []
         notes = []
         for label, retriever, weight in (("BM25", self.bm25, self.opts["bm25_weight"]),
                                          ("dense", self.dense, self.opts["dense_weight"])):
@@ -87,4 +93,4 @@ class HybridRetriever:
 @madqa.hookimpl(trylast=True)
 def register_retrievers(register: madqa.Register) -> None:
     register("hybrid", HybridRetriever, "BM25 + dense fused by reciprocal rank (needs the dense model)",
-             requires=minilm.REQUIRES)
+             requires=minilm.REQUIRES, options=OPTIONS)

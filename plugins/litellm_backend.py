@@ -74,12 +74,12 @@ from plugins.litellm_messages import as_plain_text, without_images
 from plugins.litellm_options import (
     DEFAULTS,
     LENGTH_RETRY_TOKENS,
+    OPTIONS,
     PLACEHOLDER_KEY,
     Secret,
     attempts,
     flag,
     mock_kwargs,
-    positive,
     read_backend_options,
 )
 from plugins.litellm_replies import read_reply
@@ -122,25 +122,21 @@ class LiteLLMBackend:
         if self.placeholder_key:
             self._api_key = Secret(PLACEHOLDER_KEY)
         self.temperature = options.get("temperature")
-        self.timeout = positive(options, "timeout")
-        self.max_tokens = self._whole_option(options, "max_tokens")
-        self.max_tokens_ceiling = self._whole_option(options, "max_tokens_ceiling")
-        self.drop_params = bool(options.get("drop_params", True))
-        extra = options.get("completion_kwargs") or {}
-        if not isinstance(extra, dict):
-            raise madqa.SettingsError("litellm option completion_kwargs must be a dict")
+        # types, ranges and choices were checked against OPTIONS (litellm_options.py) by read_backend_options
+        self.timeout = float(options["timeout"])
+        self.max_tokens: int | None = options["max_tokens"]
+        self.max_tokens_ceiling: int = options["max_tokens_ceiling"]
+        self.drop_params = bool(options["drop_params"])
+        extra = options["completion_kwargs"] or {}
         if {"api_key", "messages", "model", "tools", "tool_choice"} & set(extra):
             raise madqa.SettingsError("litellm completion_kwargs cannot set api_key, model, messages, tools "
                                       "or tool_choice; use the backend's own options")
         self._extra = dict(extra)
-        self.force_tool_choice = options.get("force_tool_choice", "named")
-        if self.force_tool_choice not in ("named", "required", "none"):
-            raise madqa.SettingsError("litellm option force_tool_choice must be named, required or none, "
-                                      f"not {self.force_tool_choice!r}")
+        self.force_tool_choice: str = options["force_tool_choice"]
         self.max_attempts = attempts(options)
-        self.retry_base_delay = positive(options, "retry_base_delay", zero=True)
-        self.retry_max_delay = positive(options, "retry_max_delay", zero=True)
-        self.overload_delay = positive(options, "overload_delay", zero=True)
+        self.retry_base_delay = float(options["retry_base_delay"])
+        self.retry_max_delay = float(options["retry_max_delay"])
+        self.overload_delay = float(options["overload_delay"])
         self._sleep: Callable[[float], Any] = options.get("sleep") or time.sleep
         self._rng = random.Random()
         self._mock_each = {k: options[k] for k in ("mock_response", "mock_tool_calls") if options.get(k) is not None}
@@ -149,11 +145,20 @@ class LiteLLMBackend:
         self._calls = 0
         self._options = {"tools": flag(options, "native_tools"), "vision": flag(options, "vision")}
         self._caps = self._capabilities(self._options["tools"], self._options["vision"])
-        self.supports_tools: bool = self._caps["native_tools"]
-        self.supports_vision: bool = self._caps["vision"]
         guessed = self._caps["protocol_source"] in ("assumed", "learned") or not self.supports_tools
         level = logging.WARNING if self._caps["missing"] or guessed else logging.INFO
         log.log(level, "%s", self._caps["message"])
+
+    @property
+    def supports_tools(self) -> bool:
+        """Native tool calls, as now known: False once a server refused them (learned during a run);
+        the loop asks again before every model call (``madqa.backend_capabilities``)."""
+        return bool(self._caps["native_tools"])
+
+    @property
+    def supports_vision(self) -> bool:
+        """Page images, as now known: False once a server refused them (learned during a run)."""
+        return bool(self._caps["vision"])
 
     def __repr__(self) -> str:
         base = ", api_base=<set>" if self.api_base else ""
@@ -255,12 +260,10 @@ class LiteLLMBackend:
             protocol.learn(self.api_base, self.model, capability, value, reason)
         said = f"the server said: {reason}"
         if capability == "tools":
-            self.supports_tools = value
             self._caps.update(native_tools=value, protocol="native" if value else "text", protocol_source="learned",
                               protocol_reason=said)
             line = f"model {self.model} now gets the JSON-in-text protocol ({said})"
         else:
-            self.supports_vision = value
             self._caps.update(vision=value, vision_source="learned", vision_reason=said)
             line = f"model {self.model} now gets each page's text instead of its image ({said})"
         if not value and capability not in self._caps["missing"]:
@@ -320,10 +323,10 @@ class LiteLLMBackend:
             except madqa.BackendError as exc:  # e.g. a server whose context cannot hold the larger reply
                 return replace(decision, raw={**decision.raw, "notes": [
                     *(decision.raw.get("notes") or []), f"{cut}; asking again with max_tokens={bigger} failed: {exc}"]})
-            again = self._decision(request, response, force_answer, notes)
-            cost = None if cut_cost is None and again.cost_usd is None else (cut_cost or 0.0) + (again.cost_usd or 0.0)
-            decision = madqa.ModelDecision(again.text, again.tool_calls, again.answer, cut_usage + again.usage, cost,
-                                           again.raw, again.finish_reason, estimated or again.estimated)
+            longer = self._decision(request, response, force_answer, notes)
+            cost = None if cut_cost is None and longer.cost_usd is None else (cut_cost or 0.0) + (longer.cost_usd or 0.0)
+            decision = madqa.ModelDecision(longer.text, longer.tool_calls, longer.answer, cut_usage + longer.usage, cost,
+                                           longer.raw, longer.finish_reason, estimated or longer.estimated)
         return decision
 
     def _bigger_max_tokens(self) -> int | None:
@@ -419,13 +422,6 @@ class LiteLLMBackend:
             return None
         return float(cost) if isinstance(cost, (int, float)) else None
 
-    @staticmethod
-    def _whole_option(options: dict[str, Any], name: str) -> int | None:
-        value = options.get(name)
-        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
-            raise madqa.SettingsError(f"litellm option {name} must be a whole number >= 1, not {value!r}")
-        return value
-
 
 def _factory(model: str, options: dict[str, Any]) -> LiteLLMBackend:
     return LiteLLMBackend(model, options)
@@ -436,4 +432,4 @@ def register_backends(register: madqa.Register) -> None:
     register("litellm", _factory,
              "any chat model through litellm: openai/..., anthropic/..., gemini/..., ollama_chat/..., "
              "or an OpenAI-compatible server (vLLM, llama.cpp) as openai/<name> with api_base",
-             requires=("litellm",))
+             requires=("litellm",), options=OPTIONS)

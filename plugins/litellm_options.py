@@ -18,13 +18,31 @@ MAX_TOKENS_CEILING = 16384  # a reply cut off at max_tokens is retried once with
 LENGTH_RETRY_TOKENS = 4096  # ... or with this many when max_tokens was not set
 # Options a user sets (``[options.backend]``, ``--set backend.KEY=VALUE``, the web app's options box),
 # with their defaults; None means "not sent" / "ask litellm's model map".
-DEFAULTS: dict[str, Any] = {
-    "api_base": None, "api_key_env": None, "temperature": None, "timeout": DEFAULT_TIMEOUT_S, "max_tokens": None,
-    "completion_kwargs": None, "drop_params": True, "native_tools": None, "vision": None,
-    "force_tool_choice": "named", "max_attempts": None, "max_retries": None, "retry_base_delay": 1.0,
-    "retry_max_delay": 30.0, "overload_delay": 5.0, "max_tokens_ceiling": MAX_TOKENS_CEILING,
-    "mock_response": None, "mock_tool_calls": None, "mock_responses": None,
-}
+Option = madqa.Option
+OPTIONS: tuple[madqa.Option, ...] = (
+    Option("api_base", str, None, "server URL (an OpenAI-compatible server as openai/<name>, Ollama, a proxy)"),
+    Option("api_key_env", str, None, "environment variable holding the key (else litellm's usual OPENAI_API_KEY, ...)"),
+    Option("temperature", float, None, "sampling temperature (default: the config's)", low=0),
+    Option("timeout", float, DEFAULT_TIMEOUT_S, "seconds per attempt", low=0, above=True),
+    Option("max_tokens", int, None, "most completion tokens", low=1),
+    Option("completion_kwargs", dict, None, "further litellm.completion arguments (a TOML inline table)"),
+    Option("drop_params", bool, True, "let litellm drop parameters the model does not take"),
+    Option("native_tools", bool, None, "false: a JSON-in-text protocol instead of tool calls (unset: auto)"),
+    Option("vision", bool, None, "false: the model gets each page's text instead of its image (unset: auto)"),
+    Option("force_tool_choice", str, "named", "how the last step forces submit_answer",
+           choices=("named", "required", "none")),
+    Option("max_attempts", int, None, f"attempts per model call (default {DEFAULT_ATTEMPTS})", low=1),
+    Option("max_retries", int, None, "max_attempts - 1 (litellm's name)", low=0),
+    Option("retry_base_delay", float, 1.0, "backoff base between attempts (seconds)", low=0),
+    Option("retry_max_delay", float, 30.0, "longest backoff between attempts (seconds)", low=0),
+    Option("overload_delay", float, 5.0, "the backoff's base after an overload (Anthropic 529, a 503)", low=0),
+    Option("max_tokens_ceiling", int, MAX_TOKENS_CEILING,
+           "a reply cut off at max_tokens is asked again once with twice as many, at most this", low=1),
+    Option("mock_response", object, None, "litellm's offline mock reply, every call (tests, demos)"),
+    Option("mock_tool_calls", object, None, "litellm's offline mock tool calls, every call (tests)"),
+    Option("mock_responses", list, None, "litellm's offline mocks, one per call (tests, demos)"),
+)
+DEFAULTS: dict[str, Any] = {o.name: o.default for o in OPTIONS}
 # Given by the program, not by a user: the key from the CLI or a web session, the corpus (for
 # backends that read page text), a sleep function for tests.
 INTERNAL = {"api_key": None, "corpus": None, "sleep": None}
@@ -37,7 +55,7 @@ def read_backend_options(options: dict[str, Any] | None) -> dict[str, Any]:
     for name in ("vision", "native_tools"):  # yes/no/auto, also as text from a form
         if name in given:
             given[name] = flag(given, name)
-    return {**madqa.read_options(given, DEFAULTS, WHO), **internal}
+    return {**madqa.read_options(given, OPTIONS, WHO), **internal}
 
 
 class Secret:
@@ -78,27 +96,13 @@ def flag(options: dict[str, Any], name: str) -> bool | None:
     raise madqa.SettingsError(f"litellm option {name} must be true, false or auto, not {value!r}")
 
 
-def positive(options: dict[str, Any], name: str, zero: bool = False) -> float:
-    value = options.get(name)
-    if value is None:
-        return float(DEFAULTS[name])
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or (value == 0 and not zero):
-        raise madqa.SettingsError(f"litellm option {name} must be a number of seconds "
-                                  f"{'>= 0' if zero else '> 0'}, not {value!r}")
-    return float(value)
-
-
 def attempts(options: dict[str, Any]) -> int:
+    """Attempts per model call from checked options: ``max_attempts``, else ``max_retries`` + 1, else 3."""
     if options.get("max_attempts") is not None:
-        value, name = options["max_attempts"], "max_attempts"
-    elif options.get("max_retries") is not None:
-        value, name = options["max_retries"], "max_retries"
-        value = value + 1 if isinstance(value, int) and not isinstance(value, bool) else value
-    else:
-        return DEFAULT_ATTEMPTS
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise madqa.SettingsError(f"litellm option {name} must be a whole number (attempts at least 1)")
-    return value
+        return int(options["max_attempts"])
+    if options.get("max_retries") is not None:
+        return int(options["max_retries"]) + 1
+    return DEFAULT_ATTEMPTS
 
 
 # --- mocks -----------------------------------------------------------------------------------

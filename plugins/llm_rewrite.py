@@ -35,10 +35,21 @@ from typing import Any
 import madqa
 from plugins.query_history import closest_query, last_search_stale, norm, past_queries
 
-DEFAULTS: dict[str, Any] = {
-    "model": "openai/gpt-4.1-nano", "api_base": None, "api_key_env": None, "when": "stale", "threshold": 0.7,
-    "temperature": 0.0, "timeout": 20.0, "max_attempts": 2, "mock_response": None, "mock_responses": None,
-}
+OPTIONS: tuple[madqa.Option, ...] = (
+    madqa.Option("model", str, "openai/gpt-4.1-nano", "the litellm model that rewrites"),
+    madqa.Option("api_base", str, None, "its server URL"),
+    madqa.Option("api_key_env", str, None, "environment variable holding its key"),
+    madqa.Option("when", str, "stale", "stale: only a query repeating itself or finding nothing new; always",
+                 choices=("stale", "always"), visitor_safe=True),
+    madqa.Option("threshold", float, 0.7, "a query this similar to an earlier one counts as repeating", low=0, high=1,
+                 visitor_safe=True),
+    madqa.Option("temperature", float, 0.0, "sampling temperature", low=0),
+    madqa.Option("timeout", float, 20.0, "seconds per attempt", low=0, above=True),
+    madqa.Option("max_attempts", int, 2, "attempts per rewrite", low=1),
+    madqa.Option("mock_response", object, None, "litellm's offline mock (tests)"),
+    madqa.Option("mock_responses", list, None, "litellm's offline mocks, one per call (tests)"),
+)
+DEFAULTS: dict[str, Any] = {o.name: o.default for o in OPTIONS}
 WHO = "query strategy llm-rewrite"
 MAX_QUERY_CHARS = 300
 PROMPT = """You rewrite search queries for a keyword (BM25) search engine over the pages of a collection of PDF documents.
@@ -86,9 +97,7 @@ class LLMRewrite:
         if options and "api_key" in options:
             raise madqa.PluginError(f"{WHO}: give the key's environment variable as api_key_env, not the key "
                                     "itself (part options are saved with the config)")
-        opts = madqa.read_options(options, DEFAULTS, WHO)
-        if opts["when"] not in ("stale", "always"):
-            raise madqa.PluginError(f"{WHO}: option when must be stale or always, not {opts['when']!r}")
+        opts = madqa.read_options(options, OPTIONS, WHO)
         self.when = opts["when"]
         self.threshold = float(opts["threshold"])
         backend_options: dict[str, Any] = {"native_tools": False, "vision": False, "temperature": opts["temperature"],
@@ -178,4 +187,4 @@ class LLMRewrite:
 def register_query_strategies(register: madqa.Register) -> None:
     register("llm-rewrite", lambda corpus, options: LLMRewrite(options),
              "a cheaper chat model (litellm) reformulates a query that repeats itself or found nothing new",
-             requires=("litellm",))
+             requires=("litellm",), options=OPTIONS)

@@ -41,6 +41,7 @@ import re
 import shutil
 import threading
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any
 
@@ -166,7 +167,7 @@ def _insert(client: Any, name: str, pages: Iterable[Any], dense: bool) -> int:
     return count
 
 
-def _copy_rows(client: Any, source: str, target: str, removed: set[str], dense: bool) -> None:
+def _copy_rows(client: Any, source: str, target: str, removed: AbstractSet[str], dense: bool) -> None:
     """Copy the rows of ``source`` except removed files into ``target`` (vectors included)."""
     fields = ["id", "file", "page", "text_hash", "text"] + (["dense"] if dense else [])
     expr = f"not (file in {json.dumps(sorted(removed))})" if removed else "page >= 0"
@@ -194,7 +195,7 @@ def _write_marker(folder: Path, **fields: Any) -> None:
 
 
 def _write_lite(folder: Path, pages: Iterable[Any], dense: bool, previous: Path | None = None,
-                removed: set[str] = frozenset()) -> None:
+                removed: AbstractSet[str] = frozenset()) -> None:
     """A generation's Milvus Lite database in ``folder``: a copy of ``previous`` (minus removed files)
     plus ``pages``, or ``pages`` alone."""
     if previous is not None:
@@ -215,7 +216,7 @@ def _write_lite(folder: Path, pages: Iterable[Any], dense: bool, previous: Path 
 
 
 def _write_remote(client: Any, name: str, pages: Iterable[Any], dense: bool,
-                  previous: str | None = None, removed: set[str] = frozenset()) -> None:
+                  previous: str | None = None, removed: AbstractSet[str] = frozenset()) -> None:
     """Collection ``name`` on a Milvus server, written as ``name_building`` and renamed when complete."""
     building = name + "_building"
     if client.has_collection(building):  # left by a crashed build
@@ -240,18 +241,30 @@ def update_index(folder: Path, previous: Path | None, added: Iterable[Any], remo
     tmp_dir = folder.parent.parent  # <state>/tmp-<generation>/retrievers/milvus
     generation = tmp_dir.name.removeprefix("tmp-")
     dense = prev["dense"] if prev else _dense_installed()
-    if server or prev["kind"] == "remote":
-        uri = server or prev["uri"]
+    if server or (prev is not None and prev["kind"] == "remote"):
+        uri = server or (prev or {})["uri"]
         same = prev is not None and prev["kind"] == "remote" and prev["uri"] == uri
         name = _collection_for(tmp_dir.parent.name, generation)
         client = _client(uri, getattr(settings, "milvus_token", ""))
         try:
-            _write_remote(client, name, added, dense, prev["collection"] if same else None, removed)
+            _write_remote(client, name, added, dense, (prev or {})["collection"] if same else None, removed)
         finally:
             client.close()
         _write_marker(folder, kind="remote", uri=uri, collection=name, dense=dense)
     else:
         _write_lite(folder, added, dense, previous, removed)
+
+
+OPTIONS = (
+    madqa.Option("uri", str, "", "a Milvus server (http://HOST:19530) or Zilliz Cloud; empty: Milvus Lite in the index folder"),
+    madqa.Option("token", str, "", "the server's token (or MADQA_MILVUS_TOKEN)"),
+    madqa.Option("dense", str, "auto", "the MiniLM dense field: auto (when installed), on, off",
+                 choices=("auto", "on", "off")),
+    madqa.Option("ranker", str, "rrf", "how BM25 and dense are fused", choices=("rrf", "weighted")),
+    madqa.Option("rrf_k", int, 60, "the RRF constant", low=1),
+    madqa.Option("bm25_weight", float, 0.5, "BM25's weight with ranker=weighted", low=0, high=1, visitor_safe=True),
+    madqa.Option("proximity", float, proximity.WEIGHT, "adjacent-words bonus without the dense field (0: off)", low=0),
+)
 
 
 class MilvusRetriever:
@@ -264,14 +277,7 @@ class MilvusRetriever:
 
     def __init__(self, corpus: Any, options: dict[str, Any] | None = None, settings: Any = None) -> None:
         """``settings``: ``milvus_token`` (``MADQA_MILVUS_TOKEN``) when the ``token`` option is not given."""
-        opts = madqa.read_options(options, {"uri": "", "token": "", "dense": "auto", "ranker": "rrf",
-                                            "rrf_k": 60, "bm25_weight": 0.5, "proximity": proximity.WEIGHT},
-                                  "retriever milvus")
-        if opts["dense"] not in ("auto", "on", "off") or opts["ranker"] not in ("rrf", "weighted"):
-            raise madqa.PluginError("retriever milvus: dense must be auto, on or off; ranker rrf or weighted")
-        if not 0.0 <= float(opts["bm25_weight"]) <= 1.0 or int(opts["rrf_k"]) < 1 or opts["proximity"] < 0:
-            raise madqa.PluginError("retriever milvus: bm25_weight must be in 0..1, rrf_k at least 1 and "
-                                    "proximity 0 (off) or more")
+        opts = madqa.read_options(options, OPTIONS, "retriever milvus")
         if opts["dense"] == "on" and not _dense_installed():
             raise madqa.PluginError("retriever milvus: dense=on needs the embedding model "
                                     "(requirements-optional.txt)")
@@ -280,7 +286,7 @@ class MilvusRetriever:
         folder = corpus.retriever_dir(NAME)
         marker = _read_marker(folder)
         if opts["uri"] or (marker and marker["kind"] == "remote"):
-            self.uri = opts["uri"] or marker["uri"]
+            self.uri = opts["uri"] or (marker or {})["uri"]
             self.client = _client(self.uri, opts["token"] or getattr(settings, "milvus_token", ""))
             self.name = _collection_for(corpus.state_dir.name, corpus.generation)
             if not self.client.has_collection(self.name):
@@ -393,4 +399,5 @@ class MilvusRetriever:
 @madqa.hookimpl(trylast=True)
 def register_retrievers(register: madqa.Register) -> None:
     register(NAME, MilvusRetriever, "Milvus: BM25 full-text + dense vectors in one hybrid request "
-             "(Milvus Lite embedded, or a server by uri)", requires=("pymilvus", "milvus_lite"))
+             "(Milvus Lite embedded, or a server by uri)", requires=("pymilvus", "milvus_lite"),
+             options=OPTIONS)

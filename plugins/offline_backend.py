@@ -374,12 +374,16 @@ def _window(text: str, value: str, width: int = 240) -> str:
     return text[start:end if end != -1 else len(text)].strip()
 
 
+OPTIONS = (
+    madqa.Option("temperature", float, None, "ignored (no model): accepted so a config's temperature does no harm"),
+    madqa.Option("abstain_threshold", float, ABSTAIN, "below this calibrated confidence it refuses (0: always answers)",
+                 low=0, high=1),
+)
+
+
 def _factory(model: str, options: dict[str, Any]) -> OfflineBackend:
     given = {k: v for k, v in options.items() if k not in ("corpus", "api_key", "api_base")}
-    read = madqa.read_options(given, {"temperature": None, "abstain_threshold": ABSTAIN}, "backend offline")
-    threshold = read["abstain_threshold"]
-    if not 0.0 <= threshold <= 1.0:
-        raise madqa.SettingsError(f"backend offline: abstain_threshold is a confidence between 0 and 1, not {threshold}")
+    threshold = madqa.read_options(given, OPTIONS, "backend offline")["abstain_threshold"]
     corpus = options.get("corpus")
     if corpus is None:
         raise madqa.SettingsError("the offline backend needs the corpus (options['corpus'])")
@@ -388,4 +392,5 @@ def _factory(model: str, options: dict[str, Any]) -> OfflineBackend:
 
 @madqa.hookimpl(trylast=True)
 def register_backends(register: madqa.Register) -> None:
-    register("offline", _factory, "the offline extractive baseline: BM25 search and typed span extraction, no model")
+    register("offline", _factory, "the offline extractive baseline: BM25 search and typed span extraction, no model",
+             options=OPTIONS)

@@ -5,6 +5,7 @@ option flags, file names and paths, and programming identifiers (``set_terminal`
 from __future__ import annotations
 
 import re
+from collections.abc import Set as AbstractSet
 
 CODE_RE = re.compile(r"(?<![\w-])(?:\d+(?:\.\d+){2,}|(?=[\w/.\-#]*\d)(?=[\w/.\-#]*[A-Za-z\-/#])[A-Za-z0-9][\w/.\-#]{1,30}"
                      r"[A-Za-z0-9])(?![\w-])")
@@ -27,7 +28,7 @@ SYMBOL_RE = re.compile(r"(?<![\w\-.])[A-Za-z]{1,3}(?![\w\-])")  # a unit's or an
 SPAN_RES = {"code": CODE_RE, "version": VERSION_RE, "flag": FLAG_RE, "file": FILE_RE, "ident": IDENT_RE}
 
 
-def codeish(value: str, common: set[str]) -> float:
+def codeish(value: str, common: AbstractSet[str]) -> float:
     """How much ``value`` looks like a name in code (1) rather than a common word (0.5): all capitals,
     CamelCase, or holding ``_ . < > \\ ( )`` or a digit count as code; a word (or hyphenated words) that
     the corpus also writes in running lower case does not."""

@@ -9,6 +9,7 @@ a label or a table header names the asked attribute. Rule based and deterministi
 from __future__ import annotations
 
 import re
+from collections.abc import Set as AbstractSet
 
 from plugins.offline_codes import QUOTED_RE, SYMBOL_RE, codeish
 from plugins.offline_codes import SPAN_RES as CODE_RES
@@ -78,7 +79,8 @@ def _kind_spans(text: str, kind: str, limit: int) -> list[tuple[int, str]]:
 
 
 def find_candidates(text: str, file: str, page: int, q: Question, weights: dict[str, float],
-                    rank: int = 0, exclude: set[str] | None = None, common: set[str] | None = None) -> list[Candidate]:
+                    rank: int = 0, exclude: set[str] | None = None,
+                    common: AbstractSet[str] | None = None) -> list[Candidate]:
     """Every typed span on a page with its score; ``weights`` are the question stems' weights.
 
     ``exclude``: stems that cannot be the answer (the whole question's); ``common``: words the

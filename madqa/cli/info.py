@@ -8,6 +8,7 @@ from typing import Any
 
 from madqa.cli import common
 from madqa.cli.base import command
+from madqa.options import options_table
 from madqa.settings import Settings
 
 
@@ -17,10 +18,23 @@ def cmd_plugins(args: argparse.Namespace, settings: Settings) -> int:
     if args.json:
         print(json.dumps([c.to_dict() for c in components], indent=1))
         return 0
+    if args.markdown:  # the options table of docs/plugins.md
+        print(options_table((c.kind, c.name, o) for c in components for o in c.options))
+        return 0
     rows = [(c.kind, c.name, c.plugin, c.description + (f"  [unavailable: {c.unavailable}]" if c.unavailable else ""))
             for c in components]
     print_columns([("KIND", "NAME", "PLUGIN", "WHAT"), *rows])
+    for c in components:
+        if c.options:
+            print(f"\n{c.kind} {c.name} options (--set {c.kind}.NAME=VALUE; web: visitors may set those marked *):")
+            print_columns([(f"  {'*' if o.visitor_safe else ' '} {o.name}", o.type_name, f"default {_default(o.default)}",
+                            (f"[{o.describe_range()}] " if o.describe_range() else "") + o.description)
+                           for o in c.options])
     return 0
+
+
+def _default(value: Any) -> str:
+    return "-" if value is None else json.dumps(value) if isinstance(value, (bool, str)) else str(value)
 
 
 def print_columns(rows: list[tuple[str, ...]]) -> None:
@@ -51,3 +65,5 @@ def add_parsers(sub: Any) -> None:
     for name, help_text in (("plugins", "list registered components"), ("configs", "list named configs")):
         p = sub.add_parser(name, help=help_text)
         p.add_argument("--json", action="store_true")
+        if name == "plugins":
+            p.add_argument("--markdown", action="store_true", help="the options table of docs/plugins.md")

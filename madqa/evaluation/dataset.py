@@ -96,9 +96,9 @@ def open_dataset(path: str | Path, split: str) -> LocalDataset:
         questions += rows
         problems += [f"{file.name}: {p}" for p in issues]
     docs_dir = pdf_folder(root)
-    have = {p.relative_to(docs_dir).as_posix() for p in docs_dir.rglob("*.pdf")}
+    found = {p.relative_to(docs_dir).as_posix() for p in docs_dir.rglob("*.pdf")}
     wanted = dict.fromkeys(listed_documents(root))
     for q in questions:
         wanted.update(dict.fromkeys(ev["document"] for ev in q.get("evidence") or []))
-    missing = [d for d in wanted if d not in have]
+    missing = [d for d in wanted if d not in found]
     return LocalDataset(root, split, files, questions, docs_dir, problems, missing)

@@ -95,7 +95,8 @@ def check_rows(located: Sequence[tuple[int, Any]], gold: Sequence[Mapping[str, A
         elif not isinstance(history, list):
             problems.append(f"{where}: 'search_history' must be a list, got {type(history).__name__}")
         iterations = row.get("iterations")
-        if iterations is not None and (integral(iterations) is None or integral(iterations) < 0):
+        counted = integral(iterations) if iterations is not None else 0
+        if counted is None or counted < 0:
             problems.append(f"{where}: 'iterations' must be a whole number >= 0, got {iterations!r}")
     return problems
 

@@ -169,7 +169,7 @@ def build_app(settings: Settings, registry: Any, *, demo_dir: str | Path | None 
     """The web app for ``settings`` and the components of ``registry``; call ``.launch()`` on it.
 
     ``policy`` (default: from ``settings``) says what visitors may do; only its configs are offered."""
-    policy = policy or WebPolicy.from_settings(settings)
+    policy = policy or WebPolicy.from_settings(settings, registry=registry)
     configs = policy.offered_configs(list_configs())
     if settings.config not in configs:
         raise SettingsError(f"MADQA_CONFIG names a config {settings.config!r} the web app does not offer "

@@ -32,14 +32,15 @@ def page_ranges(pages: Iterable[int]) -> str:
     """``1-3, 5`` for pages 1, 2, 3, 5."""
     ordered = sorted(set(pages))
     spans: list[str] = []
-    start = prev = None
-    for p in ordered + [None]:
+    start: int | None = None
+    prev = 0
+    for p in [*ordered, None]:
         if start is not None and (p is None or p != prev + 1):
             spans.append(f"{start}" if start == prev else f"{start}-{prev}")
             start = None
         if p is not None and start is None:
             start = p
-        prev = p
+        prev = p if p is not None else prev
     return ", ".join(spans)
 
 

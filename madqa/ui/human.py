@@ -28,7 +28,7 @@ from madqa.evaluation.report import evaluate, per_question
 from madqa.evaluation.runner import run_batch
 from madqa.settings import PipelineConfig, image_budget_px
 from madqa.trace import Trace
-from madqa.types import AnswerStep, PageRef, SearchStep
+from madqa.types import AnswerStep, Hit, PageRef, SearchStep
 from madqa.ui.context import AppContext, internal_error, shown_error
 from madqa.ui.evaluate import EvalFolders
 from madqa.ui.messages import hide_paths, md_escape
@@ -60,7 +60,8 @@ def start_game(question: Mapping[str, Any], config: PipelineConfig) -> Game:
 def human_search(game: Game, corpus: Any, retriever: Any, query: str, top_k: int) -> SearchStep:
     """Run the agent's search tool for a person and record it as the agent's SearchStep would be."""
     started = time.perf_counter()
-    hits, note, error = (), None, None
+    hits: tuple[Hit, ...] = ()
+    note, error = None, None
     try:
         result = retriever.search(query, top_k)
         hits, note = tuple(result.hits)[:top_k], result.note

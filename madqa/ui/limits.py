@@ -33,6 +33,7 @@ from typing import Any
 
 from madqa.budget import Budget
 from madqa.errors import MadqaError, SettingsError
+from madqa.protocols import retriever_indexing
 from madqa.settings import PipelineConfig, Settings
 from madqa.types import Step
 from madqa.ui.policy import Refused
@@ -243,7 +244,8 @@ def embeds_every_page(registry: Any, retriever: str) -> bool:
         factory = registry.get("retriever", retriever).factory
     except MadqaError:
         return False
-    return getattr(factory, "ingest_by_default", True) is False or "dense" in getattr(factory, "index_parts", ())
+    indexing = retriever_indexing(factory)
+    return not indexing.ingest_by_default or "dense" in indexing.index_parts
 
 
 def within_embedding_cap(config: PipelineConfig, registry: Any, pages: int, most: int

@@ -2,7 +2,7 @@
 
 Visitors are strangers; the operator (environment, config files, CLI) is trusted. So the web app
 offers only allowed backends (never a test-only one), takes only allow-listed part options from
-the options box (an option added later is refused from the web until listed here), sends the
+the options box (those plugins declare ``visitor_safe``, see ``madqa.options``), sends the
 server's keys only to their providers' own endpoints (or to the operator's allow-list), and lets
 a visitor-typed ``api_base`` be used only with the visitor's own key and only when it resolves to
 public addresses. Budgets and concurrency limits live in ``madqa.ui.limits``.
@@ -14,11 +14,13 @@ import ipaddress
 import logging
 import socket
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
 
 from madqa.errors import MadqaError
+from madqa.options import Option
+from madqa.plugins import Registry, collect, get_plugin_manager
 from madqa.settings import PipelineConfig, Settings
 from madqa.types import ErrorStep, SearchStep, Step
 from madqa.ui.messages import hide_paths
@@ -41,50 +43,21 @@ class Refused(MadqaError):
     """A visitor asked for something the public web app does not allow; the message says what and why."""
 
 
-@dataclass(frozen=True)
-class Choice:
-    """An allowed value set for one visitor-settable option."""
-
-    values: tuple[Any, ...]
-
-    def check(self, value: Any) -> bool:
-        return value in self.values
+# The part options a visitor may set in the options box: those each plugin declares ``visitor_safe``
+# (``madqa.Option``), within its ``visitor_high``. Everything else — endpoints, key variables, models,
+# mocks, resource knobs, and any option a plugin does not mark visitor-safe — is operator-only.
+VisitorOptions = Mapping[str, Mapping[str, tuple[Option, ...]]]
 
 
-@dataclass(frozen=True)
-class Number:
-    """A number in [low, high] (``whole``: an int) for one visitor-settable option."""
-
-    low: float
-    high: float
-    whole: bool = False
-
-    def check(self, value: Any) -> bool:
-        if isinstance(value, bool) or not isinstance(value, int if self.whole else (int, float)):
-            return False
-        return self.low <= value <= self.high
-
-
-@dataclass(frozen=True)
-class Text:
-    """Short text for one visitor-settable option."""
-
-    chars: int = 100
-
-    def check(self, value: Any) -> bool:
-        return isinstance(value, str) and len(value) <= self.chars and value.isprintable()
-
-
-# The part options a visitor may set in the options box. Everything else — endpoints, key variables,
-# models, mocks, resource knobs, and any option a plugin adds later — is operator-only.
-VISITOR_OPTIONS: dict[str, dict[str, Any]] = {
-    "retriever": {"analyzer": Choice(("standard", "stemming")), "k": Number(1, 1000, True),
-                  "depth": Number(1, 50, True), "bm25_weight": Number(0, 10), "dense_weight": Number(0, 10)},
-    "reranker": {"question_weight": Number(0, 1), "candidates": Number(1, 50, True)},
-    "query_strategy": {"threshold": Number(0, 1), "on_stale": Choice((True, False)), "moves": Text(100),
-                       "synonyms": Number(0, 10, True), "synonym_max_df": Number(0, 1),
-                       "when": Choice(("stale", "always"))},
-}
+def visitor_options(registry: Registry) -> dict[str, dict[str, tuple[Option, ...]]]:
+    """Part -> option name -> the visitor-safe declarations of that name by the registry's components."""
+    allowed: dict[str, dict[str, tuple[Option, ...]]] = {}
+    for component in registry.list():
+        for option in component.options:
+            if option.visitor_safe:
+                by_name = allowed.setdefault(component.kind, {})
+                by_name[option.name] = (*by_name.get(option.name, ()), option)
+    return allowed
 
 
 def _split(text: str) -> tuple[str, ...]:
@@ -120,14 +93,19 @@ class WebPolicy:
     allow_private_api_base: bool = False
     provider_timeout_s: float = 30.0
     resolver: Resolver = system_resolver
+    visitor_options: VisitorOptions = field(default_factory=dict)  # none unless derived from a registry
 
     @classmethod
-    def from_settings(cls, settings: Settings, resolver: Resolver | None = None) -> WebPolicy:
+    def from_settings(cls, settings: Settings, resolver: Resolver | None = None,
+                      registry: Registry | None = None) -> WebPolicy:
+        """The operator's policy; visitor options from ``registry``'s declarations (default: the plugins
+        ``settings`` load)."""
+        registry = registry or collect(get_plugin_manager(settings.plugins_dir))
         return cls(backends=tuple(b for b in _split(settings.web_backends) if b not in TEST_ONLY_BACKENDS),
                    providers=_split(settings.web_providers), allowed_api_bases=_split(settings.allowed_api_bases),
                    allow_private_api_base=settings.allow_private_api_base,
                    provider_timeout_s=settings.web_provider_timeout_s,
-                   resolver=resolver or system_resolver)
+                   resolver=resolver or system_resolver, visitor_options=visitor_options(registry))
 
     def __repr__(self) -> str:  # the allow-list may name internal hosts: not for visitors' eyes
         return f"WebPolicy(backends={self.backends}, providers={len(self.providers)}, allowed_api_bases=<{len(self.allowed_api_bases)}>)"
@@ -157,11 +135,11 @@ class WebPolicy:
             for key, value in table.items():
                 if base.options.get(part, {}).get(key, _MISSING) == value:
                     continue  # the operator's own option, from the named config
-                rule = VISITOR_OPTIONS.get(part, {}).get(key)
-                if rule is None:
+                declared = self.visitor_options.get(part, {}).get(key)
+                if not declared:
                     raise Refused(f"option {part}.{key} cannot be set in the web app (operator-only: "
                                   "config files, the command line or the environment)")
-                if not rule.check(value):
+                if not any(option.visitor_allows(value) for option in declared):
                     raise Refused(f"option {part}.{key}={value!r} is outside what the web app allows")
 
     def backend_options(self, config: PipelineConfig, api_key: str | None, api_base: str | None) -> dict[str, Any]:

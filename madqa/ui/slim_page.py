@@ -139,10 +139,10 @@ class SlimPage:
                     return
                 body = slim_page(b"".join(chunks))
                 start = held[0]
-                headers = [(k, v) for k, v in start.get("headers") or [] if k.lower() != b"content-length"]
-                start = {**start, "headers": [*headers, (b"content-length", str(len(body)).encode())]}
+                kept = [(k, v) for k, v in start.get("headers") or [] if k.lower() != b"content-length"]
+                start = {**start, "headers": [*kept, (b"content-length", str(len(body)).encode())]}
                 if key is not None and start.get("status") == 200 and not any(k.lower() == b"set-cookie"
-                                                                                for k, _ in headers):
+                                                                                for k, _ in kept):
                     if len(self.pages) >= CACHED:  # forwarded hosts are the client's to choose: keep a few
                         self.pages.pop(next(iter(self.pages)))
                     self.pages[key] = (start, body)
