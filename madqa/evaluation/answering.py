@@ -29,8 +29,11 @@ def question_problem(item: Any) -> str | None:
 
 def oracle_hits(question: dict[str, Any]) -> tuple[Hit, ...]:
     """The gold evidence pages of a question as hits (gold order, duplicates dropped)."""
-    pages = [(ev.get("document"), ev.get("page")) for ev in question.get("evidence") or [] if isinstance(ev, dict)]
-    pages = [p for p in dict.fromkeys(pages) if isinstance(p[0], str) and isinstance(p[1], int)]
+    pages: list[tuple[str, int]] = []
+    for ev in question.get("evidence") or []:
+        file, page = (ev.get("document"), ev.get("page")) if isinstance(ev, dict) else (None, None)
+        if isinstance(file, str) and isinstance(page, int) and (file, page) not in pages:
+            pages.append((file, page))
     return tuple(Hit(file, page, 1.0, "gold evidence page") for file, page in pages)
 
 
