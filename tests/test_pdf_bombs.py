@@ -41,8 +41,9 @@ def test_the_bomb_payload_is_small_and_inflates(bomb_docs):
 
 @pytest.mark.slow
 def test_a_bomb_past_the_cpu_limit_is_stopped_and_reported_by_the_cli(bomb_docs, tmp_path):
+    # room in memory, so the CPU limit is the one met (on a loaded machine the 768 MB cap was met first once)
     proc = cli("index", str(bomb_docs), "--ocr", "never", home=tmp_path / "home", timeout=300,
-               MADQA_PDF_TIMEOUT_S="1")
+               MADQA_PDF_TIMEOUT_S="1", MADQA_PDF_MEMORY_MB="4096")
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
     assert "failed: a_bomb.pdf: reading page 1 took more than 1 s of CPU, so it was stopped" in proc.stderr
     assert "indexed 2 files, 6 pages" in proc.stdout  # the files after it were read by a fresh worker
