@@ -1,0 +1,128 @@
+"""Follow-up questions: the context text, the standalone rewrite, and what the loop sends."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import madqa
+from madqa.agent import Agent
+from madqa.conversation import (
+    CONTEXT_HEAD,
+    ChatTurn,
+    add_turn,
+    conversation_context,
+    next_question,
+    reads_conversation,
+    standalone_question,
+)
+from madqa.plugins import collect, get_plugin_manager
+from madqa.settings import load_config
+from madqa.trace import Trace
+from madqa.types import AnswerStep, PageRef
+from plugins.scripted import ScriptedBackend
+
+
+def answered(question: str, answer: str, file: str = "r.pdf", page: int = 1, quote: str | None = None,
+             turns: tuple[ChatTurn, ...] = ()) -> tuple[ChatTurn, ...]:
+    step = AnswerStep(2, (answer,), (PageRef(file, page),), quotes=(quote,))
+    return add_turn(turns, question, step)
+
+
+@pytest.mark.parametrize(("earlier", "follow_up", "expected"), [
+    ("What was the revenue in 2024?", "and in 2023?", "What was the revenue in 2023?"),
+    ("What was the revenue in 2024?", "What about 2022?", "What was the revenue in 2022?"),
+    ("What VAT rate is applied on invoice WF-2024-0817?", "and on WF-2024-0901?",
+     "What VAT rate is applied on invoice WF-2024-0901?"),
+    ("What was Kestrel Dynamics' revenue in 2024?", "and Acme Corp?", "What was Acme Corp revenue in 2024?"),
+    ("What was the revenue in 2024?", "and the EBIT?", "What was the revenue in 2024 (EBIT)?"),
+    ("What was the revenue in 2024?", "How many staff did the company have at the end of 2024?",
+     "How many staff did the company have at the end of 2024?"),  # a full question stands alone
+])
+def test_standalone_question_takes_the_follow_ups_changes(earlier, follow_up, expected):
+    assert standalone_question(answered(earlier, "x"), follow_up) == expected
+
+
+def test_standalone_builds_on_the_last_standalone_question():
+    turns = answered("What was the revenue in 2024?", "7.5")
+    turns = answered("and in 2023?", "7.1", turns=turns)
+    assert turns[-1].standalone == "What was the revenue in 2023?"
+    assert standalone_question(turns, "and 2022?") == "What was the revenue in 2022?"
+    assert standalone_question((), "and 2022?") == "and 2022?"  # no earlier turn: as typed
+
+
+def test_context_names_earlier_turns_their_pages_and_quotes_and_is_bounded():
+    turns: tuple[ChatTurn, ...] = ()
+    for year in range(2015, 2025):
+        turns = answered(f"What was the revenue in {year}?", f"{year} million", "fin/report.pdf", year - 2010,
+                         quote=f"Revenue in {year} was high", turns=turns)
+    text = conversation_context(turns)
+    assert text.startswith(CONTEXT_HEAD) and "show_pages" in text
+    assert "File: fin/report.pdf, Page: 14" in text and '"Revenue in 2024 was high"' in text
+    assert "2020 million" not in text  # only the last turns
+    assert len(conversation_context(turns, max_chars=400)) <= 400
+    assert "2024 million" in conversation_context(turns, max_chars=400)  # the newest kept first
+
+
+def test_a_failed_turn_is_said_not_passed_as_an_answer():
+    turns = add_turn((), "What was the revenue in 2024?", None)
+    assert "the run failed" in conversation_context(turns)
+
+
+def test_next_question_per_backend_kind():
+    turns = answered("What was the revenue in 2024?", "7.5")
+    reading = next_question(turns, "and in 2023?", True)
+    assert reading.question == "and in 2023?" and reading.context and "Q1: What was the revenue" in reading.context
+    plain = next_question(turns, "and in 2023?", False)
+    assert plain.question == "What was the revenue in 2023?" and plain.context is None
+    assert next_question((), "Hi?", True).context is None
+
+
+class ReadingScripted(ScriptedBackend):
+    reads_conversation = True
+
+
+class ReadingPlugin:
+    @madqa.hookimpl
+    def register_backends(self, register: madqa.Register) -> None:
+        register("reading-scripted", lambda model, options: ReadingScripted(options["script"]), "test")
+
+
+def test_the_loop_sends_the_earlier_turns_to_a_backend_that_reads_them(corpus, settings):
+    pm = get_plugin_manager(entry_points=False)
+    pm.register(ReadingPlugin())
+    registry = collect(pm)
+    assert reads_conversation(registry.create("backend", "reading-scripted", "m", {"script": []}))
+    assert not reads_conversation(registry.create("backend", "scripted", "m", {"script": []}))
+    turns = answered("What was the revenue in 2024?", "7.5 million", "report.pdf", 1, quote="Revenue in 2024")
+    config = load_config("offline").with_overrides(backend="reading-scripted")
+    script: list[dict[str, Any]] = [{"answer": ["x"], "citations": []}]
+    agent = Agent(corpus, config, registry, settings, {"script": script})
+    Trace("and in 2023?", config).consume(agent.run("and in 2023?", conversation=turns))
+    messages = agent.backend.calls[0]["messages"]
+    assert [m["role"] for m in messages[:3]] == ["system", "user", "user"]
+    assert "Q1: What was the revenue in 2024?" in messages[1]["content"]
+    assert "File: report.pdf, Page: 1" in messages[1]["content"] and messages[2]["content"] == "and in 2023?"
+
+
+def test_a_backend_that_reads_no_context_gets_the_standalone_question(corpus, registry, settings):
+    turns = answered("What was the revenue in 2024?", "7.5 million")
+    config = load_config("offline").with_overrides(backend="scripted")
+    agent = Agent(corpus, config, registry, settings, {"script": [{"answer": ["x"], "citations": []}]})
+    Trace("and in 2023?", config).consume(agent.run("and in 2023?", conversation=turns))
+    users = [m["content"] for m in agent.backend.calls[0]["messages"] if m["role"] == "user"]
+    assert users == ["What was the revenue in 2023?"]
+
+
+def test_offline_follow_up_on_the_demo(demo_corpus, demo_settings, registry):
+    """The offline baseline answers "and in 2024?" after the 2023 turnover question (page 9: 6.8% in 2024, 8.1% in 2023)."""
+    agent = Agent(demo_corpus, load_config("offline"), registry, demo_settings)
+    first = Trace("q", agent.config).consume(agent.run("What was the employee turnover rate in 2023?"))
+    step = first.steps[-1]
+    assert isinstance(step, AnswerStep) and step.answer == ("8.1%",)
+    turns = add_turn((), "What was the employee turnover rate in 2023?", step)
+    follow = Trace("q", agent.config).consume(agent.run("and in 2024?", conversation=turns))
+    last = follow.steps[-1]
+    assert isinstance(last, AnswerStep) and last.answer == ("6.8%",)
+    assert last.citations and last.citations[0].page == step.citations[0].page
