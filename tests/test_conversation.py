@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -22,6 +25,7 @@ from madqa.settings import load_config
 from madqa.trace import Trace
 from madqa.types import AnswerStep, PageRef
 from plugins.scripted import ScriptedBackend
+from tests.conftest import DEMO_DOCS, REPO
 
 
 def answered(question: str, answer: str, file: str = "r.pdf", page: int = 1, quote: str | None = None,
@@ -126,3 +130,19 @@ def test_offline_follow_up_on_the_demo(demo_corpus, demo_settings, registry):
     last = follow.steps[-1]
     assert isinstance(last, AnswerStep) and last.answer == ("6.8%",)
     assert last.citations and last.citations[0].page == step.citations[0].page
+
+
+def test_madqa_chat_answers_a_follow_up_and_starts_over(demo_corpus, demo_settings):
+    """Two lines and /new fed to `madqa chat` on the demo with the offline baseline: the follow-up answers
+    from the same page; after /new the same follow-up has nothing to build on."""
+    lines = "What was the employee turnover rate in 2023?\nand in 2024?\n/new\nand in 2024?\n"
+    env = {**os.environ, "MADQA_HOME": str(demo_settings.home), "PYTHONPATH": str(REPO),
+           "MADQA_CONFIG": "offline"}
+    proc = subprocess.run([sys.executable, "-m", "madqa", "chat", "--corpus", str(DEMO_DOCS)], input=lines,
+                          capture_output=True, text=True, cwd=REPO, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr
+    answers = [line for line in proc.stdout.splitlines() if line.startswith("ANSWER:")]
+    assert answers[:2] == ["ANSWER: 8.1%", "ANSWER: 6.8%"], proc.stdout
+    assert "(asked as: What was the employee turnover rate in 2024?)" in proc.stdout
+    assert "(a new conversation)" in proc.stdout and len(answers) == 3
+    assert proc.stdout.count("(asked as:") == 1  # after /new, "and in 2024?" is asked as typed
