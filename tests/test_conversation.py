@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -146,3 +147,40 @@ def test_madqa_chat_answers_a_follow_up_and_starts_over(demo_corpus, demo_settin
     assert "(asked as: What was the employee turnover rate in 2024?)" in proc.stdout
     assert "(a new conversation)" in proc.stdout and len(answers) == 3
     assert proc.stdout.count("(asked as:") == 1  # after /new, "and in 2024?" is asked as typed
+
+
+def test_multi_turn_question_set_runs_turns_in_order_each_its_own_row(demo_corpus, demo_settings, registry,
+                                                                      tmp_path):
+    from madqa.evaluation.questions import load_questions
+    from madqa.evaluation.runner import read_done, run_batch, score_row
+
+    file = tmp_path / "turns.jsonl"
+    records = [
+        {"id": "t2", "question": "and in 2024?", "conversation_id": "staff", "turn": 2,
+         "answer_variants": [["6.8%"]]},
+        {"id": "solo", "question": "What was the equity ratio at 31 December 2024?", "answer_variants": [["56.9%"]]},
+        {"id": "t1", "question": "What was the employee turnover rate in 2023?", "conversation_id": "staff",
+         "turn": 1, "answer_variants": [["8.1%"]]},
+        {"id": "t1-again", "question": "x?", "conversation_id": "staff", "turn": 1},
+        {"id": "bad", "question": "y?", "turn": 0},
+    ]
+    file.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    questions, problems = load_questions(file, unique_ids=True)
+    assert [q["id"] for q in questions] == ["t2", "solo", "t1"]
+    assert any("line 4" in p and "turn 1 of conversation 'staff'" in p for p in problems)
+    assert any("line 5" in p and "'turn'" in p and "'conversation_id'" in p for p in problems)
+    out = tmp_path / "pred.jsonl"
+    rows = run_batch(questions, demo_corpus, load_config("offline"), registry, demo_settings, out_path=out)
+    by_id = {r["id"]: r for r in rows}
+    assert [r["id"] for r in rows] == ["t1", "t2", "solo"]  # turn 1 first: the conversation's order
+    assert (by_id["t2"]["conversation_id"], by_id["t2"]["turn"]) == ("staff", 2) and "turn" not in by_id["solo"]
+    assert by_id["t2"]["question"] == "and in 2024?"  # the row keeps the question as asked
+    gold = {q["id"]: q for q in questions}
+    assert all(score_row(r, gold[r["id"]]) for r in rows)  # each turn scored alone, against its own gold
+
+    # resumed with turn 2 missing: turn 1's kept row is the conversation it follows
+    kept, _, _ = read_done(out)
+    out.write_text("".join(json.dumps(r) + "\n" for r in kept if r["id"] != "t2"), encoding="utf-8")
+    again = run_batch(questions, demo_corpus, load_config("offline"), registry, demo_settings, out_path=out,
+                      resume=True)
+    assert {r["id"]: r["answer"] for r in again}["t2"] == ["6.8%"] and len(again) == 3
