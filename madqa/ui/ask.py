@@ -381,7 +381,8 @@ def build_ask_tab(ctx: AppContext) -> None:
     view_out = [viewer.image, viewer.caption]
     chatbot.option_select(on_option, [ctx.session], view_out, api_visibility="private", concurrency_limit=8) \
         .then(None, None, None, js=SHOW_VIEWER_JS, api_visibility="private")
-    pick.input(lambda value, session: show_citation(ctx, value, session), [pick, ctx.session], view_out,
+    pick.change(lambda value, session: show_citation(ctx, value, session) if value else (gr.skip(), gr.skip()),
+                [pick, ctx.session], view_out,
                api_visibility="private", concurrency_limit=8) \
         .then(None, None, None, js=SHOW_VIEWER_JS, api_visibility="private")
     for gallery, refs in ((seen, seen_refs), (cited, cited_refs)):

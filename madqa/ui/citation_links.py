@@ -30,7 +30,10 @@ CITE_JS = f"""
     const chat = link.closest('[id$="-chat"]');
     const box = chat && document.querySelector(`#${{chat.id}}{PICK_SUFFIX} textarea, #${{chat.id}}{PICK_SUFFIX} input`);
     if (!box) return;
-    box.value = decodeURIComponent(link.getAttribute('href').slice({len(PREFIX)}));
+    // a click number in the value: the same citation clicked twice is still a change
+    const value = JSON.parse(decodeURIComponent(link.getAttribute('href').slice({len(PREFIX)})));
+    window.madqaCiteClicks = (window.madqaCiteClicks || 0) + 1;
+    box.value = JSON.stringify({{...value, click: window.madqaCiteClicks}});
     box.dispatchEvent(new Event('input', {{bubbles: true}}));
   }}, true);
 """
