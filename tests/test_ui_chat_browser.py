@@ -51,3 +51,13 @@ def test_a_follow_up_answers_and_the_first_answers_citations_stay_clickable(visi
     expect(chat).not_to_contain_text("Answer: 8.1%")
     ask(page, FOLLOW_UP)  # nothing to follow: asked as typed, no 2024 turnover found
     expect(chat).not_to_contain_text("Answer: 6.8%")
+
+
+def test_the_phone_sees_who_answers_on_its_first_screen(visitors: Visitors) -> None:
+    page = visitors.open(390, 844)
+    bar = page.locator("#ask-model-bar")
+    expect(bar).to_contain_text("no API key needed")
+    box = bar.bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= 390  # not cut off sideways
+    assert page.locator("#ask-new-chat").is_visible()
+    shot(page, "chat-bar-390")

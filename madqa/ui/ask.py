@@ -225,7 +225,7 @@ def build_ask_tab(ctx: AppContext) -> None:
                 ask_btn = gr.Button("Ask", variant="primary", scale=1, min_width=80, elem_id="ask-button")
                 stop_btn = gr.Button("Stop", variant="stop", scale=0, min_width=70, interactive=False,
                                      elem_id="ask-stop")
-                new_btn = gr.Button("New chat", variant="secondary", scale=0, min_width=90, elem_id="ask-new-chat")
+                new_btn = gr.Button("New chat", variant="secondary", scale=0, min_width=110, elem_id="ask-new-chat")
             # where a citation link of an earlier answer hands its value (hidden; ui.citation_links)
             pick = gr.Textbox(show_label=False, container=False, elem_id=f"ask-chat{PICK_SUFFIX}")
             # hints below the box, drawn just after the first paint (the box and Ask work before they arrive)

@@ -12,7 +12,7 @@ from typing import Any
 
 from madqa.errors import MadqaError
 from madqa.settings import PipelineConfig
-from madqa.ui.messages import OFFLINE_CAVEAT, REAL_MODEL_HINT, md_escape
+from madqa.ui.messages import REAL_MODEL_HINT, md_escape
 from madqa.ui.model_access import key_problem
 
 OFFLINE = "offline"  # the backend that runs no language model
@@ -35,7 +35,7 @@ def model_bar(registry: Any, config: PipelineConfig, options: Mapping[str, Any] 
     the model cannot be reached from here."""
     who = md_escape(answerer(registry, config.backend, config.model))
     if config.backend == OFFLINE:
-        return (f"**Answers:** {who}, no API key needed — {md_escape(OFFLINE_CAVEAT)}.  \n_{REAL_MODEL_HINT}_")
+        return f"**Answers:** {who} — no API key needed. _{REAL_MODEL_HINT}_"  # the badge adds its caveat
     problem = key_problem(config, options, env)
     if problem:
         return f"**Answers:** {who} — ⚠ cannot be reached from here: {md_escape(problem)}"
