@@ -33,6 +33,7 @@ from madqa.types import AnswerStep, ErrorStep, Hit, ModelDecision, ModelStep, Pa
 
 JSON_PROTOCOL = TEXT_PROTOCOL  # the text protocol's instructions: a backend without native tools adds them
 SEEDED_NOTE = "oracle: these are the gold evidence pages, given instead of a search"
+ASKED_AS = "a follow-up, asked as a standalone question (this backend reads no conversation): "
 MAX_SHOWN_AGAIN = 5  # pages one show_pages call may ask for
 MAX_RECOVERIES = 4  # times one turn is sent again with less after a server limit
 UNREADABLE_ANSWER = "the submit_answer arguments could not be read, even after a repair turn"
@@ -115,6 +116,8 @@ class Agent:
         last, iteration = self.config.max_steps, 0
         repaired_call = repaired_answer = False
         notes: list[str] = []  # what the run had to do to get an answer (server limits worked around)
+        if conversation and asked.context is None:  # a backend that reads no conversation: say what it was asked
+            notes.append(f"{ASKED_AS}{asked.question}")
         while True:
             iteration += 1
             spent = next((b.exhausted for b in budgets if b.exhausted), None)

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import madqa
-from madqa.agent import Agent
+from madqa.agent import ASKED_AS, Agent
 from madqa.conversation import (
     CONTEXT_HEAD,
     ChatTurn,
@@ -104,7 +104,8 @@ def test_the_loop_sends_the_earlier_turns_to_a_backend_that_reads_them(corpus, s
     config = load_config("offline").with_overrides(backend="reading-scripted")
     script: list[dict[str, Any]] = [{"answer": ["x"], "citations": []}]
     agent = Agent(corpus, config, registry, settings, {"script": script})
-    Trace("and in 2023?", config).consume(agent.run("and in 2023?", conversation=turns))
+    trace = Trace("and in 2023?", config).consume(agent.run("and in 2023?", conversation=turns))
+    assert not any(f.startswith(ASKED_AS) for f in trace.steps[-1].flags)  # asked as typed
     messages = agent.backend.calls[0]["messages"]
     assert [m["role"] for m in messages[:3]] == ["system", "user", "user"]
     assert "Q1: What was the revenue in 2024?" in messages[1]["content"]
@@ -115,9 +116,10 @@ def test_a_backend_that_reads_no_context_gets_the_standalone_question(corpus, re
     turns = answered("What was the revenue in 2024?", "7.5 million")
     config = load_config("offline").with_overrides(backend="scripted")
     agent = Agent(corpus, config, registry, settings, {"script": [{"answer": ["x"], "citations": []}]})
-    Trace("and in 2023?", config).consume(agent.run("and in 2023?", conversation=turns))
+    trace = Trace("and in 2023?", config).consume(agent.run("and in 2023?", conversation=turns))
     users = [m["content"] for m in agent.backend.calls[0]["messages"] if m["role"] == "user"]
     assert users == ["What was the revenue in 2023?"]
+    assert trace.steps[-1].flags[0] == f"{ASKED_AS}What was the revenue in 2023?"  # said, not hidden
 
 
 def test_offline_follow_up_on_the_demo(demo_corpus, demo_settings, registry):
@@ -144,9 +146,9 @@ def test_madqa_chat_answers_a_follow_up_and_starts_over(demo_corpus, demo_settin
     assert proc.returncode == 0, proc.stderr
     answers = [line for line in proc.stdout.splitlines() if line.startswith("ANSWER:")]
     assert answers[:2] == ["ANSWER: 8.1%", "ANSWER: 6.8%"], proc.stdout
-    assert "(asked as: What was the employee turnover rate in 2024?)" in proc.stdout
+    assert f"flag: {ASKED_AS}What was the employee turnover rate in 2024?" in proc.stdout
     assert "(a new conversation)" in proc.stdout and len(answers) == 3
-    assert proc.stdout.count("(asked as:") == 1  # after /new, "and in 2024?" is asked as typed
+    assert proc.stdout.count(ASKED_AS) == 1  # after /new, "and in 2024?" is asked as typed
 
 
 def test_multi_turn_question_set_runs_turns_in_order_each_its_own_row(demo_corpus, demo_settings, registry,

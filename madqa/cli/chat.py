@@ -20,7 +20,7 @@ def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
     Exit status 1 when some question failed (the model or a plugin failed), else 0."""
     from madqa.agent import Agent
     from madqa.budget import Budget
-    from madqa.conversation import ChatTurn, add_turn, reads_conversation, standalone_question
+    from madqa.conversation import ChatTurn, add_turn
     from madqa.trace import Trace
     from madqa.types import AnswerStep
 
@@ -30,7 +30,6 @@ def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
     reg = common.registry(settings)
     corpus = common.open_corpus(args, settings, reg)
     agent = Agent(corpus, config, reg, settings, common.backend_options(args))
-    reads = reads_conversation(agent.backend)
     budget = Budget(name="command")  # one for the session, as `ask` has one for its question
     interactive = sys.stdin.isatty()
     print(f"config {config.name}: {config.backend}/{config.model}, {config.retriever}; one question a line, "
@@ -45,8 +44,6 @@ def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
             turns = ()
             print("(a new conversation)", flush=True)
             continue
-        if turns and not reads:
-            print(f"(asked as: {standalone_question(turns, text)})", flush=True)
         trace = Trace(text, config)
         last: Any = None
         for step in trace.follow(agent.run(text, budget=budget, conversation=turns)):
