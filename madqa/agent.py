@@ -19,6 +19,7 @@ from madqa.budget import Budget, rough_usage
 from madqa.context import ContextOptions, ModelTurn, NoteTurn, ShownPage, ToolTurn, Turn, build_messages
 from madqa.context import image_part as image_part  # re-exported: tests and plugins build messages with it
 from madqa.context import query_terms as _query_terms
+from madqa.conversation import ChatTurn, next_question
 from madqa.errors import MadqaError, ServerLimitError
 from madqa.jsonl import clean_text
 from madqa.prompts import ANSWER_TOOL, REPAIR_NOTE, SEARCH_TOOL, SHOW_TOOL, system_prompt
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
 
 JSON_PROTOCOL = TEXT_PROTOCOL  # the text protocol's instructions: a backend without native tools adds them
 SEEDED_NOTE = "oracle: these are the gold evidence pages, given instead of a search"
+ASKED_AS = "a follow-up, asked as a standalone question (this backend reads no conversation): "
 MAX_SHOWN_AGAIN = 5  # pages one show_pages call may ask for
 MAX_RECOVERIES = 4  # times one turn is sent again with less after a server limit
 UNREADABLE_ANSWER = "the submit_answer arguments could not be read, even after a repair turn"
@@ -105,25 +107,32 @@ class Agent:
         return self.sending.context
 
     def run(self, question: str, first_hits: Sequence[Hit] | None = None,
-            budget: Budget | Sequence[Budget] | None = None) -> Iterator[Step]:
+            budget: Budget | Sequence[Budget] | None = None,
+            conversation: Sequence[ChatTurn] = ()) -> Iterator[Step]:
         """Yield each step as it happens; the last one is always an AnswerStep: an answer, a refusal, or
         a failure (``failure`` set: the model or a plugin failed, or no answer could be read).
 
         ``first_hits`` (e.g. the gold evidence pages, for the oracle condition) are what the first
         search returns, all of them and whatever its query; later searches use the retriever.
         ``budget`` (the CLI's run, a web visitor's day on the server's keys: one or several) is charged
-        beside the question's own from the config; a spent one forces the answer, never raises."""
-        question = clean_text(question)  # a lone surrogate could be neither sent, shown nor saved
+        beside the question's own from the config; a spent one forces the answer, never raises.
+        ``conversation``: the earlier turns, when ``question`` is a follow-up (``madqa.conversation``):
+        their text before the question for a backend that reads it, else a standalone question."""
+        reads = backend_capabilities(self.backend).reads_conversation
+        asked = next_question(conversation, clean_text(question), reads)
+        question = clean_text(asked.question)  # a lone surrogate could be neither sent, shown nor saved
         cache = self.context.marks_cache(backend_capabilities(self.backend).provider)
         system = system_prompt(self.answer_always_present)
         given = [budget] if isinstance(budget, Budget) else list(budget or ())
         budgets = [Budget.from_options(self.config.part_options("budget")), *given]
         history: list[Turn] = []
-        state = SearchState(question, seeded=tuple(first_hits) if first_hits is not None else None,
+        state = SearchState(asked.standalone, seeded=tuple(first_hits) if first_hits is not None else None,
                             probe=lambda q: tuple(self.retriever.search(q, self.config.top_k).hits))
         last, iteration = self.config.max_steps, 0
         repaired_call = repaired_answer = False
         notes: list[str] = []  # what the run had to do to get an answer (server limits worked around)
+        if conversation and asked.context is None:  # a backend that reads no conversation: say what it was asked
+            notes.append(f"{ASKED_AS}{asked.question}")
         while True:
             iteration += 1
             spent = next((b.exhausted for b in budgets if b.exhausted), None)
@@ -138,7 +147,8 @@ class Agent:
             for attempt in range(MAX_RECOVERIES + 1):
                 # asked each turn: a backend may learn mid-run that its server takes no images
                 vision = self.sending.vision and backend_capabilities(self.backend).supports_vision
-                messages = build_messages(system, question, history, self.context, vision=vision, cache=cache)
+                messages = build_messages(system, question, history, self.context, vision=vision, cache=cache,
+                                          context=asked.context)
                 started = time.perf_counter()
                 try:
                     decision = self.backend.decide(messages, tools, force)

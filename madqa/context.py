@@ -117,8 +117,11 @@ Turn = ModelTurn | ToolTurn | NoteTurn
 
 
 def build_messages(system: str, question: str, history: Sequence[Turn], options: ContextOptions, *,
-                   vision: bool = True, cache: bool = False) -> list[dict[str, Any]]:
+                   vision: bool = True, cache: bool = False, context: str | None = None) -> list[dict[str, Any]]:
     """The next request's messages (OpenAI chat form) from the question and the history so far.
+
+    ``context`` (the earlier turns of a conversation, ``madqa.conversation``) goes as a user message
+    before the question.
 
     Pages of the newest step (and of ``images_kept`` steps before it) go as images, up to
     ``max_images_per_request``, or as their text when ``vision`` is False or past the limit; every
@@ -128,7 +131,9 @@ def build_messages(system: str, question: str, history: Sequence[Turn], options:
     last = max((t.iteration for t in history if isinstance(t, ModelTurn)), default=0)
     fresh_from = last - options.images_kept
     forms = _page_forms(history, fresh_from, options, vision)
-    messages: list[dict[str, Any]] = [{"role": "system", "content": system}, {"role": "user", "content": question}]
+    messages: list[dict[str, Any]] = [{"role": "system", "content": system},
+                                      *([{"role": "user", "content": context}] if context else []),
+                                      {"role": "user", "content": question}]
     pending: list[tuple[ShownPage, str]] = []  # the pages of the tool results just emitted
     stable_end: int | None = None  # index of the last message the next request repeats unchanged
 

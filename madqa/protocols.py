@@ -93,6 +93,9 @@ CAPABILITIES: tuple[Capability, ...] = (
                "during a run (a server that refuses tools), read again before every model call"),
     Capability("supports_vision", "backend", "component", True,
                "False: the model gets each page's text instead of its image; may turn False during a run"),
+    Capability("reads_conversation", "backend", "component", False,
+               "True: a follow-up's earlier turns go to the model as text before the question; False (a backend "
+               "that reads only the question, like the offline baseline) gets a standalone question instead"),
     Capability("provider", "backend", "component", None,
                "the provider the backend talks to (e.g. anthropic): prompt-cache marks, whose key a run spends"),
     Capability("candidates", "reranker", "component", 0,
@@ -132,12 +135,13 @@ class BackendCapabilities:
     supports_tools: bool = True
     supports_vision: bool = True
     provider: str | None = None
+    reads_conversation: bool = False
 
 
 def backend_capabilities(backend: Backend) -> BackendCapabilities:
     provider = _declared(backend, "provider")
     return BackendCapabilities(bool(_declared(backend, "supports_tools")), bool(_declared(backend, "supports_vision")),
-                               str(provider) if provider else None)
+                               str(provider) if provider else None, _declared(backend, "reads_conversation") is True)
 
 
 def reranker_candidates(reranker: Reranker) -> int:

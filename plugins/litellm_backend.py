@@ -99,6 +99,8 @@ class _ToolsRefused(Exception):
 class LiteLLMBackend:
     """Decides through ``litellm.completion``; see the module docstring for the options."""
 
+    reads_conversation = True  # a follow-up's earlier turns go to the model as text (madqa.conversation)
+
     def __init__(self, model: str, options: dict[str, Any] | None = None) -> None:
         options = read_backend_options(options)
         if not isinstance(model, str) or not model.strip():

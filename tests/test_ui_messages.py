@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 
 import pytest
 
@@ -332,3 +333,31 @@ def test_config_panel_options_round_trip_and_errors():
         resolve_config({"mine": config}, [*values[:9], "threshold=0.5", "", ""], policy)
     with pytest.raises(gr.Error, match="cannot be set in the web app"):
         resolve_config({"mine": config}, [*values[:9], "retriever.max_windows=9", "", ""], policy)
+
+
+def test_every_answer_names_its_citations_as_links_that_carry_their_values() -> None:
+    from madqa.ui.citation_links import PREFIX, link_value
+
+    step = AnswerStep(3, ("8.1%",), (PageRef("fin/a [b].pdf", 9),), quotes=("turnover 8.1%",))
+    message = answer_message(step, "demo")
+    links = re.findall(r"\]\((#madqa-cite=[^)]+)\)", message["content"])
+    assert len(links) == 1 and links[0].startswith(PREFIX)
+    assert link_value(links[0]) == message["options"][0]["value"]  # the link opens what the chip opens
+    assert parse_citation_value(link_value(links[0])) == ("demo", PageRef("fin/a [b].pdf", 9))
+    assert "below" not in message["content"]  # an earlier answer has no chips below it
+
+
+def test_the_model_bar_names_the_baseline_by_its_own_label_and_a_keyless_model_as_unreachable() -> None:
+    from madqa.plugins import collect, get_plugin_manager
+    from madqa.settings import load_config
+    from madqa.ui.model_bar import model_bar
+
+    registry = collect(get_plugin_manager(entry_points=False))
+    label = registry.get("backend", "offline").description
+    offline = model_bar(registry, load_config("offline"))
+    assert md_escape(label) in offline and "no API key needed" in offline
+    keyless = model_bar(registry, load_config("gpt-4.1-mini"), {}, env={})
+    assert md_escape("openai/gpt-4.1-mini") in keyless and "cannot be reached" in keyless
+    assert md_escape("OPENAI_API_KEY") in keyless
+    keyed = model_bar(registry, load_config("gpt-4.1-mini"), {}, env={"OPENAI_API_KEY": "sk-x"})
+    assert "cannot be reached" not in keyed and md_escape("(backend litellm)") in keyed

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
+from madqa.plugins import collect, get_plugin_manager
 from tests.browser_support import (  # noqa: F401 - pytestmark applies to this module's tests
     ARTIFACTS,
     EBIT_QUESTION,
@@ -26,7 +27,8 @@ from tests.browser_support import (  # noqa: F401 - pytestmark applies to this m
     shot,
 )
 
-FIRST_VISIT: dict[str, int] = {}  # viewport width -> ms from goto until the question box is visible
+FIRST_VISIT: dict[str, int] = {}
+OFFLINE_LABEL = collect(get_plugin_manager(entry_points=False)).get("backend", "offline").description  # viewport width -> ms from goto until the question box is visible
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -68,7 +70,7 @@ def test_an_answer_names_its_backend_and_its_citations_sit_with_it(visitors: Vis
     shot(page, "visitor-empty-1440")
     ask(page, EBIT_QUESTION)
     chat = page.locator("#ask-chat")
-    expect(chat).to_contain_text("offline extractive baseline — no language model")
+    expect(chat).to_contain_text(f"{OFFLINE_LABEL} — it copies a span")  # the backend's own label
     summary = chat.get_by_text(re.compile(r"^Searched \d+×"))
     summary.first.click()
     expect(chat.get_by_text("Search 1:").first).to_be_visible()
@@ -129,7 +131,7 @@ def test_the_compare_summary_fits_at_1440(visitors: Visitors) -> None:
     expect(summary).to_contain_text("ANLS*")
     expect(page.locator("#compare-stop")).to_be_disabled()  # idle again
     for pane in ("#compare-chat-a", "#compare-chat-b"):  # answer first, and who answered
-        expect(page.locator(pane)).to_contain_text("offline extractive baseline — no language model")
+        expect(page.locator(pane)).to_contain_text(OFFLINE_LABEL)
         expect(page.locator(pane).get_by_text(re.compile(r"^Searched \d+×")).first).to_be_visible()
     chats_right = page.locator("#compare-chat-b").bounding_box()
     viewer = page.locator("#compare-page-viewer").bounding_box()

@@ -12,6 +12,8 @@ from typing import Any
 
 from madqa.agent import Agent
 from madqa.budget import Budget
+from madqa.conversation import ChatTurn
+from madqa.evaluation.conversations import conversation_fields
 from madqa.settings import PipelineConfig
 from madqa.trace import Trace
 from madqa.types import Hit
@@ -38,11 +40,19 @@ def oracle_hits(question: dict[str, Any]) -> tuple[Hit, ...]:
 
 
 def answer_question(question: Any, config: PipelineConfig, agent: Callable[[], Agent],
-                    oracle: bool = False, budget: Sequence[Budget] = ()) -> dict[str, Any]:
+                    oracle: bool = False, budget: Sequence[Budget] = (),
+                    conversation: Sequence[ChatTurn] = ()) -> dict[str, Any]:
     """The prediction row of one question; a bad question or a bug becomes an error row, never a raise.
 
     ``oracle``: its first search returns its gold evidence pages (``oracle_hits``); ``budget``: the
-    run's budgets, charged beside the question's own."""
+    run's budgets, charged beside the question's own; ``conversation``: the turns before it when it is
+    a turn of a multi-turn set (the row then carries ``conversation_id`` and ``turn``)."""
+    row = _answer(question, config, agent, oracle, budget, conversation)
+    return {**row, **conversation_fields(question)}
+
+
+def _answer(question: Any, config: PipelineConfig, agent: Callable[[], Agent], oracle: bool,
+            budget: Sequence[Budget], conversation: Sequence[ChatTurn]) -> dict[str, Any]:
     problem = question_problem(question)
     if problem is not None:  # an error row says so; the other questions still run
         known = question if isinstance(question, dict) else {}
@@ -56,7 +66,7 @@ def answer_question(question: Any, config: PipelineConfig, agent: Callable[[], A
         row.update(oracle=True, error="input: the question has no gold evidence pages for the oracle")
         return row
     try:
-        trace.consume(agent().run(trace.question, first_hits=seeded, budget=budget))
+        trace.consume(agent().run(trace.question, first_hits=seeded, budget=budget, conversation=conversation))
         return {**trace.row(), "oracle": True} if oracle else trace.row()
     except Exception as exc:  # a bug on one question must not sink a long run; resume retries it
         row = trace.row()

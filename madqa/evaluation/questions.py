@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from madqa.evaluation.conversations import conversation_problems
+
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
 PARQUET_SUFFIXES = (".parquet", ".pq")
 OPTIONAL_TEXT_FIELDS = ("document_category", "domain")
@@ -162,6 +164,7 @@ def normalise_question(raw: Mapping[str, Any], where: str) -> tuple[dict[str, An
         if value is not None and not isinstance(value, str):
             problems.append(f"{where}: '{field}' must be a string, got {type(value).__name__}")
         record[field] = value
+    problems += conversation_problems(record, where)
     return (None, problems) if problems else (record, [])
 
 
@@ -228,12 +231,20 @@ def load_questions(path: str | Path, unique_ids: bool = False) -> tuple[list[dic
             f"expected one of {', '.join(JSONL_SUFFIXES + PARQUET_SUFFIXES)}")
     questions: list[dict[str, Any]] = []
     first_seen: dict[str, str] = {}
+    turns_seen: dict[tuple[str, int], str] = {}
     for where, raw in located:
         question, issues = normalise_question(raw, where)
         problems.extend(issues)
         if question is None:
             continue
         qid = question["id"]
+        turn = (question["conversation_id"], question["turn"]) if question.get("conversation_id") else None
+        if turn is not None and turn in turns_seen:
+            problems.append(f"{where}: turn {turn[1]} of conversation {turn[0]!r} is also at {turns_seen[turn]}: "
+                            "left out")
+            continue
+        if turn is not None:
+            turns_seen[turn] = where
         if qid in first_seen:
             if unique_ids:
                 problems.append(f"{where}: duplicate id {qid!r} (first at {first_seen[qid]}): left out, since "

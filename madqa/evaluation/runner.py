@@ -18,6 +18,7 @@ from madqa.agent import Agent
 from madqa.budget import Budget
 from madqa.errors import ClusterError
 from madqa.evaluation.answering import answer_question
+from madqa.evaluation.conversations import Unit, conversation_units, turns_after
 from madqa.evaluation.metrics import anls_star, is_correct
 from madqa.evaluation.questions import read_jsonl
 from madqa.evaluation.run_jobs import run_on_cluster
@@ -88,6 +89,9 @@ def run_batch(
     ``budget``: what the whole run may spend on models (``madqa.budget``; a web visitor's day on the
     server's keys), shared by every question; once spent, each question is forced to answer (or,
     with nothing left, ends with no call made). Not with an ``executor``: workers cannot share it.
+    Questions sharing a ``conversation_id`` run in ``turn`` order as one conversation
+    (``evaluation.conversations``), each turn its own row; a resumed run rebuilds it from the kept rows.
+    Not with an ``executor`` yet.
     """
     if workers < 1:
         raise ValueError("workers must be at least 1")
@@ -97,6 +101,10 @@ def run_batch(
     if executor is not None and any(b.limited for b in shared):
         raise ClusterError("a run budget cannot be shared by a cluster's workers: run it without --cluster")
     questions = list(questions)[:limit] if limit else list(questions)
+    if executor is not None and any(isinstance(q, dict) and q.get("conversation_id") is not None
+                                    for q in questions):
+        raise ClusterError("a multi-turn question set (conversation_id) does not run on a cluster yet: "
+                           "run it without --cluster")
     path = Path(out_path) if out_path else None
     done: list[dict[str, Any]] = []
     if path is not None:
@@ -108,8 +116,9 @@ def run_batch(
             _rewrite(path, done)
         else:
             _rewrite(path, [])
-    finished = {question_key(r) for r in done}
+    finished = {question_key(r): r for r in done}
     todo = [q for q in questions if question_key(q) not in finished]
+    units = [u for u in conversation_units(questions) if any(question_key(q) not in finished for q in u)]
     local = threading.local()
     write_lock = threading.Lock()
     rows = list(done)
@@ -119,8 +128,16 @@ def run_batch(
             local.agent = Agent(corpus, config, registry, settings, backend_options)
         return local.agent
 
-    def answer(question: dict[str, Any]) -> dict[str, Any]:
-        return answer_question(question, config, agent, oracle, shared)
+    def answer_unit(unit: Unit) -> None:
+        """Each question of ``unit`` answered and recorded in order, the turns before it as its conversation."""
+        turns: tuple = ()
+        for question in unit:
+            row = finished.get(question_key(question))
+            if row is None:
+                row = answer_question(question, config, agent, oracle, shared, turns if len(unit) > 1 else ())
+                record(row, question)
+            if len(unit) > 1:
+                turns = turns_after(turns, question, row)
 
     def record(row: dict[str, Any], question: dict[str, Any]) -> None:
         with write_lock:
@@ -135,13 +152,12 @@ def run_batch(
         for question, row in run_on_cluster(executor, todo, corpus, config, settings, backend_options):
             record(row, question)
     elif workers == 1:
-        for question in todo:
-            record(answer(question), question)
+        for unit in units:
+            answer_unit(unit)
     else:
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="madqa-run") as pool:
-            futures = {pool.submit(answer, q): q for q in todo}
-            for future in as_completed(futures):
-                record(future.result(), futures[future])
+            for future in as_completed([pool.submit(answer_unit, u) for u in units]):
+                future.result()  # answer_question turns a failure into an error row; a bug here raises
     return rows
 
 

@@ -2,7 +2,9 @@
 
 Searches and model notes arrive as collapsible thoughts, the pages each search showed the model
 as thumbnails, and the answer with its citations as buttons; a citation (or any thumbnail)
-opens the page large beside the chat.
+opens the page large beside the chat. A bar above says who answers before anything is asked; a
+question asked after an answer is a follow-up (``madqa.conversation``) until "New chat"; every
+answer keeps its citations as links in its own text (``ui.citation_links``).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 import gradio as gr
 
 from madqa.agent import Agent
+from madqa.conversation import ChatTurn, add_turn
 from madqa.errors import MadqaError
 from madqa.evaluation.questions import MAX_QUESTION_CHARS
 from madqa.highlight import Highlight
@@ -22,6 +25,7 @@ from madqa.index import find_pdfs
 from madqa.settings import PipelineConfig
 from madqa.trace import Trace
 from madqa.types import AnswerStep, PageRef, SearchStep, Step
+from madqa.ui.citation_links import PICK_SUFFIX
 from madqa.ui.config_panel import FIELD_NAMES, ConfigPanel, build_config_panel, describe, resolve_config
 from madqa.ui.context import AGENT_CONCURRENCY, AGENT_CONCURRENCY_ID, AppContext, api_parameters, shown_error
 from madqa.ui.lazy import send_after_first_paint
@@ -39,6 +43,7 @@ from madqa.ui.messages import (
 )
 from madqa.ui.modal import open_viewer_js
 from madqa.ui.model_access import key_problem
+from madqa.ui.model_bar import answerer, model_bar
 from madqa.ui.pages import LARGE_BUDGET_PX, SOURCE_WORDS, THUMB_BUDGET_PX, highlighted_page_file, page_file
 from madqa.ui.policy import visitor_steps
 from madqa.ui.sessions import disk_reason
@@ -103,14 +108,19 @@ def highlight_note(highlight: Highlight, quoted: bool) -> str:
     return "  \n" + " · ".join(parts) if parts else ""
 
 
+def show_citation(ctx: AppContext, value: Any, session: Any) -> tuple[Any, str]:
+    """The viewer's image and caption for a citation value (a chip's, or a link's handed to the pick box)."""
+    parsed = parse_citation_value(value)
+    if parsed is None:
+        raise shown_error("That is not a page citation.")
+    path, caption = show_page(ctx, session, *parsed, marks=citation_marks(value))
+    return gr.Image(path, visible=True), caption
+
+
 def viewer_handlers(ctx: AppContext) -> tuple[Any, Any]:
     """Event functions: show a clicked citation option; show the clicked thumbnail of a gallery."""
     def on_option(session: Any, evt: gr.SelectData) -> tuple[Any, str]:
-        parsed = parse_citation_value(evt.value)
-        if parsed is None:
-            raise shown_error("That is not a page citation.")
-        path, caption = show_page(ctx, session, *parsed, marks=citation_marks(evt.value))
-        return gr.Image(path, visible=True), caption
+        return show_citation(ctx, evt.value, session)
 
     def on_thumbnail(refs: list[list[Any]], session: Any, evt: gr.SelectData) -> tuple[Any, str]:
         index = evt.index if isinstance(evt.index, int) else -1
@@ -125,12 +135,12 @@ def viewer_handlers(ctx: AppContext) -> tuple[Any, Any]:
 
 def run_steps(ctx: AppContext, session: Any, corpus_key: str, config: PipelineConfig,
               options: dict[str, Any], question: str, trace: Trace,
-              keys: list[str] | None = None) -> Iterator[Step | str]:
+              keys: list[str] | None = None, conversation: tuple[ChatTurn, ...] = ()) -> Iterator[Step | str]:
     """The agent's steps for ``question``; plain strings are status lines while the corpus loads.
 
     With ``keys`` (the visitor's, from ``AppContext.job_slot``) a run on the server's keys is charged to their
     budgets there (a spent one forces the answer, flagged "stopped early"). Raises MadqaError when the corpus or
-    a component cannot be used, or the question's time runs out.
+    a component cannot be used, or the question's time runs out. ``conversation``: the turns before a follow-up.
     """
     if corpus_key != "mine":
         while not ctx.sessions.demo.wait(0.5):
@@ -138,7 +148,7 @@ def run_steps(ctx: AppContext, session: Any, corpus_key: str, config: PipelineCo
     corpus = ctx.sessions.corpus(session, corpus_key)
     config = ctx.bounded(config, corpus_key, corpus)
     agent = Agent(corpus, config, ctx.registry, ctx.settings, options)
-    steps = trace.follow(visitor_steps(agent.run(question, budget=ctx.budgets(keys, config, options)), options))
+    steps = trace.follow(visitor_steps(agent.run(question, budget=ctx.budgets(keys, config, options), conversation=conversation), options))
     yield from ctx.timed(steps, keys)
 
 
@@ -199,6 +209,8 @@ def documents_strip(ctx: AppContext) -> str:
 
 
 def build_ask_tab(ctx: AppContext) -> None:
+    default = ctx.configs.get(ctx.default_config)
+    bar = gr.Markdown(model_bar(ctx.registry, default) if default else "", elem_id="ask-model-bar")
     with gr.Row(equal_height=False):
         with gr.Column(scale=3):
             chatbot = gr.Chatbot(label="Agent", height=620, buttons=["copy"], elem_id="ask-chat",
@@ -213,6 +225,9 @@ def build_ask_tab(ctx: AppContext) -> None:
                 ask_btn = gr.Button("Ask", variant="primary", scale=1, min_width=80, elem_id="ask-button")
                 stop_btn = gr.Button("Stop", variant="stop", scale=0, min_width=70, interactive=False,
                                      elem_id="ask-stop")
+                new_btn = gr.Button("New chat", variant="secondary", scale=0, min_width=110, elem_id="ask-new-chat")
+            # where a citation link of an earlier answer hands its value (hidden; ui.citation_links)
+            pick = gr.Textbox(show_label=False, container=False, elem_id=f"ask-chat{PICK_SUFFIX}")
             # hints below the box, drawn just after the first paint (the box and Ask work before they arrive)
             with gr.Column(elem_id="ask-hints") as hints:
                 counter = gr.Markdown(f"0 / {QUESTION_CHARS:,} characters", elem_id="ask-counter")
@@ -237,25 +252,29 @@ def build_ask_tab(ctx: AppContext) -> None:
         send_after_first_paint(side)
     seen_refs = gr.State([])
     cited_refs = gr.State([])
+    conversation = gr.State(())  # the turns so far (madqa.conversation), while the chat shows them
 
-    @api_parameters(["question", "history", *FIELD_NAMES, "session", "request"])
+    @api_parameters(["question", "history", *FIELD_NAMES, "session", "conversation", "request"])
     def ask(question_text: str, history: list[dict[str, Any]] | None, *args: Any) -> Iterator[tuple[Any, ...]]:
-        *values, session, request = args
+        *values, session, turns, request = args
         text = (question_text or "").strip()
         if not text:
             raise shown_error("Type a question first.")
         check_question_length(text)
         config, options = resolve_config(ctx.configs, values, ctx.policy, settings=ctx.settings)
         with ctx.job_slot(session, request) as keys:
-            yield from answer(text, history, config, options, session, keys)
+            # a follow-up of the turns on screen; an empty chat (New chat, the API with no history) starts anew
+            earlier = tuple(t for t in turns or () if isinstance(t, ChatTurn)) if history else ()
+            yield from answer(text, history, config, options, session, keys, earlier)
 
     def answer(text: str, history: list[dict[str, Any]] | None, config: PipelineConfig, options: dict[str, Any],
-               session: Any, keys: list[str]) -> Iterator[tuple[Any, ...]]:
+               session: Any, keys: list[str], turns: tuple[ChatTurn, ...]) -> Iterator[tuple[Any, ...]]:
         secrets = [options.get("api_key", "")]
         corpus_key = session.get("corpus", "demo") if isinstance(session, dict) else "demo"
         history = list(history or [])
         trace_id = f"trace-{len(history)}"
-        chat = StepChat(trace_id, corpus_key, config.backend, config.model, secrets)
+        chat = StepChat(trace_id, corpus_key, config.backend, config.model, secrets,
+                        label=answerer(ctx.registry, config.backend, config.model))
         seen_items: list[tuple[str, str]] = []
         seen_list: list[list[Any]] = []
         cited_items: list[tuple[str, str]] = []
@@ -269,7 +288,7 @@ def build_ask_tab(ctx: AppContext) -> None:
             summary = trace_message(trace_id, chat.steps, time.perf_counter() - started, done)
             shown = [*history, user_message(text), summary, *chat.thoughts, *([pending] if pending else []), *chat.after]
             return (gr.skip(), shown, list(seen_items), list(cited_items), list(seen_list), list(cited_list),
-                    *viewer_reset())
+                    *viewer_reset(), gr.skip())
 
         viewer_cleared = [False]
 
@@ -284,10 +303,12 @@ def build_ask_tab(ctx: AppContext) -> None:
             chat.unreachable(problem)
             yield ("", *out(done=True)[1:])
             return
-        yield ("", *out(pending_message("Starting", md_escape(describe(config))))[1:])
+        follows = f" · a follow-up: {len(turns)} earlier turn(s) go with it" if turns else ""
+        yield ("", *out(pending_message("Starting", md_escape(describe(config) + follows)))[1:])
         trace = Trace(text, config)
+        final: AnswerStep | None = None
         try:
-            for item in run_steps(ctx, session, corpus_key, config, options, text, trace, keys):
+            for item in run_steps(ctx, session, corpus_key, config, options, text, trace, keys, turns):
                 if isinstance(item, str):
                     yield out(pending_message("Waiting for the demo corpus", item))
                     continue
@@ -297,6 +318,7 @@ def build_ask_tab(ctx: AppContext) -> None:
                         seen_items.append((path, caption))
                         seen_list.append([corpus_key, ref.file, ref.page])
                 if isinstance(item, AnswerStep):
+                    final = item if item.failure is None else None
                     for n, ref in enumerate(item.citations):
                         try:
                             path = page_file(ctx.sessions.corpus(session, corpus_key), ref, ctx.settings,
@@ -311,9 +333,10 @@ def build_ask_tab(ctx: AppContext) -> None:
         except MadqaError as exc:
             chat.problem(str(exc))
             yield out(done=True)
+        yield (*out(done=True)[:-1], add_turn(turns, text, final))
 
-    inputs = [question, chatbot, *panel.inputs, ctx.session]
-    outputs = [question, chatbot, seen, cited, seen_refs, cited_refs, viewer.image, viewer.caption]
+    inputs = [question, chatbot, *panel.inputs, ctx.session, conversation]
+    outputs = [question, chatbot, seen, cited, seen_refs, cited_refs, viewer.image, viewer.caption, conversation]
     drawn = [stop_btn, seen, cited, seen_title, cited_title]
     busy = gr.on([question.submit, ask_btn.click], starting, None, drawn,
                  queue=False, api_visibility="private")
@@ -327,10 +350,23 @@ def build_ask_tab(ctx: AppContext) -> None:
 
     def clear() -> tuple[Any, ...]:
         return gr.Gallery([], visible=False), gr.Gallery([], visible=False), [], [], gr.Image(None, visible=False), \
-            VIEWER_HINT, gr.Markdown(visible=False), gr.Markdown(visible=False)
+            VIEWER_HINT, gr.Markdown(visible=False), gr.Markdown(visible=False), ()
 
-    chatbot.clear(clear, None, [seen, cited, seen_refs, cited_refs, viewer.image, viewer.caption, seen_title,
-                                cited_title], queue=False, api_visibility="private")
+    cleared = [seen, cited, seen_refs, cited_refs, viewer.image, viewer.caption, seen_title, cited_title, conversation]
+    chatbot.clear(clear, None, cleared, queue=False, api_visibility="private")
+    new_btn.click(lambda: ([], *clear()), None, [chatbot, *cleared], cancels=[event], queue=False,
+                  api_visibility="private")
+
+    def show_bar(*values: Any) -> Any:
+        """The bar for the settings as they stand; unchanged while they cannot be read (Ask says why)."""
+        try:
+            config, options = resolve_config(ctx.configs, values, ctx.policy, settings=ctx.settings)
+        except gr.Error:
+            return gr.skip()
+        return model_bar(ctx.registry, config, options)
+
+    for box in (panel.name, panel.backend, panel.model, panel.api_key, panel.api_base):
+        box.change(show_bar, panel.inputs, bar, queue=False, api_visibility="private")
     def pick_example(evt: gr.SelectData) -> Any:
         return evt.value.get("text", "") if isinstance(evt.value, dict) else gr.skip()
 
@@ -344,6 +380,10 @@ def build_ask_tab(ctx: AppContext) -> None:
     on_option, on_thumbnail = viewer_handlers(ctx)
     view_out = [viewer.image, viewer.caption]
     chatbot.option_select(on_option, [ctx.session], view_out, api_visibility="private", concurrency_limit=8) \
+        .then(None, None, None, js=SHOW_VIEWER_JS, api_visibility="private")
+    pick.change(lambda value, session: show_citation(ctx, value, session) if value else (gr.skip(), gr.skip()),
+                [pick, ctx.session], view_out,
+               api_visibility="private", concurrency_limit=8) \
         .then(None, None, None, js=SHOW_VIEWER_JS, api_visibility="private")
     for gallery, refs in ((seen, seen_refs), (cited, cited_refs)):
         gallery.select(on_thumbnail, [refs, ctx.session], view_out, api_visibility="private", concurrency_limit=8) \

@@ -18,6 +18,7 @@ from madqa.errors import SettingsError
 from madqa.evaluation.questions import QuestionFileError, load_questions
 from madqa.settings import Settings, list_configs
 from madqa.ui.ask import build_ask_tab
+from madqa.ui.citation_links import CITE_CSS, CITE_JS
 from madqa.ui.compare import build_compare_tab
 from madqa.ui.context import AppContext
 from madqa.ui.corpus import build_corpus_tab
@@ -86,7 +87,7 @@ CSS = """
 footer { opacity: 0.7; }
 /* a config that cannot reach its model here: still choosable (it says why), but greyed */
 .keyless-config { opacity: .5; font-style: italic; }
-""" + MODAL_CSS
+""" + MODAL_CSS + CITE_CSS
 # Accessible names Gradio leaves empty (the expand arrow of a thought), kept up as the chat re-renders.
 A11Y_JS = r"""
 () => {
@@ -125,7 +126,7 @@ A11Y_JS = r"""
   };
   name();
   new MutationObserver(name).observe(document.body, {childList: true, subtree: true, characterData: true});
-""" + MODAL_JS + """
+""" + MODAL_JS + CITE_JS + """
 }
 """
 

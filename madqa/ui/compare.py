@@ -41,6 +41,7 @@ from madqa.ui.messages import (
 )
 from madqa.ui.modal import open_viewer_js
 from madqa.ui.model_access import key_problem
+from madqa.ui.model_bar import answerer
 
 SIDES = ("A", "B")
 SHOW_VIEWER_JS = open_viewer_js("compare-page-viewer")  # a modal on a phone, beside the chats on a wide screen
@@ -122,7 +123,9 @@ def build_compare_tab(ctx: AppContext) -> None:
         corpus_key = session.get("corpus", "demo") if isinstance(session, dict) else "demo"
         chats = {side: [user_message(text)] for side in SIDES}
         panes = {side: StepChat(f"trace-{side}", corpus_key, configs[side][0].backend, configs[side][0].model,
-                                [configs[side][1].get("api_key", "")], hint=False) for side in SIDES}
+                                [configs[side][1].get("api_key", "")], hint=False,
+                                label=answerer(ctx.registry, configs[side][0].backend, configs[side][0].model))
+                 for side in SIDES}
         started = time.perf_counter()
         pending: dict[str, dict[str, Any] | None] = {
             side: pending_message("Starting", md_escape(describe(configs[side][0]))) for side in SIDES}

@@ -16,6 +16,7 @@ from typing import Any
 from madqa.evaluation.metrics import anls_star, is_correct
 from madqa.evaluation.report import query_drift, search_queries
 from madqa.types import AnswerStep, ErrorStep, ModelStep, PageRef, SearchStep, Step
+from madqa.ui.citation_links import cite_link
 
 Message = dict[str, Any]
 TITLE_CHARS = 90
@@ -233,7 +234,9 @@ def answer_message(step: AnswerStep, corpus_key: str = "demo", secrets: Sequence
                 found = step.quotes_found[n] if n < len(step.quotes_found) else None
                 mark = {True: "✓ on the page", False: "✗ not found on the page", None: ""}[found]
                 text += f"  \nQuote, {md_escape(page_label(c))}: “{md_escape(shorten(quote, 200))}” {mark}".rstrip()
-        text += "  \n_Click a cited page below to see it (the quote highlighted)._"
+        links = " · ".join(cite_link(chip_label(c), citation_value(corpus_key, c, step.quote_of(n), step.answer),
+                                     md_escape) for n, c in enumerate(step.citations))
+        text += f"  \nOpen a cited page (the quote highlighted): {links}"
     elif step.answer:
         text += "  \n**Cited pages:** none"
     for flag in step.flags:
@@ -306,6 +309,7 @@ class StepChat:
     model: str
     secrets: Sequence[str] = ()
     hint: bool = True  # the badge's hint to pick a real model (Ask; Compare's panes show their configs)
+    label: str = ""  # who answers, in words (``ui.model_bar.answerer``): the badge names it as the bar does
     steps: list[Step] = field(default_factory=list)
     thoughts: list[Message] = field(default_factory=list)
     after: list[Message] = field(default_factory=list)
@@ -319,7 +323,7 @@ class StepChat:
                 self.after.append(backend_problem_message(self.model, self.backend, failed, self.secrets))
             else:
                 message = step_message(step, self.corpus_key, self.secrets)
-                message["content"] += "  \n" + backend_badge(self.backend, self.model, hint=self.hint)
+                message["content"] += "  \n" + backend_badge(self.backend, self.model, hint=self.hint, label=self.label)
                 self.after.append(message)
         elif not says_nothing(step):
             self.thoughts.append(step_message(step, self.corpus_key, self.secrets, parent=self.trace_id))
@@ -352,15 +356,18 @@ def trace_message(trace_id: str, steps: Sequence[Step], elapsed_s: float, done: 
                          "status": "done" if done else "pending"}}
 
 
-OFFLINE_BADGE = ("offline extractive baseline — no language model: it copies a span from the pages it found and "
-                 "can be confidently wrong")
+OFFLINE_CAVEAT = "it copies a span from the pages it found and can be confidently wrong"
+OFFLINE_BADGE = f"the offline extractive baseline — no language model: {OFFLINE_CAVEAT}"  # when no label is given
 REAL_MODEL_HINT = "For a real model, paste an API key under Settings and pick a config such as gpt-4.1-mini."
 
 
-def backend_badge(backend: str, model: str, hint: bool = True) -> str:
-    """Which backend answered, on every answer, so a baseline's guess never passes for a model's."""
+def backend_badge(backend: str, model: str, hint: bool = True, label: str = "") -> str:
+    """Which backend answered, on every answer, so a baseline's guess never passes for a model's.
+
+    ``label``: the offline backend's own name for itself (``ui.model_bar.answerer``), the one the Ask bar shows."""
     if backend == "offline":
-        return f"🏷 _Answered by the {OFFLINE_BADGE}._" + (f" _{REAL_MODEL_HINT}_" if hint else "")
+        named = f"{label} — {OFFLINE_CAVEAT}" if label else OFFLINE_BADGE
+        return f"🏷 _Answered by {md_escape(named)}._" + (f" _{REAL_MODEL_HINT}_" if hint else "")
     return f"🏷 _Answered by {md_escape(model)} (backend {md_escape(backend)})._"
 
 

@@ -1,0 +1,42 @@
+"""Who answers, said before the first question: the bar at the top of Ask, and the badge under each answer.
+
+The offline baseline is named by its own registered description (``register("offline", ..., description)``
+in its plugin), so the bar, the badge under an answer and Compare's panes use one label, defined by the
+backend itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from madqa.errors import MadqaError
+from madqa.settings import PipelineConfig
+from madqa.ui.messages import REAL_MODEL_HINT, md_escape
+from madqa.ui.model_access import key_problem
+
+OFFLINE = "offline"  # the backend that runs no language model
+FALLBACK_LABEL = "the offline extractive baseline (no language model)"  # a registry without its description
+
+
+def answerer(registry: Any, backend: str, model: str) -> str:
+    """Who answers, in words: the offline baseline by its own description, any other backend as model and backend."""
+    if backend == OFFLINE:
+        try:
+            return registry.get("backend", OFFLINE).description or FALLBACK_LABEL
+        except MadqaError:
+            return FALLBACK_LABEL
+    return f"{model} (backend {backend})"
+
+
+def model_bar(registry: Any, config: PipelineConfig, options: Mapping[str, Any] | None = None,
+              env: Mapping[str, str] | None = None) -> str:
+    """The bar's Markdown: which model answers with these settings, or that it is the no-key baseline, or why
+    the model cannot be reached from here."""
+    who = md_escape(answerer(registry, config.backend, config.model))
+    if config.backend == OFFLINE:
+        return f"**Answers:** {who} — no API key needed. _{REAL_MODEL_HINT}_"  # the badge adds its caveat
+    problem = key_problem(config, options, env)
+    if problem:
+        return f"**Answers:** {who} — ⚠ cannot be reached from here: {md_escape(problem)}"
+    return f"**Answers:** {who} · config {md_escape(config.name)}"
