@@ -75,7 +75,8 @@ def register_backends(register: Register) -> None:
     ``decide(messages, tools, force_answer) -> madqa.ModelDecision``: a ``madqa.Backend``. ``options``
     may hold ``api_key`` and ``api_base`` given by the caller (never log or store them). It may declare
     ``supports_tools``, ``supports_vision`` (read again before every model call: a capability learned
-    mid-run is reported by the backend) and ``provider``. Returns None.
+    mid-run is reported by the backend), ``provider`` and ``reads_conversation`` (True: a follow-up's
+    earlier turns come as text; else it is given a standalone question). Returns None.
     """
 
 

@@ -26,7 +26,7 @@ def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
 
     common.show_index_logs()
     config = common.pipeline_config(args, settings)
-    common.fast_exit_for(config)
+    common.fast_exit_for(settings, config)
     reg = common.registry(settings)
     corpus = common.open_corpus(args, settings, reg)
     agent = Agent(corpus, config, reg, settings, common.backend_options(args))
