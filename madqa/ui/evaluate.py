@@ -25,6 +25,7 @@ import gradio as gr
 import pandas as pd
 
 from madqa.errors import MadqaError
+from madqa.evaluation.glossary import term
 from madqa.evaluation.oracle import oracle_gap
 from madqa.evaluation.questions import QuestionFileError, load_questions
 from madqa.evaluation.report import (
@@ -64,41 +65,11 @@ def metrics_frame(results: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["metric", *names, "what it means"])  # the numbers first: never cut off
 
 
-PLAIN = {
-    "n": ("questions", "questions scored"), "n_gold": ("with gold answer", "questions that have a gold answer"),
-    "n_missing": ("not answered", "questions with no prediction"),
-    "n_unmatched": ("unmatched predictions", "predictions whose id is not in the question set"),
-    "accuracy": ("accuracy", "share answered right (ANLS* at least 0.5)"),
-    "accuracy_strict": ("strict accuracy", "share answered exactly right"),
-    "anls": ("ANLS* (answer similarity)", "mean answer similarity to the gold answer, 0 to 1"),
-    "doc_f1": ("document F1", "cited documents against the gold evidence documents, 0 to 1"),
-    "page_f1": ("page F1", "cited pages against the gold evidence pages, 0 to 1"),
-    "kuiper": ("effort calibration (Kuiper)", "does more searching go with more right answers? lower is better"),
-    "wasted_effort_ratio": ("wasted effort", "share of steps that found nothing new"),
-    "query_drift": ("query drift", "how far later searches wander from the first (0 same words, 1 none shared)"),
-    "evidence_recall": ("evidence recall", "share of gold evidence pages the agent saw"),
-    "evidence_recall_micro": ("evidence recall (all pages pooled)", "evidence recall over all pages at once"),
-    "first_query_success": ("first search found it", "share where the first search already hit an evidence page"),
-    "n_run_errors": ("runs that failed", "questions whose run ended in an error: no answer to score (counted "
-                     "as wrong in accuracy, as the official harness does; run them again)"),
-    "n_unanswerable": ("questions with no answer", "questions whose gold answer is empty (not in any document)"),
-    "unanswerable_refused": ("rightly refused", "share of the questions with no answer that the run refused"),
-    "quotes_verified": ("quotes verified", "quotes found word for word on the cited page"),
-    "answers_with_verified_quote": ("answers with a verified quote", "share of answers backed by a found quote"),
-}
-
-
 def plain_metric(label: str) -> tuple[str, str]:
-    """A metric's name in plain words (no snake_case on screen) and a one-line explanation."""
-    if label in PLAIN:
-        return PLAIN[label]
-    head, _, tail = label.partition(".")
-    words = {"errors": "wrong answers:", "steps": "steps", "tokens": "tokens", "cost_usd": "cost (USD)",
-             "latency_s": "time (s)"}.get(head, head.replace("_", " "))
-    what = {"sum": "total", "mean": "per question", "median": "median per question", "max": "most in one question"}
-    tail_words = what.get(tail, tail.replace("_", " "))
-    why = "share of wrong answers of this kind" if head == "errors" else f"{words} {tail_words}"
-    return f"{words} {tail_words}", why
+    """A metric's name in plain words (no snake_case on screen) and its meaning with its scale,
+    both from the one glossary the CLI report uses too."""
+    entry = term(label)
+    return entry.label, entry.explained()
 
 
 HEADLINES = (("Accuracy", "accuracy"), ("Page F1", "page_f1"), ("Evidence recall", "evidence_recall"))
@@ -111,10 +82,10 @@ def headline_cards(results: Mapping[str, Mapping[str, Any]]) -> str:
     parts = []
     for name in results:
         cards = "".join(
-            f'<div class="eval-card" title="{html.escape(PLAIN[key][1])}"><div class="eval-card-value">'
+            f'<div class="eval-card" title="{html.escape(term(key).explained())}"><div class="eval-card-value">'
             f'{html.escape(str(cell(lookup(results[name]["overall"], key))))}</div>'
             f'<div class="eval-card-name">{html.escape(title)}</div>'
-            f'<div class="eval-card-why">{html.escape(PLAIN[key][1])}</div></div>' for title, key in HEADLINES)
+            f'<div class="eval-card-why">{html.escape(term(key).explained())}</div></div>' for title, key in HEADLINES)
         parts.append(f'<div class="eval-cards"><b>{html.escape(name)}</b>{cards}</div>')
     return "".join(parts)
 
