@@ -25,6 +25,8 @@ def test_evaluate_with_the_oracle_reports_the_gap(server):  # noqa: F811
     status, metrics, gap = result[0], result[2], result[9]
     assert "Ran 3 questions" in status
     assert metrics["headers"] == ["metric", "offline", "offline (oracle)", "what it means"]
+    assert gap.get("visible") is True  # the frame is drawn only when there is a gap to show
+    gap = gap["value"]
     rows = {r[0]: r[1:] for r in gap["data"]}
     assert gap["headers"] == ["oracle gap", "offline"] and rows["questions in both runs"] == ["3"]
     bins = [int(rows[k][0]) for k in ("lost to retrieval (right with the gold pages only)",

@@ -177,9 +177,10 @@ def build_corpus_tab(ctx: AppContext, tab: gr.Tab) -> dict[str, Any]:
     choice.input(select, [choice, ctx.session], [ctx.session, docs, summary, hits, *header],
                  api_visibility="private")
     add_btn.click(add, [files, ctx.session], [ctx.session, results, choice, docs, summary, hits, *header, files],
-                  api_name="add_documents", concurrency_limit=2)
+                  api_name="add_documents", concurrency_limit=2,
+                  show_progress_on=[results])  # one progress bar, beside the button, not one over every output
     clear_btn.click(clear, [ctx.session], [ctx.session, choice, docs, summary, hits, *header, results],
-                    api_visibility="private")
+                    api_visibility="private", show_progress_on=[results])
     gr.on([query.submit, search_btn.click], search, [query, ctx.session], [hits], api_name="search_corpus",
           concurrency_limit=8)
     return shown

@@ -39,7 +39,7 @@ from madqa.evaluation.report import (
 from madqa.evaluation.runner import run_batch
 from madqa.jsonl import dumps
 from madqa.ui.context import AppContext, internal_error, shown_error
-from madqa.ui.messages import md_escape, redact, shorten
+from madqa.ui.messages import md_escape, plural, redact, shorten
 from madqa.ui.model_access import config_choices, key_problem, picker_info
 from madqa.ui.policy import visitor_row
 from madqa.ui.sessions import shorten_name
@@ -241,7 +241,7 @@ def build_evaluate_tab(ctx: AppContext) -> None:
                                     height=260, y_axis_format="d")
             nothing = gr.Markdown(visible=False, elem_id="eval-nothing-to-plot")  # instead of an empty frame
     gap_table = gr.DataFrame(pd.DataFrame(columns=["oracle gap"]), label="Oracle gap (with the oracle checkbox)",
-                             interactive=False, elem_id="eval-gap")
+                             interactive=False, elem_id="eval-gap", visible=False)  # drawn only when there is one
     per_question_table = gr.DataFrame(pd.DataFrame(columns=QUESTION_COLUMNS), label="Per question",
                                       column_widths=["12%", "8%", "38%", "14%", "7%", "6%", "6%", "9%"], interactive=False, wrap=True, max_height=420)
 
@@ -346,18 +346,18 @@ def build_evaluate_tab(ctx: AppContext) -> None:
             "configs": {c.name: c.to_dict() for c in picked}, "results": results, "oracle_gap": gaps,
         }, indent=1, ensure_ascii=False, default=str), encoding="utf-8")
         gold = sum(1 for q in questions if q.get("answer_variants"))
-        text = (f"Ran {len(questions)} questions of **{md_escape(label)}** through {len(picked)} config(s) on "
+        text = (f"Ran {plural(len(questions), 'question')} of **{md_escape(label)}** through {plural(len(picked), 'config')} on "
                 f"**{where}** in {time.perf_counter() - started:.1f}s.")
         for name, problem in keyless.items():
             text += f"  \n⚠ **{md_escape(name)}: not run, needs a key.** {md_escape(problem)}"
         if missing_docs:
-            text += (f"  \n⚠ {len(missing_docs)} evidence file(s) of these questions are not in {where} (e.g. "
+            text += (f"  \n⚠ {plural(len(missing_docs), 'evidence file')} of these questions are not in {where} (e.g. "
                      f"{md_escape(missing_docs[0])}): their answers cannot be found here, so low scores say "
                      "nothing about the configs.")
         if gold < len(questions):
             text += f"  \n⚠ Only {gold} of {len(questions)} questions have gold answers; the others score 0."
         if problems:
-            text += f"  \n{len(problems)} rows of the file were left out, e.g. {md_escape(shorten(problems[0], 300))}"
+            text += f"  \n{plural(len(problems), 'row')} of the file left out, e.g. {md_escape(shorten(problems[0], 300))}"
         accuracy, kuiper, errors, notes = plots(records)
         if notes:
             text += "  \n" + "; ".join(md_escape(n) for n in notes) + "."
@@ -367,9 +367,11 @@ def build_evaluate_tab(ctx: AppContext) -> None:
         EVAL_FOLDERS.returned(folder)
         return (text, headline_cards(results), metrics_frame(results), accuracy_update,
                 gr.LinePlot(kuiper, visible="kuiper" not in empty), gr.BarPlot(errors, visible="errors" not in empty),
-                question_frame(rows_by_config, records), str(predictions), str(report), gap_frame(gaps),
+                question_frame(rows_by_config, records), str(predictions), str(report),
+                gr.DataFrame(gap_frame(gaps), visible=bool(gaps)),
                 gr.Markdown("  \n".join(md_escape(line) for line in empty.values()), visible=bool(empty)))
 
     run_btn.click(run, [question_file, names, limit, workers, api_key, api_base, oracle, ctx.session],
                   [status, cards, metrics, accuracy_plot, kuiper_plot, error_plot, per_question_table, predictions_file,
-                   report_file, gap_table, nothing], api_name="evaluate", concurrency_limit=2)
+                   report_file, gap_table, nothing], api_name="evaluate", concurrency_limit=2,
+                  show_progress_on=[metrics])  # one progress bar, not one over every output
