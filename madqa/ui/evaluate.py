@@ -346,7 +346,8 @@ def build_evaluate_tab(ctx: AppContext) -> None:
             "configs": {c.name: c.to_dict() for c in picked}, "results": results, "oracle_gap": gaps,
         }, indent=1, ensure_ascii=False, default=str), encoding="utf-8")
         gold = sum(1 for q in questions if q.get("answer_variants"))
-        text = (f"Ran {plural(len(questions), 'question')} of **{md_escape(label)}** through {plural(len(picked), 'config')} on "
+        text = (f"Ran {plural(len(questions), 'question')} of **{md_escape(label)}** through "
+                f"{plural(len(picked), 'config')} on "
                 f"**{where}** in {time.perf_counter() - started:.1f}s.")
         for name, problem in keyless.items():
             text += f"  \n⚠ **{md_escape(name)}: not run, needs a key.** {md_escape(problem)}"
