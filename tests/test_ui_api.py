@@ -373,5 +373,5 @@ def test_a_document_without_searchable_text_is_flagged(tmp_path: Path) -> None:
     outcome = store.add_files(token, [("blank.pdf", blank)])
     assert outcome.files[0].status == "indexed" and "no searchable text" in outcome.files[0].detail
     table, summary = documents_table(store.own_corpus(token))
-    assert table.values.tolist()[0][:6] == ["blank.pdf", 1, 0, 0, 1, "none: 1"]
+    assert table.values.tolist()[0][:6] == ["blank.pdf", 1, 0, 0, 1, "blank: 1"]  # a blank page: nothing to OCR
     assert "No searchable text" in summary and "blank\\.pdf" in summary  # Markdown-escaped
