@@ -47,7 +47,7 @@ from madqa.protocols import (
     run_key_user,
 )
 from madqa.search_limits import SearchBudget, glob_regex, literal_prefix
-from madqa.text import lexical_similarity, match_key, quote_on_page
+from madqa.text import lexical_similarity, match_key, quote_on_page, stemmed_note
 from madqa.tool_text import TEXT_PROTOCOL, TextCall, read_tool_calls, strip_reasoning
 from madqa.types import (
     NO_PAGES_NOTE,
@@ -74,5 +74,5 @@ __all__ = [
     "PageRef", "PluginError", "Register", "RenderError", "SearchBudget", "SearchError", "SearchResult", "SearchStep",
     "ServerLimitError", "SettingsError", "Step", "TEXT_PROTOCOL", "TextCall", "ToolCall", "Usage", "provider_image_tokens", "__version__",
     "find_json_object", "find_tessdata", "hookimpl", "glob_regex", "lexical_similarity", "literal_prefix", "match_key", "ocr_words", "quote_on_page", "read_options",
-    "read_tool_calls", "strip_reasoning", "unfold_ligatures",
+    "read_tool_calls", "stemmed_note", "strip_reasoning", "unfold_ligatures",
 ]

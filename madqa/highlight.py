@@ -195,7 +195,7 @@ def page_words(pdf_page: pymupdf.Page, source: str | None, language: str = "eng"
     """
     if source != "ocr":
         words = text_layer_words(pdf_page)
-        if words or source in ("text", None):
+        if words or source in ("text", "blank", None):  # a blank page has nothing to OCR
             return words, "text" if words else "none"
     key = words_key(cache_key, language, dpi)
     if cache is not None and cache_key:

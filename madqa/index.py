@@ -59,6 +59,7 @@ class IngestReport:
     ocr_pages: int = 0
     imported_pages: int = 0
     empty_pages: int = 0
+    blank_pages: int = 0  # no text, image or drawing: nothing to OCR, so not among pages_without_text
     added: int = 0
     updated: int = 0
     unchanged: int = 0
@@ -274,6 +275,7 @@ def _summarise(report: IngestReport, gen_dir: Path, documents: dict[str, Documen
         sources.update(doc.sources)
     report.pages = sum(d.pages for d in documents.values())
     report.ocr_pages, report.imported_pages, report.empty_pages = sources["ocr"], sources["imported"], sources["none"]
+    report.blank_pages = sources["blank"]
     if report.empty_pages:
         db = sqlite3.connect((gen_dir / PAGES_DB).as_uri() + "?mode=ro", uri=True)
         try:

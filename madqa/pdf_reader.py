@@ -77,11 +77,19 @@ class PageTexts:
         if number in imported:
             return imported[number], "imported"
         text = "" if self.mode == "always" else (self.text.read(page, file, number) or "")
+        if not letters(text) and is_blank(page):
+            return "", "blank"  # nothing for OCR to find: not OCR'd, not listed as needing it
         if self.ocr is not None and (self.mode == "always" or letters(text) < MIN_TEXT_CHARS):
             ocr_text = self.ocr.read(page, file, number) or ""
             if letters(ocr_text) > letters(text):
                 return ocr_text, "ocr"
         return text, ("text" if letters(text) else "none")
+
+
+def is_blank(page: Any) -> bool:
+    """True for a truly blank page: no text, no image and no drawing (a scan has an image; vector-drawn
+    letters are drawings), so OCR has nothing to read. Images are looked at first: the cheap test for a scan."""
+    return not page.get_images(full=False) and not page.get_text("text").strip() and not page.get_drawings()
 
 
 def _out_of_memory(exc: BaseException) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-TextSource = Literal["text", "ocr", "imported", "none"]
+TextSource = Literal["text", "ocr", "imported", "none", "blank"]  # blank: no text, image or drawing
 
 
 @dataclass(frozen=True, order=True)

@@ -281,7 +281,8 @@ class TantivyRetriever:
         plain = query_language.plain_terms(text)
         if plain is not None:
             return self._plain(searcher, text, plain, max(1, int(k)))
-        stemmed = "no page matched exactly; matched stemmed variants (e.g. report/reports), phrases loosened to words"
+        stemmed = madqa.stemmed_note({w.lower(): [f"{s}…" for s in analyzer("stem").analyze(w.lower()) if s != w.lower()]
+                                      for w in query_language.query_words(text) if w.isalnum()}, phrases_loosened=True)
         attempts = [("text", False, None), ("stem", False, stemmed),
                     ("stem", True, "no page matched every word; showing pages that match any of them")]
         if self.stem_first:

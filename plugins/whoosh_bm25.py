@@ -390,7 +390,7 @@ class WhooshRetriever:
         if complete < len(groups):
             note = "no page matched every word; showing pages that match any of them, most words first"
         elif stemmed and self.analyzer == "standard":
-            note = "no page matched exactly; matched stemmed variants (e.g. report/reports)"
+            note = madqa.stemmed_note({t.lower(): self._variants(t.lower()) for t in terms})
         return [(score, doc) for score, doc, *_ in ranked], budget.with_notes(note)
 
     def _near(self, searcher: Any, ranked: list[tuple[float, int, int, float]], terms: list[str],
@@ -413,8 +413,7 @@ class WhooshRetriever:
         return out
 
     def _structured(self, state: Any, text: str, known: Callable[[str], bool], k: int) -> madqa.SearchResult:
-        loosened = ("no page matched exactly; matched stemmed variants (e.g. report/reports), "
-                    "phrases loosened to words")
+        loosened = "stemmed"  # the note naming the query's variants, worked out only when it is given
         if self.analyzer == "stemming":
             loosened = "no page matched every phrase exactly; phrases loosened to words"
         # (stemmed, any term, phrases loosened, note)
@@ -441,6 +440,10 @@ class WhooshRetriever:
             if ranked is None:
                 ranked = timed_search(searcher, parsed, k, budget)
             if ranked:
+                if note == "stemmed":
+                    note = madqa.stemmed_note({w.lower(): self._variants(w.lower())
+                                               for w in query_language.query_words(text) if w.isalnum()},
+                                              phrases_loosened=True)
                 return self._result(searcher, ranked, text, budget.with_notes(note))
         if not any_terms:
             return madqa.SearchResult((), text, budget.with_notes("the query has no searchable words (only "

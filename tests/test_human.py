@@ -104,7 +104,7 @@ def test_you_search_in_the_browser_records_a_trajectory_that_scores(visitors: Vi
     page.locator("#human-query textarea").press("Enter")
     expect(page.locator("#human-search-status")).to_contain_text("Search 2:")
     expect(page.locator("#human-pages img").first).to_be_visible()
-    label = "File: finance/annual_report_2024.pdf, Page: 6"
+    label = "📄 finance/annual_report_2024.pdf · p.6"  # the chips' label, as in Ask
     page.locator("#human-cites").get_by_label(label).check()
     page.locator("#human-answer textarea").fill("148,612")
     page.locator("#human-submit").click()

@@ -31,12 +31,13 @@ def test_ingest_reports_and_searches(tmp_path, settings, registry):
     make_pdf(root / "sub" / "memo.pdf", ["Memo from Alice Smith about the budget."])
     make_pdf(root / "blank.pdf", [""])
     report = ingest(root, settings, registry, ocr="never")
-    assert (report.files, report.pages, report.added, report.empty_pages, report.failures) == (3, 4, 3, 1, [])
+    assert (report.files, report.pages, report.added, report.empty_pages, report.failures) == (3, 4, 3, 0, [])
+    assert report.blank_pages == 1 and report.pages_without_text == []  # blank: nothing for OCR to find
     corpus = Corpus.open(root, settings.corpora_dir)
     assert set(corpus.documents) == {"report.pdf", "sub/memo.pdf", "blank.pdf"}
     doc = corpus.document("report.pdf")
     assert doc.pages == 2 and len(doc.sha256) == 64 and doc.sources == {"text": 2}
-    assert corpus.document("blank.pdf").sources == {"none": 1}
+    assert corpus.document("blank.pdf").sources == {"blank": 1}
     hits = _search(corpus, registry, "employees").hits
     assert [(h.file, h.page) for h in hits] == [("report.pdf", 2)]
     assert "57 employees" in hits[0].snippet
@@ -189,11 +190,15 @@ def test_killed_index_leaves_previous_index_usable(tmp_path, settings, registry)
 
 def test_page_sources_without_texts(tmp_path, settings, registry):
     root = tmp_path / "docs"
-    make_pdf(root / "a.pdf", ["some text here", ""])
-    ingest(root, settings, registry, ocr="never")
+    make_pdf(root / "a.pdf", ["some text here", "", ""])
+    with pymupdf.open(root / "a.pdf") as doc:  # page 3: a drawing and no text, which OCR might read
+        doc[2].draw_rect(pymupdf.Rect(100, 100, 300, 200), color=(0, 0, 0))
+        doc.saveIncr()
+    report = ingest(root, settings, registry, ocr="never")
     corpus = Corpus.open(root, settings.corpora_dir)
-    assert corpus.page_sources() == {("a.pdf", 1): "text", ("a.pdf", 2): "none"}
-    assert corpus.page_source("a.pdf", 2) == "none" and corpus.page_source("a.pdf", 3) is None
+    assert corpus.page_sources() == {("a.pdf", 1): "text", ("a.pdf", 2): "blank", ("a.pdf", 3): "none"}
+    assert corpus.page_source("a.pdf", 3) == "none" and corpus.page_source("a.pdf", 4) is None
+    assert report.pages_without_text == [("a.pdf", 3)] and (report.empty_pages, report.blank_pages) == (1, 1)
 
 
 def test_imported_ocr_by_bare_name_skips_names_shared_by_several_files(tmp_path, settings, registry):

@@ -60,6 +60,7 @@ def test_same_fallbacks_and_notes(retriever):
     assert {("annual.pdf", 2), ("letter.pdf", 2)} <= set(refs(anyterm))
     variants = retriever.search("specification")
     assert refs(variants) == [("manual.pdf", 1)] and "stemmed" in variants.note
+    assert "(specification: " in variants.note and "report/reports" not in variants.note  # the query's own words
     none = retriever.search("zeppelin")
     assert none.hits == () and "no page matches" in none.note
     fielded = retriever.search("page:3 file:annual")  # words, not field queries

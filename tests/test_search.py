@@ -62,6 +62,7 @@ def test_fallbacks_say_so(retriever):
     assert {("annual.pdf", 2), ("letter.pdf", 2)} <= set(refs(stemmed))
     variants = retriever.search("specification")  # only "specifications" is on the page
     assert refs(variants) == [("manual.pdf", 1)] and "stemmed" in variants.note
+    assert "specification" in variants.note and "report/reports" not in variants.note  # the query's own words
     none = retriever.search("zeppelin")
     assert none.hits == () and "no page matches" in none.note
 

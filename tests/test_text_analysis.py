@@ -221,3 +221,22 @@ def test_a_generation_stored_with_ligatures_reads_and_searches_spelt_out(tmp_pat
     assert [(h.file, h.page) for h in hits] == [("old.pdf", 1)] and "configuration file" in hits[0].snippet
     marker = json.loads((corpus.retriever_dir("whoosh") / whoosh_bm25.MARKER).read_text(encoding="utf-8"))
     assert marker["analysis"] == 4
+
+
+def test_stemmed_note_names_the_querys_own_variants():
+    import madqa
+
+    note = madqa.stemmed_note({"reports": ["report", "reporting", "reports"], "the": ["the"]})
+    assert note == "no page matched exactly; matched stemmed variants (reports: report, reporting)"
+    many = madqa.stemmed_note({f"w{i}": [f"v{i}"] for i in range(6)}, phrases_loosened=True, most=2)
+    assert many.endswith("(w0: v0; w1: v1; …), phrases loosened to words")
+    assert "query's words" in madqa.stemmed_note({})
+
+
+def test_plural_and_article():
+    from madqa.text import plural, with_article
+
+    assert [plural(1, "search"), plural(2, "search"), plural(1, "config"), plural(3, "config")] == [
+        "1 search", "2 searches", "1 config", "3 configs"]
+    assert plural(2, "index", "indexes") == "2 indexes" and plural(1200, "page") == "1,200 pages"
+    assert with_article("OpenAI") == "an OpenAI" and with_article("Gemini") == "a Gemini"

@@ -230,11 +230,12 @@ def test_evaluate_reports_metrics_plots_and_downloads(server: SimpleNamespace) -
     result = client(server).predict(question_file=None, configs=["offline"], limit=3, workers=2,
                                     api_key=SECRET, api_name="/evaluate")
     status, cards, metrics, accuracy, kuiper, errors, per_question, predictions, report, gap, nothing = result
-    assert gap["data"] in ([], [[]]) or not any(gap["data"])  # no oracle asked for
-    assert "Ran 3 questions of **demo questions** through 1 config(s) on **the demo corpus**" in status
+    assert gap["visible"] is False  # no oracle asked for: no empty "Oracle gap" frame
+    assert gap["value"]["data"] in ([], [[]]) or not any(gap["value"]["data"])
+    assert "Ran 3 questions of **demo questions** through 1 config on **the demo corpus**" in status
     assert "Accuracy" in cards and "Page F1" in cards and "Evidence recall" in cards
     rows = {r[0]: r[1:-1] for r in metrics["data"]}
-    assert metrics["headers"] == ["metric", "offline", "what it means"] and rows["questions"] == ["3"]
+    assert metrics["headers"] == ["metric", "offline", "what it means"] and rows["questions scored"] == ["3"]
     assert "accuracy" in rows and not any("_" in name for name in rows)  # plain words, no snake_case
     assert len(per_question["data"]) == 3
     ids = [r[1] for r in per_question["data"]]
@@ -259,7 +260,7 @@ def test_evaluate_an_uploaded_question_set(server: SimpleNamespace) -> None:
                     + "{broken\n", encoding="utf-8")
     status = client(server).predict(question_file=handle_file(str(path)), configs=["offline"],
                                     api_name="/evaluate")[0]
-    assert "Ran 1 questions of **mine\\.jsonl**" in status and "left out" in status
+    assert "Ran 1 question of **mine\\.jsonl**" in status and "left out" in status
 
 
 def test_a_broken_question_file_is_named_without_server_paths(server: SimpleNamespace) -> None:
@@ -372,5 +373,5 @@ def test_a_document_without_searchable_text_is_flagged(tmp_path: Path) -> None:
     outcome = store.add_files(token, [("blank.pdf", blank)])
     assert outcome.files[0].status == "indexed" and "no searchable text" in outcome.files[0].detail
     table, summary = documents_table(store.own_corpus(token))
-    assert table.values.tolist()[0][:6] == ["blank.pdf", 1, 0, 0, 1, "none: 1"]
+    assert table.values.tolist()[0][:6] == ["blank.pdf", 1, 0, 0, 1, "blank: 1"]  # a blank page: nothing to OCR
     assert "No searchable text" in summary and "blank\\.pdf" in summary  # Markdown-escaped

@@ -35,7 +35,7 @@ def test_the_reason_names_the_provider_the_variable_and_what_to_do() -> None:
     config = list_configs()["gpt-4.1-mini"]
     reason = key_problem(config, env={})
     assert reason is not None
-    assert "OpenAI API key" in reason and "OPENAI_API_KEY" in reason and "Settings → API key" in reason
+    assert "needs an OpenAI API key" in reason and "OPENAI_API_KEY" in reason and "Settings → API key" in reason
     assert key_problem(config, {"api_key": "sk-visitor"}, env={}) is None  # the visitor's own key is enough
     assert key_problem(config, env={"OPENAI_API_KEY": "sk-server"}) is None
 

@@ -126,7 +126,7 @@ def test_the_start_sweep_removes_unreachable_uploads_and_keeps_operator_collecti
     assert list(store.uploads_root.iterdir()) == []
     assert not state_dir_for(legacy, settings.corpora_dir).exists()
     assert sorted(Corpus.open(operator, settings.corpora_dir).documents) == ["d.pdf"]
-    assert "removed 3 upload folder(s) and 1 upload index(es)" in caplog.text
+    assert "removed 3 upload folders and 1 upload index" in caplog.text
     lock.release()
 
 

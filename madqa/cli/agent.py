@@ -13,6 +13,7 @@ from madqa.cli import common, research
 from madqa.cli.base import command
 from madqa.jsonl import dumps
 from madqa.settings import Settings, config_keys
+from madqa.text import plural
 
 
 @command("ask")
@@ -130,7 +131,7 @@ def _run(args: argparse.Namespace, settings: Settings, executor: Any) -> int:
         print(f"{config.name}: {len(rows)} rows in {path}; {run_summary(rows, questions)}")
         failures += sum(1 for r in rows if failed(r))
     if failures:
-        print(f"madqa: {failures} question(s) failed (see each row's error); run again with --resume to retry "
+        print(f"madqa: {plural(failures, 'question')} failed (see each row's error); run again with --resume to retry "
               "them", file=sys.stderr)
     return 1 if failures else 0
 

@@ -8,6 +8,7 @@ import atexit
 import gc
 import sys
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -74,12 +75,23 @@ def index_progress(out: Any = None) -> Callable[[str, int, int | None, str], Non
     return report
 
 
-def page_progress(out: Any = None) -> Callable[[str, int, int, str], None]:
-    """Progress of OCR, page by page (a scan takes seconds a page; text pages are not reported), one stderr
-    line each: ``OCR page 3/12 · scans/report.pdf``."""
+def page_progress(out: Any = None, every_s: float = 2.0,
+                  clock: Callable[[], float] = time.monotonic) -> Callable[[str, int, int, str], None]:
+    """Progress of reading pages, one stderr line per report: every OCR'd page (a scan takes seconds a page:
+    ``OCR page 3/12 · scans/report.pdf``), and for text layers at most one line per ``every_s`` seconds
+    (``reading text: page 40/212 · big.pdf · 1,204 pages read``), so a long collection is never silent."""
+    read = [0]
+    last = [clock()]  # a collection read within every_s stays quiet
+
     def report(file: str, page: int, pages: int, source: str) -> None:
+        read[0] += 1
         if source == "ocr":
             print(f"OCR page {page}/{pages} · {file}", file=out or sys.stderr, flush=True)
+            last[0] = clock()
+        elif clock() - last[0] >= every_s:
+            last[0] = clock()
+            print(f"reading text: page {page}/{pages} · {file} · {read[0]:,} pages read", file=out or sys.stderr,
+                  flush=True)
 
     return report
 
@@ -124,7 +136,8 @@ def print_report(report: Any, out: Any = None) -> None:
           f"({report.added} added, {report.updated} updated, {report.unchanged} unchanged, "
           f"{report.removed} removed)", file=out)
     print(f"pages OCR'd: {report.ocr_pages}, imported OCR: {report.imported_pages}, "
-          f"with no text: {report.empty_pages}, failures: {len(report.failures)}", file=out)
+          f"with no text: {report.empty_pages}, blank: {report.blank_pages}, failures: {len(report.failures)}",
+          file=out)
     if report.pages_without_text:
         named = ", ".join(f"{f} p.{p}" for f, p in report.pages_without_text)
         more = report.empty_pages - len(report.pages_without_text)

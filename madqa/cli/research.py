@@ -14,6 +14,7 @@ from typing import Any
 from madqa.cli import common
 from madqa.cli.base import command
 from madqa.settings import Settings
+from madqa.text import plural
 
 
 def add_run_arguments(p: argparse.ArgumentParser) -> None:
@@ -180,7 +181,7 @@ def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
     if problems:
         for problem in problems:
             print(f"{args.predictions}: {problem}", file=sys.stderr)
-        print(f"madqa: refused: {len(problems)} problem(s); nothing written to {out}", file=sys.stderr)
+        print(f"madqa: refused: {plural(len(problems), 'problem')}; nothing written to {out}", file=sys.stderr)
         return 1
     rows = [leaderboard_row(row) for _, row in located]
     tmp = out.with_name(out.name + ".tmp")

@@ -15,8 +15,9 @@ from madqa.settings import Settings
 
 @command("eval")
 def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
+    from madqa.evaluation.glossary import legend
     from madqa.evaluation.questions import load_questions
-    from madqa.evaluation.report import PredictionFileError, evaluate, format_table, load_predictions
+    from madqa.evaluation.report import TABLE_ROWS, PredictionFileError, evaluate, format_table, load_predictions
 
     gold, problems = load_questions(args.gold)
     for problem in problems:
@@ -51,6 +52,7 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
         if args.by:
             groups.update({f"{k}": v for k, v in only[f"by_{args.by}"].items()})
         print("\n" + format_table(groups))
+    print("\nwhat the numbers mean:\n" + legend([label for label, _ in TABLE_ROWS]))
     return 0
 
 

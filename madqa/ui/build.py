@@ -68,8 +68,8 @@ CSS = """
   background: var(--background-fill-secondary); }
 .eval-card-value { font-size: 1.8rem; font-weight: 700; line-height: 1.1; }
 .eval-card-name { font-weight: 600; }
-.eval-card-why { font-size: .82em; opacity: .8; }
-#ask-counter p, #ask-documents p { font-size: .85em; opacity: .8; margin: 0; }
+.eval-card-why { font-size: .82em; color: #4b5563; }
+#ask-counter p, #ask-documents p { font-size: .85em; color: #4b5563; margin: 0; }  /* a colour, not opacity: AA */
 /* a visible focus ring for keyboard users */
 :focus-visible { outline: 3px solid #2563eb !important; outline-offset: 2px !important; }
 /* tables scroll sideways instead of wrapping letter by letter */
@@ -84,9 +84,13 @@ CSS = """
   #ask-input-row { flex-wrap: wrap !important; }
   #ask-input-row > .form:has(#ask-question) { flex: 1 1 100% !important; min-width: 100% !important; }
 }
-footer { opacity: 0.7; }
+/* quiet text in colours that still read (WCAG AA, 4.5:1 on white): the footer links, hints, "- or -" */
+footer .show-api, footer .settings, footer a, footer button, footer span { color: #4b5563 !important; }
+.info-text, [data-testid="upload-text"] .or { color: #4b5563 !important; }
+.message-wrap em, #ask-chat em, #compare-chat-a em, #compare-chat-b em { color: #1f2937 !important; }
+button[role="tab"].selected { color: #c2410c !important; }  /* the open tab: orange-700 reads, orange-500 did not */
 /* a config that cannot reach its model here: still choosable (it says why), but greyed */
-.keyless-config { opacity: .5; font-style: italic; }
+.keyless-config, .keyless-config * { color: #6b7280 !important; font-style: italic; }
 """ + MODAL_CSS + CITE_CSS
 # Accessible names Gradio leaves empty (the expand arrow of a thought), kept up as the chat re-renders.
 A11Y_JS = r"""
@@ -112,8 +116,36 @@ A11Y_JS = r"""
     document.querySelectorAll('span.arrow button.icon-button').forEach((b) => {
       if (!b.getAttribute('aria-label')) b.setAttribute('aria-label', 'Show or hide the steps');
     });
+    // a thought's title is itself the button (role=button, Enter opens it): the arrow inside leaves the
+    // accessibility tree (inert), so keyboard and screen-reader users meet one control, not one inside another
+    // (axe: nested-interactive); a click on the arrow still lands on the title
+    document.querySelectorAll('[role="button"] span.arrow:not([inert])').forEach((s) => s.setAttribute('inert', ''));
     document.querySelectorAll('button.icon-button').forEach((b) => {
       if (!b.getAttribute('aria-label') && b.title) b.setAttribute('aria-label', b.title);
+    });
+    // a spoken name that holds the words on screen (axe: label-content-name-mismatch): gallery thumbnails
+    // ("p.6 · report.pdf, thumbnail 1 of 5") and the upload boxes ("Drop File Here - or - Click to Upload")
+    document.querySelectorAll('.thumbnail-item[aria-label]').forEach((b) => {
+      const base = b.dataset.a11yBase || b.getAttribute('aria-label');
+      b.dataset.a11yBase = base;
+      const text = (b.textContent || '').replace(/\s+/g, ' ').trim();
+      const want = text ? `${text}, ${base.toLowerCase()}` : base;
+      if (b.getAttribute('aria-label') !== want) b.setAttribute('aria-label', want);
+    });
+    document.querySelectorAll('[aria-dropeffect][aria-label]').forEach((box) => {
+      const text = (box.innerText || '').replace(/\s+/g, ' ').trim();
+      if (text && box.getAttribute('aria-label') !== text) box.setAttribute('aria-label', text);
+    });
+    // Gradio's empty-value boxes carry an aria-label on a plain div (axe: aria-prohibited-attr): an image role
+    document.querySelectorAll('div.unpadded_box[aria-label]:not([role])').forEach((d) => d.setAttribute('role', 'img'));
+    // the page viewer's image is a button (full size) with no words: give it a name (axe: button-name)
+    document.querySelectorAll('.image-container > button:not([aria-label])').forEach((b) => {
+      if (!(b.textContent || '').trim()) b.setAttribute('aria-label', 'Show the page full size');
+    });
+    // the chat's example questions are buttons in a role=list without list items (axe: aria-required-children)
+    document.querySelectorAll('.examples[role="list"]').forEach((d) => {
+      d.setAttribute('role', 'group');
+      d.setAttribute('aria-label', 'Example questions');
     });
     // configs that need a key this server lacks: greyed in every picker, the reason in a tooltip
     document.querySelectorAll('[role="option"]:not(.keyless-config), #eval-configs label:not(.keyless-config)')
@@ -135,7 +167,15 @@ def theme() -> gr.themes.Base:
     """The default theme with system fonts: nothing is fetched from the internet."""
     system = ["ui-sans-serif", "system-ui", "-apple-system", "Segoe UI", "Roboto", "sans-serif"]
     mono = ["ui-monospace", "SFMono-Regular", "Menlo", "Consolas", "monospace"]
-    return gr.themes.Default(font=system, font_mono=mono)
+    # the primary buttons one shade darker than Gradio's orange-500: white on it reads at 5.2:1, not 2.8:1
+    return gr.themes.Default(font=system, font_mono=mono).set(
+        button_primary_background_fill="*primary_700", button_primary_background_fill_hover="*primary_800",
+        button_primary_background_fill_dark="*primary_700", button_primary_background_fill_hover_dark="*primary_800",
+        button_primary_text_color="white", button_primary_text_color_dark="white",
+        # Stop: red-700 under white text (red-500 read at 3.3:1)
+        button_cancel_background_fill="#b91c1c", button_cancel_background_fill_hover="#991b1b",
+        button_cancel_background_fill_dark="#b91c1c", button_cancel_background_fill_hover_dark="#991b1b",
+        button_cancel_text_color="white", button_cancel_text_color_dark="white")
 
 
 def launch_options(settings: Settings, app: gr.Blocks | None = None) -> dict[str, Any]:

@@ -61,9 +61,11 @@ def documents_table(corpus: Corpus | None) -> tuple[pd.DataFrame, str]:
             silent.append(file)
         notes = list(doc.warnings) + (["⚠ no searchable text"] if not searchable else [])
         rows.append([file, doc.pages, doc.sources.get("text", 0), doc.sources.get("ocr", 0) + doc.sources.get(
-            "imported", 0), doc.sources.get("none", 0), detail, hide_paths("; ".join(notes))])
+            "imported", 0), doc.sources.get("none", 0) + doc.sources.get("blank", 0), detail,  # no text either way
+            hide_paths("; ".join(notes))])
     summary = (f"{plural(len(rows), 'document')}, {plural(corpus.page_count, 'page')}. Page text comes from the "
-               "PDF's text layer (text), Tesseract OCR of the page image (OCR), or neither (none).")
+               "PDF's text layer (text), Tesseract OCR of the page image (OCR), or neither (none; "
+               "blank: a page with no text, image or drawing).")
     if silent:
         summary += ("  \n⚠ **No searchable text** (no text layer, and OCR found nothing — is Tesseract "
                     "installed?): " + ", ".join(md_escape(f) for f in silent) + ". The agent cannot find these by search.")
@@ -178,9 +180,10 @@ def build_corpus_tab(ctx: AppContext, tab: gr.Tab) -> dict[str, Any]:
     choice.input(select, [choice, ctx.session], [ctx.session, docs, summary, hits, *header],
                  api_visibility="private")
     add_btn.click(add, [files, ctx.session], [ctx.session, results, choice, docs, summary, hits, *header, files],
-                  api_name="add_documents", concurrency_limit=2)
+                  api_name="add_documents", concurrency_limit=2,
+                  show_progress_on=[results])  # one progress bar, beside the button, not one over every output
     clear_btn.click(clear, [ctx.session], [ctx.session, choice, docs, summary, hits, *header, results],
-                    api_visibility="private")
+                    api_visibility="private", show_progress_on=[results])
     gr.on([query.submit, search_btn.click], search, [query, ctx.session], [hits], api_name="search_corpus",
           concurrency_limit=8)
     return shown

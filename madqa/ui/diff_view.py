@@ -13,13 +13,34 @@ import gradio as gr
 import pandas as pd
 
 from madqa.evaluation.diff import OUTCOMES, diff_runs
+from madqa.evaluation.glossary import term
 from madqa.evaluation.questions import QuestionFileError, load_questions
 from madqa.evaluation.report import PredictionFileError, load_predictions
 from madqa.ui.context import AppContext, shown_error
+from madqa.ui.messages import md_escape, plural
 from madqa.ui.sessions import shorten_name
 
-DIFF_COLUMNS = ["id", "hop", "who was right", "A answer", "B answer", "A queries", "B queries", "diverged at query",
-                "first page only A saw", "first page only B saw"]
+HOP_WORDS = {"single": "one page", "cross_page": "several pages", "cross_doc": "several documents"}
+QUERY_CHARS = 70  # a longer query is folded (its start, then …): the table fits its frame
+QUERIES_SHOWN = 4  # then "… and N more searches"
+
+
+def diff_columns(a: str, b: str) -> list[str]:
+    """The per-question table's headers, the columns that say why first, then the answers and searches."""
+    return ["question", "who was right", "searches differ from", f"first page only {a} saw",
+            f"first page only {b} saw", f"{a}: answer", f"{b}: answer", f"{a}: searches", f"{b}: searches",
+            "evidence on", "id"]
+
+
+DIFF_COLUMNS = diff_columns("A", "B")
+DIFF_WIDTHS = ["17%", "8%", "6%", "9%", "9%", "9%", "9%", "12%", "12%", "5%", "4%"]
+
+
+def run_name(path: str, rows: list[dict[str, Any]]) -> str:
+    """A run named by its file and its config (``baseline.jsonl · offline``), not A or B."""
+    configs = sorted({str(r["config"]) for r in rows if isinstance(r, dict) and r.get("config")})
+    name = shorten_name(Path(path).name)
+    return f"{name} · {', '.join(configs)}" if configs else name
 
 
 def _page(p: dict[str, Any] | None) -> str:
@@ -28,28 +49,43 @@ def _page(p: dict[str, Any] | None) -> str:
 
 def _answer(value: Any, right: bool, error: str | None) -> str:
     text = " | ".join(str(v) for v in value) if isinstance(value, list) else str(value or "")
-    return f"{'✓' if right else '✗'} {text or '(refusal)'}" + (f" [{error}]" if error else "")
+    why = f" ({term(f'errors.{error}').label.removeprefix('wrong answers: ')})" if error else ""
+    return f"{'✓ right' if right else '✗ wrong'}{why}: {text or '(refusal)'}"
 
 
-def diff_frames(result: dict[str, Any], names: tuple[str, str]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(summary table, per-question table) of a ``diff_runs`` result; every cell is plain text."""
+def _queries(queries: list[str]) -> str:
+    """Numbered searches, each folded to ``QUERY_CHARS``, at most ``QUERIES_SHOWN`` then a count of the rest."""
+    def fold(q: str) -> str:
+        return q if len(q) <= QUERY_CHARS else q[:QUERY_CHARS - 1].rstrip() + "…"
+    lines = [f"{i}. {fold(q)}" for i, q in enumerate(queries[:QUERIES_SHOWN], 1)]
+    if len(queries) > QUERIES_SHOWN:
+        lines.append(f"… and {plural(len(queries) - QUERIES_SHOWN, 'more search', 'more searches')}")
+    return "\n".join(lines) or "(no search)"
+
+
+def diff_frames(result: dict[str, Any], names: tuple[str, str],
+                disagreements_only: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(summary table, per-question table) of a ``diff_runs`` result, in words; every cell is plain text.
+    ``disagreements_only`` keeps the questions only one run got right."""
     a, b = names
-    label = {"A only": f"{a} only", "B only": f"{b} only", "both": "both", "neither": "neither"}
+    label = {"A only": f"only {a} right", "B only": f"only {b} right", "both": "both right", "neither": "neither right"}
     s = result["summary"]
-    summary = [["all", *(s[o] for o in OUTCOMES)]]
-    summary += [[hop, *(counts[o] for o in OUTCOMES)] for hop, counts in s["by_hop_type"].items()]
+    summary = [["all questions", *(s[o] for o in OUTCOMES)]]
+    summary += [[f"evidence on {HOP_WORDS.get(hop, hop)}", *(counts[o] for o in OUTCOMES)]
+                for hop, counts in s["by_hop_type"].items()]
     for o, errors in s["loser_errors"].items():
         loser = b if o == "A only" else a
-        kinds = ", ".join(f"{c.replace('_', ' ')}: {n}" for c, n in errors.items() if n) or "none"
-        summary.append([f"{loser}'s errors where {label[o]} right", kinds, *([""] * (len(OUTCOMES) - 1))])
+        kinds = ", ".join(f"{term(f'errors.{c}').label.removeprefix('wrong answers: ')}: {n}"
+                          for c, n in errors.items() if n) or "none"
+        summary.append([f"why {loser} was wrong where {label[o]}", kinds, *([""] * (len(OUTCOMES) - 1))])
     summary_frame = pd.DataFrame(summary, columns=["", *(label[o] for o in OUTCOMES)])
-    rows = [[q["id"], q["hop_type"], label[q["outcome"]],
+    rows = [[str(q["question"] or ""), label[q["outcome"]],
+             f"search {q['first_different_query']}" if q["first_different_query"] else "same searches",
+             _page(q["a_first_unique_page"]), _page(q["b_first_unique_page"]),
              _answer(q["a_answer"], q["a_right"], q["a_error"]), _answer(q["b_answer"], q["b_right"], q["b_error"]),
-             "\n".join(f"{i}. {x}" for i, x in enumerate(q["a_queries"], 1)),
-             "\n".join(f"{i}. {x}" for i, x in enumerate(q["b_queries"], 1)),
-             q["first_different_query"] or "same", _page(q["a_first_unique_page"]), _page(q["b_first_unique_page"])]
-            for q in result["questions"]]
-    return summary_frame, pd.DataFrame(rows, columns=DIFF_COLUMNS)
+             _queries(q["a_queries"]), _queries(q["b_queries"]), HOP_WORDS.get(q["hop_type"], q["hop_type"]), q["id"]]
+            for q in result["questions"] if not disagreements_only or q["outcome"] in ("A only", "B only")]
+    return summary_frame, pd.DataFrame(rows, columns=diff_columns(a, b))
 
 
 def build_diff_view(ctx: AppContext) -> None:
@@ -59,13 +95,16 @@ def build_diff_view(ctx: AppContext) -> None:
             file_b = gr.File(label="Predictions B (JSONL)", file_types=[".jsonl"], elem_id="diff-b", height=90)
             gold_file = gr.File(label=f"Question set (empty: the {len(ctx.questions)} demo questions)",
                                 file_types=[".jsonl", ".parquet"], elem_id="diff-gold", height=90)
-        go = gr.Button("Compare the files", elem_id="diff-run")
+        with gr.Row():
+            go = gr.Button("Compare the files", elem_id="diff-run")
+            disagree = gr.Checkbox(False, label="Only the questions where one run is right and the other wrong",
+                                   elem_id="diff-disagree")
         status = gr.Markdown(elem_id="diff-status")
         summary = gr.DataFrame(pd.DataFrame(columns=[""]), label="Summary", interactive=False, elem_id="diff-summary")
         table = gr.DataFrame(pd.DataFrame(columns=DIFF_COLUMNS), label="Per question", interactive=False, wrap=True,
-                             max_height=520, elem_id="diff-table")
+                             max_height=520, elem_id="diff-table", column_widths=DIFF_WIDTHS)
 
-    def run(a: str | None, b: str | None, gold_path: str | None) -> tuple[Any, ...]:
+    def run(a: str | None, b: str | None, gold_path: str | None, disagreements_only: bool = False) -> tuple[Any, ...]:
         if not a or not b:
             raise shown_error("Upload two prediction files (A and B).")
         if gold_path:
@@ -87,10 +126,15 @@ def build_diff_view(ctx: AppContext) -> None:
         result = diff_runs(sides[0], sides[1], gold)
         if not result["questions"]:
             raise shown_error("No question is answered in both files (matched by question text, then id).")
-        names = ("A", "B")
+        names = (run_name(a, sides[0]), run_name(b, sides[1]))
+        if names[0] == names[1]:
+            names = (f"{names[0]} (A)", f"{names[1]} (B)")
         s = result["summary"]
-        text = (f"{s['n']} questions answered in both: A only right {s['A only']}, B only right {s['B only']}, "
-                f"both {s['both']}, neither {s['neither']}; same queries on {s['same_queries']}.")
-        return (text, *diff_frames(result, names))
+        text = (f"{plural(s['n'], 'question')} answered in both: only **{md_escape(names[0])}** right {s['A only']}, "
+                f"only **{md_escape(names[1])}** right {s['B only']}, both {s['both']}, neither {s['neither']}; "
+                f"the same searches on {s['same_queries']}.")
+        return (text, *diff_frames(result, names, bool(disagreements_only)))
 
-    go.click(run, [file_a, file_b, gold_file], [status, summary, table], api_name="diff", concurrency_limit=4)
+    inputs = [file_a, file_b, gold_file, disagree]
+    go.click(run, inputs, [status, summary, table], api_name="diff", concurrency_limit=4)
+    disagree.input(run, inputs, [status, summary, table], api_visibility="private", concurrency_limit=4)

@@ -25,6 +25,7 @@ import gradio as gr
 import pandas as pd
 
 from madqa.errors import MadqaError
+from madqa.evaluation.glossary import term
 from madqa.evaluation.oracle import oracle_gap
 from madqa.evaluation.questions import QuestionFileError, load_questions
 from madqa.evaluation.report import (
@@ -38,7 +39,7 @@ from madqa.evaluation.report import (
 from madqa.evaluation.runner import run_batch
 from madqa.jsonl import dumps
 from madqa.ui.context import AppContext, internal_error, shown_error
-from madqa.ui.messages import md_escape, redact, shorten
+from madqa.ui.messages import md_escape, plural, redact, shorten
 from madqa.ui.model_access import config_choices, key_problem, picker_info
 from madqa.ui.policy import visitor_row
 from madqa.ui.sessions import shorten_name
@@ -64,41 +65,11 @@ def metrics_frame(results: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["metric", *names, "what it means"])  # the numbers first: never cut off
 
 
-PLAIN = {
-    "n": ("questions", "questions scored"), "n_gold": ("with gold answer", "questions that have a gold answer"),
-    "n_missing": ("not answered", "questions with no prediction"),
-    "n_unmatched": ("unmatched predictions", "predictions whose id is not in the question set"),
-    "accuracy": ("accuracy", "share answered right (ANLS* at least 0.5)"),
-    "accuracy_strict": ("strict accuracy", "share answered exactly right"),
-    "anls": ("ANLS* (answer similarity)", "mean answer similarity to the gold answer, 0 to 1"),
-    "doc_f1": ("document F1", "cited documents against the gold evidence documents, 0 to 1"),
-    "page_f1": ("page F1", "cited pages against the gold evidence pages, 0 to 1"),
-    "kuiper": ("effort calibration (Kuiper)", "does more searching go with more right answers? lower is better"),
-    "wasted_effort_ratio": ("wasted effort", "share of steps that found nothing new"),
-    "query_drift": ("query drift", "how far later searches wander from the first (0 same words, 1 none shared)"),
-    "evidence_recall": ("evidence recall", "share of gold evidence pages the agent saw"),
-    "evidence_recall_micro": ("evidence recall (all pages pooled)", "evidence recall over all pages at once"),
-    "first_query_success": ("first search found it", "share where the first search already hit an evidence page"),
-    "n_run_errors": ("runs that failed", "questions whose run ended in an error: no answer to score (counted "
-                     "as wrong in accuracy, as the official harness does; run them again)"),
-    "n_unanswerable": ("questions with no answer", "questions whose gold answer is empty (not in any document)"),
-    "unanswerable_refused": ("rightly refused", "share of the questions with no answer that the run refused"),
-    "quotes_verified": ("quotes verified", "quotes found word for word on the cited page"),
-    "answers_with_verified_quote": ("answers with a verified quote", "share of answers backed by a found quote"),
-}
-
-
 def plain_metric(label: str) -> tuple[str, str]:
-    """A metric's name in plain words (no snake_case on screen) and a one-line explanation."""
-    if label in PLAIN:
-        return PLAIN[label]
-    head, _, tail = label.partition(".")
-    words = {"errors": "wrong answers:", "steps": "steps", "tokens": "tokens", "cost_usd": "cost (USD)",
-             "latency_s": "time (s)"}.get(head, head.replace("_", " "))
-    what = {"sum": "total", "mean": "per question", "median": "median per question", "max": "most in one question"}
-    tail_words = what.get(tail, tail.replace("_", " "))
-    why = "share of wrong answers of this kind" if head == "errors" else f"{words} {tail_words}"
-    return f"{words} {tail_words}", why
+    """A metric's name in plain words (no snake_case on screen) and its meaning with its scale,
+    both from the one glossary the CLI report uses too."""
+    entry = term(label)
+    return entry.label, entry.explained()
 
 
 HEADLINES = (("Accuracy", "accuracy"), ("Page F1", "page_f1"), ("Evidence recall", "evidence_recall"))
@@ -111,10 +82,10 @@ def headline_cards(results: Mapping[str, Mapping[str, Any]]) -> str:
     parts = []
     for name in results:
         cards = "".join(
-            f'<div class="eval-card" title="{html.escape(PLAIN[key][1])}"><div class="eval-card-value">'
+            f'<div class="eval-card" title="{html.escape(term(key).explained())}"><div class="eval-card-value">'
             f'{html.escape(str(cell(lookup(results[name]["overall"], key))))}</div>'
             f'<div class="eval-card-name">{html.escape(title)}</div>'
-            f'<div class="eval-card-why">{html.escape(PLAIN[key][1])}</div></div>' for title, key in HEADLINES)
+            f'<div class="eval-card-why">{html.escape(term(key).explained())}</div></div>' for title, key in HEADLINES)
         parts.append(f'<div class="eval-cards"><b>{html.escape(name)}</b>{cards}</div>')
     return "".join(parts)
 
@@ -270,7 +241,7 @@ def build_evaluate_tab(ctx: AppContext) -> None:
                                     height=260, y_axis_format="d")
             nothing = gr.Markdown(visible=False, elem_id="eval-nothing-to-plot")  # instead of an empty frame
     gap_table = gr.DataFrame(pd.DataFrame(columns=["oracle gap"]), label="Oracle gap (with the oracle checkbox)",
-                             interactive=False, elem_id="eval-gap")
+                             interactive=False, elem_id="eval-gap", visible=False)  # drawn only when there is one
     per_question_table = gr.DataFrame(pd.DataFrame(columns=QUESTION_COLUMNS), label="Per question",
                                       column_widths=["12%", "8%", "38%", "14%", "7%", "6%", "6%", "9%"], interactive=False, wrap=True, max_height=420)
 
@@ -375,18 +346,19 @@ def build_evaluate_tab(ctx: AppContext) -> None:
             "configs": {c.name: c.to_dict() for c in picked}, "results": results, "oracle_gap": gaps,
         }, indent=1, ensure_ascii=False, default=str), encoding="utf-8")
         gold = sum(1 for q in questions if q.get("answer_variants"))
-        text = (f"Ran {len(questions)} questions of **{md_escape(label)}** through {len(picked)} config(s) on "
+        text = (f"Ran {plural(len(questions), 'question')} of **{md_escape(label)}** through "
+                f"{plural(len(picked), 'config')} on "
                 f"**{where}** in {time.perf_counter() - started:.1f}s.")
         for name, problem in keyless.items():
             text += f"  \n⚠ **{md_escape(name)}: not run, needs a key.** {md_escape(problem)}"
         if missing_docs:
-            text += (f"  \n⚠ {len(missing_docs)} evidence file(s) of these questions are not in {where} (e.g. "
+            text += (f"  \n⚠ {plural(len(missing_docs), 'evidence file')} of these questions are not in {where} (e.g. "
                      f"{md_escape(missing_docs[0])}): their answers cannot be found here, so low scores say "
                      "nothing about the configs.")
         if gold < len(questions):
             text += f"  \n⚠ Only {gold} of {len(questions)} questions have gold answers; the others score 0."
         if problems:
-            text += f"  \n{len(problems)} rows of the file were left out, e.g. {md_escape(shorten(problems[0], 300))}"
+            text += f"  \n{plural(len(problems), 'row')} of the file left out, e.g. {md_escape(shorten(problems[0], 300))}"
         accuracy, kuiper, errors, notes = plots(records)
         if notes:
             text += "  \n" + "; ".join(md_escape(n) for n in notes) + "."
@@ -396,9 +368,11 @@ def build_evaluate_tab(ctx: AppContext) -> None:
         EVAL_FOLDERS.returned(folder)
         return (text, headline_cards(results), metrics_frame(results), accuracy_update,
                 gr.LinePlot(kuiper, visible="kuiper" not in empty), gr.BarPlot(errors, visible="errors" not in empty),
-                question_frame(rows_by_config, records), str(predictions), str(report), gap_frame(gaps),
+                question_frame(rows_by_config, records), str(predictions), str(report),
+                gr.DataFrame(gap_frame(gaps), visible=bool(gaps)),
                 gr.Markdown("  \n".join(md_escape(line) for line in empty.values()), visible=bool(empty)))
 
     run_btn.click(run, [question_file, names, limit, workers, api_key, api_base, oracle, ctx.session],
                   [status, cards, metrics, accuracy_plot, kuiper_plot, error_plot, per_question_table, predictions_file,
-                   report_file, gap_table, nothing], api_name="evaluate", concurrency_limit=2)
+                   report_file, gap_table, nothing], api_name="evaluate", concurrency_limit=2,
+                  show_progress_on=[metrics])  # one progress bar, not one over every output

@@ -31,7 +31,7 @@ from madqa.trace import Trace
 from madqa.types import AnswerStep, Hit, PageRef, SearchStep
 from madqa.ui.context import AppContext, internal_error, shown_error
 from madqa.ui.evaluate import EvalFolders
-from madqa.ui.messages import hide_paths, md_escape
+from madqa.ui.messages import chip_label, hide_paths, md_escape, plural, thumbnail_caption
 from madqa.ui.pages import page_file
 
 HUMAN = "human"
@@ -182,10 +182,11 @@ def build_human_tab(ctx: AppContext) -> None:
                 path = page_file(corpus, hit.ref, ctx.settings, image_budget_px(ctx.settings, config))
             except (MadqaError, OSError):  # no image for this page (a full disk, say); the search still counts
                 continue
-            images.append((str(path), hit.ref.label() + ("" if hit.ref in step.new_pages else " (shown before)")))
+            images.append((str(path), thumbnail_caption(hit.ref) + ("" if hit.ref in step.new_pages else " (shown before)")))
         notes = [f"Search {step.iteration}: {len(step.hits)} pages, {len(step.new_pages)} new"]
         notes += [md_escape(hide_paths(n)) for n in (step.retriever_note, step.error) if n]
-        labels = [ref.label() for ref in game.seen]
+        # shown as the chips elsewhere read them (x · p.6); the value stays the page's label
+        labels = [(chip_label(ref), ref.label()) for ref in game.seen]
         return data, "  \n".join(notes), images, gr.CheckboxGroup(choices=labels)
 
     def on_submit(text: str, cited: list[str] | None, data: Any, session: Any) -> tuple[Any, ...]:
@@ -203,7 +204,7 @@ def build_human_tab(ctx: AppContext) -> None:
         gold = game.question.get("answer_variants") or []
         shown = " or ".join(md_escape(" | ".join(v)) for v in gold[:3])
         text_out = (f"Your answer: {md_escape(' | '.join(row['answer']) or '(none)')} — {verdict}. "
-                    f"Gold: {shown or '–'}. {len(row['search_history'])} searches."
+                    f"Gold: {shown or '–'}. {plural(len(row['search_history']), 'search')}."
                     + "".join(f"  \n⚠ {md_escape(f)}" for f in row["flags"]))
         return (data, text_out, score_frame(data["rows"], ctx.questions),
                 summary_frame(data["rows"], data["agent_rows"], ctx.questions, config.name),

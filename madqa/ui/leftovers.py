@@ -18,6 +18,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from madqa.text import plural
 from madqa.ui.limits import folder_bytes
 
 log = logging.getLogger("madqa.ui")
@@ -33,7 +34,8 @@ class Leftovers:
     bytes: int = 0
 
     def __str__(self) -> str:
-        return (f"removed {self.folders} upload folder(s) and {self.indexes} upload index(es) of earlier runs "
+        return (f"removed {plural(self.folders, 'upload folder')} and "
+                f"{plural(self.indexes, 'upload index', 'upload indexes')} of earlier runs "
                 f"({self.bytes / 2**20:.1f} MB): no live session owns them (session tokens live in memory)")
 
 

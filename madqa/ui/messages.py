@@ -15,6 +15,7 @@ from typing import Any
 
 from madqa.evaluation.metrics import anls_star, is_correct
 from madqa.evaluation.report import query_drift, search_queries
+from madqa.text import plural as text_plural
 from madqa.types import AnswerStep, ErrorStep, ModelStep, PageRef, SearchStep, Step
 from madqa.ui.citation_links import cite_link
 
@@ -80,9 +81,9 @@ def hide_paths(text: str) -> str:
     return _SERVER_PATH.sub("…/", str(text))
 
 
-def plural(n: int, word: str) -> str:
-    """``1 page``, ``2 pages``."""
-    return f"{n:,} {word}{'' if n == 1 else 's'}"
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``1 page``, ``2 pages``, ``1 search``, ``2 searches`` (``madqa.text.plural``, the one place)."""
+    return text_plural(n, word, many)
 
 
 def page_label(ref: PageRef | Mapping[str, Any]) -> str:

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from madqa.settings import PipelineConfig
+from madqa.text import with_article
 
 PROVIDER_KEYS: dict[str, tuple[str, ...]] = {
     "openai": ("OPENAI_API_KEY",),
@@ -73,7 +74,7 @@ def key_problem(config: PipelineConfig, options: Mapping[str, Any] | None = None
     if not missing:
         return None
     provider = PROVIDER_NAMES.get(provider_of(config.model), provider_of(config.model))
-    return (f"{config.name} uses {config.model}, which needs a {provider} API key, and this server has none "
+    return (f"{config.name} uses {config.model}, which needs {with_article(provider)} API key, and this server has none "
             f"({' or '.join(missing)} is not set). Paste your own key under Settings → API key (it stays in "
             "this browser session), or pick the offline config, which needs no key.")
 

@@ -91,4 +91,4 @@ def prune(folder: Path, max_age_s: float = IMAGE_MAX_AGE_S) -> int:
     return removed
 
 
-SOURCE_WORDS = {"text": "PDF text layer", "ocr": "OCR (Tesseract)", "imported": "imported OCR", "none": "no text"}
+SOURCE_WORDS = {"text": "PDF text layer", "ocr": "OCR (Tesseract)", "imported": "imported OCR", "none": "no text", "blank": "blank page"}
