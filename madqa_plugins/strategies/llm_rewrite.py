@@ -117,9 +117,8 @@ class LLMRewrite:
         self.model = self.client.model
 
     def _client(self, backend_options: dict[str, Any]) -> Any:
-        from madqa_plugins.litellm.litellm_backend import (
-            LiteLLMBackend,  # imports litellm: only when this strategy is used
-        )
+        # imports litellm: only when this strategy is used
+        from madqa_plugins.litellm.litellm_backend import LiteLLMBackend
 
         quiet = logging.getLogger("madqa.litellm")
         level = quiet.level
