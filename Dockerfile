@@ -49,7 +49,7 @@ RUN scripts/install ${INSTALL_FLAGS} \
 # The code (.dockerignore leaves out tests, benchmarks, docs and everything not needed to serve).
 COPY --chown=user:user . .
 RUN .venv/bin/python -m pip install -q --no-deps -e . \
-    && .venv/bin/python -m compileall -q app.py madqa plugins \
+    && .venv/bin/python -m compileall -q app.py madqa madqa_plugins \
     && rm -rf /home/user/.cache
 
 # MADQA_PROXY_HOPS: Hugging Face does not document what its proxy puts in X-Forwarded-For, so the image

@@ -27,7 +27,7 @@ if str(REPO) not in sys.path:
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import madqa  # noqa: E402
-from plugins import litellm_protocol as protocol  # noqa: E402
+from madqa_plugins.litellm import litellm_protocol as protocol  # noqa: E402
 from tests import fake_behaviours as fb  # noqa: E402
 from tests import fake_providers as fp  # noqa: E402
 from tests.litellm_fakes import TOOLS, backend, history, sent_tools  # noqa: E402

@@ -9,7 +9,7 @@ image-only PDF page (or, with ``--truth``, the scans of ``data/realdocs`` are ta
 against the source text recorded beside them); that page is OCR'd once (Tesseract through PyMuPDF, ``--ocr-dpi``) and its
 words ordered three ways: Tesseract's own block/line order (what ``madqa/ocr.py``
 returns), MuPDF's ``sort=True`` (what it returned before), and baseline regrouping
-(``plugins/text_layer.visual_lines``). Words in order = the longest common subsequence of the
+(``madqa_plugins/readers/text_layer.visual_lines``). Words in order = the longest common subsequence of the
 source's words and the OCR's, over the source's word count. Prints JSON; nothing here asserts.
 """
 
@@ -34,8 +34,8 @@ import pymupdf  # noqa: E402
 from PIL import Image  # noqa: E402
 
 from madqa.ocr import textpage_words  # noqa: E402
-from plugins.tesseract_ocr import TesseractReader  # noqa: E402
-from plugins.text_layer import visual_lines  # noqa: E402
+from madqa_plugins.readers.tesseract_ocr import TesseractReader  # noqa: E402
+from madqa_plugins.readers.text_layer import visual_lines  # noqa: E402
 
 _WORD = re.compile(r"\w+")
 

@@ -7,7 +7,7 @@ Usage::
                                        [--fit] [--plot docs/img/offline-reader-pr.png] [--json OUT.json]
 
 Runs the offline agent (never abstaining) on every question, records the best candidate's
-confidence features (``plugins.offline_confidence``) and whether the answer is right (ANLS* >= 0.5;
+confidence features (``madqa_plugins.offline.offline_confidence``) and whether the answer is right (ANLS* >= 0.5;
 an unanswerable question is never right when answered). ``--fit`` fits the logistic weights on
 these rows and prints them (paste them into ``offline_confidence.py``). Then, for each threshold,
 it prints precision (right answers / answers given), recall (right answers / answerable questions)
@@ -36,8 +36,8 @@ from madqa.index import open_or_build  # noqa: E402
 from madqa.plugins import collect, get_plugin_manager  # noqa: E402
 from madqa.settings import Settings, load_config  # noqa: E402
 from madqa.trace import Trace  # noqa: E402
-from plugins import offline_confidence as oc  # noqa: E402
-from plugins.offline_question import analyze  # noqa: E402
+from madqa_plugins.offline import offline_confidence as oc  # noqa: E402
+from madqa_plugins.offline.offline_question import analyze  # noqa: E402
 
 THRESHOLDS = [round(i * 0.02, 2) for i in range(51)]
 

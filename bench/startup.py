@@ -10,7 +10,7 @@ first question in two turns, then runs, as a user would,
 in a fresh interpreter ``--runs`` times each way, interleaved (the demo corpus indexed once first,
 under a temporary MADQA_HOME). "before" is MADQA_FAST_EXIT=0: the interpreter's full last garbage
 collection at exit, over litellm's thousands of modules; "after" is the default: the collector frozen
-at exit, after every exit handler (plugins/litellm_import.py). (Importing litellm early in a background
+at exit, after every exit handler (madqa_plugins/litellm/litellm_import.py). (Importing litellm early in a background
 thread was tried and measured: no gain on this machine, the import is CPU-bound under the GIL.)
 Prints JSON: per run the wall time, the time from the process's start to the fake's first request
 (start-up before any model work) and from its last request to the process's end (the exit), and

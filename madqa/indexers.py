@@ -9,7 +9,7 @@ index can be extended (False: an older format, so it is rebuilt from every page)
 ``update_index_streams = True`` to say its ``update_index`` takes the
 added pages as a one-pass iterable, and ``index_analysis`` (a function of a page's text) to say what
 its ``update_index`` computes from each page: when two or more indexing retrievers name the same
-function (``whoosh`` and ``tantivy``: ``plugins.text_analysis.index_text``), it is called once per page
+function (``whoosh`` and ``tantivy``: ``madqa_plugins.text.text_analysis.index_text``), it is called once per page
 here and its result handed to each of them as ``page.analysis`` (None on pages that did not come
 through here, e.g. a rebuild from the page store: then each computes it). For an ingest reading many files on a machine with two or more
 CPUs, such an index is then written by a forked child process that receives pages while this

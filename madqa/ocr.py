@@ -1,6 +1,6 @@
 """OCR word reading: Tesseract through PyMuPDF's OCR text page, one reader for the whole house.
 
-The ``ocr`` page reader (``plugins/tesseract_ocr.py``: page text at ingest) and the highlights
+The ``ocr`` page reader (``madqa_plugins/readers/tesseract_ocr.py``: page text at ingest) and the highlights
 (``highlight.py``: word boxes of an OCR'd page, drawn in a ``page_drawer`` process) both read a page's
 words here, so they see the same words from the same resolution, capped for huge pages (``ocr_dpi``:
 ``MAX_OCR_PIXELS``, and ``MAX_OCR_SIDE``, past which Tesseract refuses the image). Exported on

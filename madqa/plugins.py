@@ -1,6 +1,6 @@
 """The plugin manager and the registry of components it collects.
 
-Built-ins live in the top-level ``plugins/`` folder and register through the same public API
+Built-ins live in the ``madqa_plugins`` package and register through the same public API
 third-party plugins use; packaged plugins come from the entry-point group ``madqa``, single-file
 plugins from the folder named by ``MADQA_PLUGINS_DIR``.
 """
@@ -35,21 +35,21 @@ _HOOK_OF_KIND = {
     "embedder": "register_embedders",
 }
 BUILTIN_PLUGINS = (
-    "plugins.whoosh_bm25",
-    "plugins.tantivy_bm25",
-    "plugins.dense",
-    "plugins.minilm",
-    "plugins.hybrid",
-    "plugins.milvus",
-    "plugins.embedding_reranker",
-    "plugins.text_layer",
-    "plugins.tesseract_ocr",
-    "plugins.passthrough",
-    "plugins.drift_strategy",
-    "plugins.llm_rewrite",
-    "plugins.scripted",
-    "plugins.offline_backend",
-    "plugins.litellm_backend",
+    "madqa_plugins.whoosh.whoosh_bm25",
+    "madqa_plugins.tantivy.tantivy_bm25",
+    "madqa_plugins.dense.dense",
+    "madqa_plugins.dense.minilm",
+    "madqa_plugins.dense.hybrid",
+    "madqa_plugins.milvus.milvus",
+    "madqa_plugins.dense.embedding_reranker",
+    "madqa_plugins.readers.text_layer",
+    "madqa_plugins.readers.tesseract_ocr",
+    "madqa_plugins.strategies.passthrough",
+    "madqa_plugins.strategies.drift_strategy",
+    "madqa_plugins.strategies.llm_rewrite",
+    "madqa_plugins.scripted",
+    "madqa_plugins.offline.offline_backend",
+    "madqa_plugins.litellm.litellm_backend",
 )
 
 
@@ -216,7 +216,7 @@ def get_plugin_manager(plugins_dir: str | Path | None = None, entry_points: bool
     """
     pm = pluggy.PluginManager("madqa")
     pm.add_hookspecs(hookspecs)
-    if importlib.util.find_spec("plugins") is None and str(_REPO_ROOT) not in sys.path:
+    if importlib.util.find_spec("madqa_plugins") is None and str(_REPO_ROOT) not in sys.path:
         sys.path.append(str(_REPO_ROOT))  # run from a checkout, outside its root folder
     for module_name in BUILTIN_PLUGINS:
         pm.register(importlib.import_module(module_name), name=module_name)

@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from madqa.agent import ANSWER_TOOL, JSON_PROTOCOL, SEARCH_TOOL, SYSTEM_PROMPT, image_part
-from plugins.litellm_backend import LiteLLMBackend
+from madqa_plugins.litellm.litellm_backend import LiteLLMBackend
 from tests import fake_providers as fp
 
 TOOLS = [SEARCH_TOOL, ANSWER_TOOL]

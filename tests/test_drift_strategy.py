@@ -13,9 +13,9 @@ from madqa.corpus import Corpus
 from madqa.index import ingest
 from madqa.settings import load_config
 from madqa.trace import Trace
-from plugins import thesaurus as thesaurus_module
-from plugins.drift_strategy import RELAX_DEFAULTS, Drift, similarity, terms
-from plugins.thesaurus import Thesaurus, Vocabulary
+from madqa_plugins.strategies import thesaurus as thesaurus_module
+from madqa_plugins.strategies.drift_strategy import RELAX_DEFAULTS, Drift, similarity, terms
+from madqa_plugins.strategies.thesaurus import Thesaurus, Vocabulary
 from tests.conftest import make_pdf
 
 NO_THESAURUS = Thesaurus({})
@@ -212,7 +212,7 @@ def test_the_rewrite_that_finds_new_pages_wins_over_the_first_move():
 
 
 def test_feedback_adds_the_corpus_words_found_beside_the_query_on_pages_seen():
-    from plugins.feedback import feedback_terms
+    from madqa_plugins.strategies.feedback import feedback_terms
 
     vocabulary = Vocabulary({w: array("i", p) for w, p in {
         "blade": [0, 1], "pitch": [0, 3], "bearing": [0, 2, 3], "report": list(range(40)), "turbine": [0, 1, 2]}.items()},

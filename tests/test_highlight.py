@@ -194,7 +194,7 @@ def test_highlights_read_ocr_words_as_the_ocr_reader_does_capped_for_huge_pages(
     from madqa import highlight
     from madqa.errors import PluginError
     from madqa.ocr import MAX_OCR_SIDE
-    from plugins.tesseract_ocr import TesseractReader
+    from madqa_plugins.readers.tesseract_ocr import TesseractReader
 
     page = _WidePage()
     monkeypatch.setattr(highlight, "find_tessdata", lambda: "/tessdata")

@@ -229,7 +229,7 @@ from madqa.settings import Settings
 indexers.STREAM_MIN_FILES = 0
 indexers._cpus = lambda: 2
 if sys.argv[3] == "broken":
-    from plugins.whoosh_bm25 import WhooshRetriever
+    from madqa_plugins.whoosh.whoosh_bm25 import WhooshRetriever
     def broken(folder, previous, added, removed):
         next(iter(added))
         raise ValueError("disk on fire")
@@ -342,11 +342,11 @@ def register_retrievers(register):
 
 
 def test_whoosh_and_tantivy_share_one_analysis_per_page(tmp_path, registry, monkeypatch):
-    """Both BM25 indexes name plugins.text_analysis.index_text: an ingest analyzes each page once for
+    """Both BM25 indexes name madqa_plugins.text.text_analysis.index_text: an ingest analyzes each page once for
     both, and indexes exactly what each analyzing its own pages indexes."""
     from madqa import indexers
     from madqa.settings import Settings
-    from plugins import text_analysis
+    from madqa_plugins.text import text_analysis
 
     calls = []
     analyze = text_analysis.analyze

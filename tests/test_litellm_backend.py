@@ -22,7 +22,7 @@ from madqa.corpus import Corpus  # noqa: E402
 from madqa.index import ingest  # noqa: E402
 from madqa.settings import load_config  # noqa: E402
 from madqa.types import AnswerStep, ModelStep, SearchStep  # noqa: E402
-from plugins.litellm_backend import LiteLLMBackend  # noqa: E402
+from madqa_plugins.litellm.litellm_backend import LiteLLMBackend  # noqa: E402
 from tests.conftest import make_pdf  # noqa: E402
 
 MODEL = "openai/gpt-4o-mini"  # in litellm's bundled model map: vision, tools and prices known
@@ -353,7 +353,7 @@ def test_unknown_provider_is_a_settings_error():
 
 def test_registered_as_litellm(registry):
     component = registry.get("backend", "litellm")
-    assert component.plugin == "plugins.litellm_backend"
+    assert component.plugin == "madqa_plugins.litellm.litellm_backend"
 
 
 def test_agent_loop_end_to_end(tmp_path, settings, registry, recorded):
@@ -529,7 +529,7 @@ def test_a_text_only_model_gets_each_pages_text_instead_of_its_image(tmp_path, s
      "API key <redacted> not valid for ?key=<redacted>"),
 ])
 def test_the_providers_own_message_is_shown_with_keys_redacted(raw, shown):
-    from plugins.litellm_errors import provider_message
+    from madqa_plugins.litellm.litellm_errors import provider_message
 
     assert provider_message(Exception(raw)) == shown
     assert provider_message(Exception(f"bad {SECRET} here"), (SECRET,)) == "bad <redacted> here"

@@ -1,6 +1,6 @@
 """What the litellm backend makes of servers' limits, stop reasons, overloads, broken bodies and missing
 usage: through litellm's real client against fake servers that answer as the real ones do
-(tests/fake_behaviours.py), and the wordings on their own (plugins/litellm_limits.py).
+(tests/fake_behaviours.py), and the wordings on their own (madqa_plugins/litellm/litellm_limits.py).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import madqa  # noqa: E402
 from madqa.image_tokens import anthropic as anthropic_rule  # noqa: E402
-from plugins import litellm_protocol as protocol  # noqa: E402
-from plugins.litellm_limits import server_limit, tools_refused  # noqa: E402
+from madqa_plugins.litellm import litellm_protocol as protocol  # noqa: E402
+from madqa_plugins.litellm.litellm_limits import server_limit, tools_refused  # noqa: E402
 from tests import fake_behaviours as fb  # noqa: E402
 from tests import fake_providers as fp  # noqa: E402
 from tests.litellm_fakes import KEY, TOOLS, backend, history  # noqa: E402
@@ -261,6 +261,6 @@ def test_litellms_context_window_error_is_a_context_length_limit_whatever_its_wo
 
 
 def madqa_backend(**options):
-    from plugins.litellm_backend import LiteLLMBackend
+    from madqa_plugins.litellm.litellm_backend import LiteLLMBackend
 
     return LiteLLMBackend("openai/gpt-4o-mini", {"sleep": lambda s: None, **options})

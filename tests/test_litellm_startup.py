@@ -46,7 +46,7 @@ def test_the_off_switch(registered):
 
 
 def test_a_light_exit_loses_no_output(tmp_path):
-    script = ("from madqa.cli.common import light_exit\nfrom plugins.litellm_import import import_litellm\n"
+    script = ("from madqa.cli.common import light_exit\nfrom madqa_plugins.litellm.litellm_import import import_litellm\n"
               "light_exit(); import_litellm()\n"
               f"with open({str(tmp_path / 'rows.jsonl')!r}, 'a') as f:\n"
               "    f.writelines(f'{{\"n\": {n}}}\\n' for n in range(50000))\n"

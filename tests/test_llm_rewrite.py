@@ -12,7 +12,7 @@ from madqa.corpus import Corpus
 from madqa.index import ingest
 from madqa.settings import load_config
 from madqa.trace import Trace
-from plugins.llm_rewrite import LLMRewrite, parse_query
+from madqa_plugins.strategies.llm_rewrite import LLMRewrite, parse_query
 from tests.conftest import make_pdf
 
 pytest.importorskip("litellm")

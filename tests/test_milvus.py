@@ -150,7 +150,7 @@ def test_a_server_over_grpc_built_on_first_use_then_at_ingest(corpus_root, setti
 def test_a_half_written_server_collection_is_never_used(corpus_root, settings, registry, milvus_server):
     ingest(corpus_root, settings, registry)
     corpus = Corpus.open(corpus_root, settings.corpora_dir)
-    from plugins import milvus as plugin
+    from madqa_plugins.milvus import milvus as plugin
 
     client = pymilvus.MilvusClient(uri=milvus_server)
     name = plugin._collection_for(corpus.state_dir.name, corpus.generation)

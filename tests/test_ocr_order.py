@@ -7,7 +7,7 @@ import pytest
 
 from bench.ocr_order import skewed_scan, words_in_order
 from madqa import OcrWord, find_tessdata
-from plugins.tesseract_ocr import TesseractReader, ocr_text
+from madqa_plugins.readers.tesseract_ocr import TesseractReader, ocr_text
 
 LINES = [
     "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike",

@@ -18,10 +18,10 @@ from madqa.evaluation.metrics import anls_star
 from madqa.index import ingest
 from madqa.settings import Settings, load_config
 from madqa.trace import Trace
-from plugins.offline_backend import OfflineBackend, candidate_queries
-from plugins.offline_question import analyze, split_parts
-from plugins.offline_reader import find_candidates
-from plugins.offline_spans import term_weights
+from madqa_plugins.offline.offline_backend import OfflineBackend, candidate_queries
+from madqa_plugins.offline.offline_question import analyze, split_parts
+from madqa_plugins.offline.offline_reader import find_candidates
+from madqa_plugins.offline.offline_spans import term_weights
 from tests.conftest import DEMO_QUESTIONS
 
 SEARCH = {"type": "function", "function": {"name": "search_documents"}}
@@ -221,7 +221,7 @@ def test_query_plan_has_no_duplicates_and_uses_or_groups_and_synonyms():
 
 def test_registered_as_the_offline_backend(registry):
     component = registry.get("backend", "offline")
-    assert component.plugin == "plugins.offline_backend"
+    assert component.plugin == "madqa_plugins.offline.offline_backend"
     config = load_config("offline")
     assert (config.backend, config.model) == ("offline", "offline")
     with pytest.raises(madqa.SettingsError):

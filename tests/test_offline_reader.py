@@ -12,11 +12,11 @@ from madqa.corpus import Corpus
 from madqa.index import ingest
 from madqa.settings import load_config
 from madqa.trace import Trace
-from plugins.offline_codes import codeish
-from plugins.offline_confidence import absent_share, confidence
-from plugins.offline_question import analyze
-from plugins.offline_reader import find_candidates
-from plugins.offline_spans import Candidate, clean, readable, term_weights
+from madqa_plugins.offline.offline_codes import codeish
+from madqa_plugins.offline.offline_confidence import absent_share, confidence
+from madqa_plugins.offline.offline_question import analyze
+from madqa_plugins.offline.offline_reader import find_candidates
+from madqa_plugins.offline.offline_spans import Candidate, clean, readable, term_weights
 from tests.conftest import make_pdf
 
 MANUAL = [

@@ -22,7 +22,7 @@ def test_builtins_cover_every_kind_through_the_public_api(registry):
     assert "none" in by_kind["reranker"] and "passthrough" in by_kind["query_strategy"]
     assert "scripted" in by_kind["backend"]
     for comp in registry.list():
-        assert comp.plugin.startswith("plugins."), comp
+        assert comp.plugin.startswith("madqa_plugins."), comp
 
 
 @pytest.mark.parametrize("hook", HOOKS)
@@ -60,7 +60,7 @@ def register_query_strategies(register):
     assert upper.plugin == "extra.py (MADQA_PLUGINS_DIR)"
     assert registry.create("query_strategy", "upper", None, {}).rewrite("abc", None) == ("ABC", "upper-cased")
     passthrough = registry.get("query_strategy", "passthrough")  # the folder plugin overrides the built-in
-    assert passthrough.plugin.endswith("(MADQA_PLUGINS_DIR)") and passthrough.shadows == ("plugins.passthrough",)
+    assert passthrough.plugin.endswith("(MADQA_PLUGINS_DIR)") and passthrough.shadows == ("madqa_plugins.strategies.passthrough",)
     listed = {c.name: c for c in registry.list()}
     assert listed["needs-missing"].unavailable and "no_such_module_xyz" in listed["needs-missing"].unavailable
     assert "needs-missing" not in registry.names("query_strategy")
@@ -133,7 +133,7 @@ def register_embedders(register):
     register("minilm", Letters, "counts letters")
 ''')
     registry = collect(get_plugin_manager(tmp_path, entry_points=False))
-    assert registry.get("embedder", "minilm").shadows == ("plugins.minilm",)
+    assert registry.get("embedder", "minilm").shadows == ("madqa_plugins.dense.minilm",)
     embed, representation = registry_embed(registry)
     assert representation.startswith("embedding: letter counts") and list(embed("abba"))[:2] == [2.0, 2.0]
     gold = [{"id": "q0", "question": "Q?", "answer_variants": [["x"]], "evidence": [{"document": "a.pdf", "page": 1}]}]

@@ -71,8 +71,8 @@ def test_capabilities_default_when_undeclared_and_follow_what_a_component_learns
 
 
 def test_builtins_satisfy_their_protocols(registry) -> None:
-    from plugins.hybrid import HybridRetriever
-    from plugins.whoosh_bm25 import WhooshRetriever
+    from madqa_plugins.dense.hybrid import HybridRetriever
+    from madqa_plugins.whoosh.whoosh_bm25 import WhooshRetriever
 
     assert isinstance(registry.get("retriever", "whoosh").factory, madqa.IndexingRetriever)
     assert retriever_indexing(WhooshRetriever).update_index_streams and retriever_indexing(WhooshRetriever).indexes

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import madqa
 from madqa.corpus import Corpus
 from madqa.index import ingest
-from plugins.whoosh_bm25 import _Builder
+from madqa_plugins.whoosh.whoosh_bm25 import _Builder
 from tests.conftest import REPO, make_pdf
 
 PAGES = {

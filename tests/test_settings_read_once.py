@@ -16,7 +16,7 @@ from madqa.errors import SettingsError
 from madqa.settings import Settings
 
 REPO = Path(__file__).resolve().parent.parent
-SOURCES = [*sorted((REPO / "madqa").rglob("*.py")), *sorted((REPO / "plugins").rglob("*.py")), REPO / "app.py"]
+SOURCES = [*sorted((REPO / "madqa").rglob("*.py")), *sorted((REPO / "madqa_plugins").rglob("*.py")), REPO / "app.py"]
 
 
 def madqa_reads(source: str) -> list[tuple[int, str]]:

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from madqa.corpus import Corpus
 from madqa.errors import PluginError
 from madqa.index import ingest
-from plugins import proximity, query_language
-from plugins.text_analysis import analyze, compound_parts, query_tokens
+from madqa_plugins.text import proximity, query_language
+from madqa_plugins.text.text_analysis import analyze, compound_parts, query_tokens
 from tests.conftest import make_pdf
 
 
@@ -205,7 +205,7 @@ def test_a_generation_stored_with_ligatures_reads_and_searches_spelt_out(tmp_pat
     import sqlite3
 
     from madqa.corpus import PAGES_DB
-    from plugins import whoosh_bm25
+    from madqa_plugins.whoosh import whoosh_bm25
 
     make_pdf(tmp_path / "docs" / "old.pdf", ["Edit the configuration file first.", "The plot border."])
     ingest(tmp_path / "docs", settings, registry, ocr="never")

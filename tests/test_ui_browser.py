@@ -163,5 +163,5 @@ def test_evaluate_and_plugins_tabs(visitors: Visitors) -> None:
     expect(page.locator("#eval-metrics")).to_contain_text("strict accuracy")
     shot(page, "tab-evaluate")
     tab(page, "Plugins")
-    expect(page.locator("#plugins-components")).to_contain_text("plugins.whoosh_bm25")
+    expect(page.locator("#plugins-components")).to_contain_text("madqa_plugins.whoosh.whoosh_bm25")
     shot(page, "tab-plugins")

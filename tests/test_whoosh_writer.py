@@ -1,4 +1,4 @@
-"""plugins.whoosh_writer writes what Whoosh's own add_document writes, file for file, only faster."""
+"""madqa_plugins.whoosh.whoosh_writer writes what Whoosh's own add_document writes, file for file, only faster."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from whoosh import fields, index
 from whoosh.codec.whoosh3 import W3Codec
 from whoosh.writing import SegmentWriter
 
-from plugins import whoosh_bm25
-from plugins.text_analysis import analyze
-from plugins.whoosh_writer import PageWriter
+from madqa_plugins.text.text_analysis import analyze
+from madqa_plugins.whoosh import whoosh_bm25
+from madqa_plugins.whoosh.whoosh_writer import PageWriter
 
 WORDS = ("report revenue the of 2.0 image/png C++ -v --no-color max_steps x86-64 naïve Straße 6 c "
          "gnuplot's docu-\nment plot axis grid legend table").split(" ")
@@ -79,7 +79,7 @@ def test_a_flush_split_with_a_helper_process_writes_the_same_files(tmp_path: Pat
     """A big flush forks a helper for the later words (here forced, on a small index); its postings and
     term infos are joined into the very files Whoosh writes. A helper that fails leaves its words to
     the writer, which writes them itself."""
-    from plugins import whoosh_writer
+    from madqa_plugins.whoosh import whoosh_writer
 
     joined = []
     join = PageWriter._join_helper

@@ -29,7 +29,7 @@ from madqa.index import open_or_build  # noqa: E402
 from madqa.plugins import collect, get_plugin_manager  # noqa: E402
 from madqa.settings import Settings, load_config  # noqa: E402
 from madqa.trace import Trace  # noqa: E402
-from plugins.offline_question import STOPWORDS  # noqa: E402
+from madqa_plugins.offline.offline_question import STOPWORDS  # noqa: E402
 
 
 def content_words(question: str) -> str:

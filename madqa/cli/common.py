@@ -100,7 +100,7 @@ def show_index_logs() -> None:
     """Have an index built on first use (``dense``) say its progress on stderr."""
     import logging
 
-    logger = logging.getLogger("plugins.dense")
+    logger = logging.getLogger("madqa_plugins.dense.dense")
     if not logger.handlers:
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter("%(message)s"))

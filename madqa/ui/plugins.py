@@ -45,7 +45,7 @@ def shown(settings: Settings, f: Any) -> str:
 
 
 def build_plugins_tab(ctx: AppContext) -> None:
-    gr.Markdown(f"madqa {__version__}. Components come from the built-in `plugins/` folder, packages that declare "
+    gr.Markdown(f"madqa {__version__}. Components come from the built-in `madqa_plugins` package, packages that declare "
                 "the `madqa` entry point, and single-file plugins in `MADQA_PLUGINS_DIR`. A named config picks one "
                 "of each kind.")
     gr.DataFrame(components_frame(ctx.registry), label="Components", interactive=False, wrap=True,

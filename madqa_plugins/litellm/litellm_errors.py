@@ -1,0 +1,186 @@
+"""How a failed litellm call is told: the kind of failure, the provider, whether to retry, and the
+provider's own reason.
+
+The kind comes from the exception's type, status code and ``retry-after`` header. The provider's
+message (e.g. "At most 1 image(s) may be provided in one request.") is kept as ``detail`` with
+anything that looks like a key redacted, and never for authentication errors (their text
+echoes the key). A refusal that names a server limit carries it (``limit``, see litellm_limits.py);
+one that says the server takes no ``tools`` parameter says so (``tools_refused``). litellm's own
+names (class names, "litellm.InternalServerError: AnthropicException -") never reach the message.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from madqa_plugins.litellm.litellm_limits import Limit, server_limit, tools_refused
+
+DETAIL_CHARS = 300
+_PREFIX = re.compile(r"^(?:litellm\.\w+:\s*)+(?:\w+:\s*)?(?:\w+(?:Exception|Error)(?: \w+)?\s*-\s*)?")
+_LITELLM_NOISE = re.compile(r"\.?\s*Handle with `litellm\.\w+`\.?|,?\s*Received response - .*$|"
+                            r"\s*File an issue if litellm error.*$|\s*Original Response: .*$", re.S)
+# A reply whose body is not JSON: the decoder's own words, as litellm passes them on (any provider)
+_UNREADABLE = re.compile(r"(?:unterminated string|expecting (?:value|property name|',' delimiter|':' delimiter)|"
+                         r"invalid control character|extra data|unable to get json response|invalid json)"
+                         r".{0,40}?line \d+ column \d+|unable to get json response|error converting to valid "
+                         r"response block=(?:unterminated|expecting)", re.S)
+_DECODER = re.compile(r"((?:Unterminated string|Expecting [^:]+|Invalid control character|Extra data)[^.,]*?"
+                      r"line \d+ column \d+(?: \(char \d+\))?)")
+_CODE = re.compile(r'"code":\s*(\d{3})')
+_SECRETS = (
+    re.compile(r"\b(?:sk|rk|pk|sess)-[A-Za-z0-9_\-*]{6,}"),  # OpenAI / Anthropic style keys
+    re.compile(r"\bAIza[0-9A-Za-z_\-]{20,}"),  # Google API keys
+    re.compile(r"""(?i)\b(bearer|api[_-]?key|x-api-key|x-goog-api-key|key|token|authorization)([\s:="']{1,3})"""
+               r"""(?!<redacted>)[^\s"'&,;]{6,}"""),
+)
+
+
+@dataclass(frozen=True)
+class Failure:
+    """What went wrong in one call, without the exception (its text may echo the key)."""
+
+    kind: str
+    retryable: bool
+    provider: str
+    retry_after: float | None = None
+    detail: str | None = None  # the provider's own message, keys redacted
+    limit: Limit | None = None  # a server limit the loop can work around (madqa.ServerLimitError)
+    tools_refused: bool = False  # the server takes no ``tools``: retry in the JSON-in-text protocol
+    overloaded: bool = False  # 529 / 503: wait longer between attempts
+
+
+def classify(exc: Exception, default_provider: str, litellm: Any, trust_exception: bool = True,
+             secrets: tuple[str, ...] = ()) -> Failure:
+    """The kind of failure and whether to retry, from the exception type and status code.
+
+    The provider named is the exception's own (litellm's ``llm_provider``) when ``trust_exception``,
+    else ``default_provider``.
+    """
+    provider = getattr(exc, "llm_provider", None) if trust_exception else None
+    provider = provider if isinstance(provider, str) and provider else default_provider
+    status = getattr(exc, "status_code", None)
+    status = status if isinstance(status, int) else None
+    text = str(getattr(exc, "message", None) or exc).lower()  # only inspected, never shown
+
+    def failure(kind: str, retryable: bool, retry_after: float | None = None, **more: Any) -> Failure:
+        return Failure(kind, retryable, provider, retry_after, provider_message(exc, secrets), **more)
+
+    if "missing credentials" in text or (("api key" in text or "api_key" in text)
+                                         and any(w in text for w in ("missing", "not set", "no key", "not found"))):
+        return Failure("found no API key (missing credentials)", False, provider)
+    if isinstance(exc, litellm.Timeout):
+        return failure("did not answer in time (timeout)", True)
+    if isinstance(exc, litellm.AuthenticationError) or status == 401:  # no detail: it echoes the key
+        return Failure("rejected the API key (authentication error)", False, provider)
+    if isinstance(exc, litellm.PermissionDeniedError) or status == 403:
+        return failure("refused access to the model (permission denied)", False)
+    if isinstance(exc, litellm.NotFoundError) or status == 404:
+        return failure("does not know the model or endpoint (not found)", False)
+    if _UNREADABLE.search(text):  # a 200 cut off, or not JSON: litellm calls it anything from 422 to 500
+        found = _DECODER.search(str(getattr(exc, "message", None) or exc))
+        return Failure("sent an unreadable reply body (cut off or not JSON)", True, provider,
+                       detail=found.group(1) if found else None)
+    refused = status not in (429,) and not isinstance(exc, litellm.RateLimitError)
+    if refused and tools_refused(text):
+        return failure("refused the tools parameter (no tool calling on this server or model)", False,
+                       tools_refused=True)
+    limit = server_limit(text, status, isinstance(exc, litellm.ContextWindowExceededError)) if refused else None
+    if limit is not None:
+        return failure(LIMIT_KINDS[limit.limit], False, limit=limit)
+    if isinstance(exc, litellm.ContentPolicyViolationError):
+        return failure("refused the request (content policy violation)", False)
+    if isinstance(exc, (litellm.BadRequestError, litellm.UnprocessableEntityError)) or status in (400, 413, 422):
+        return failure("rejected the request (bad request)", False)
+    if isinstance(exc, litellm.RateLimitError) or status == 429:
+        return failure("rate-limited the request (rate limit error)", True, retry_after(exc))
+    if isinstance(exc, litellm.APIConnectionError) or any(
+            w in text for w in ("connection error", "connecterror", "connection refused")):
+        return failure("could not be reached (connection error)", True)
+    if status == 408:
+        return failure("did not answer in time (timeout)", True)
+    if status is not None and status >= 500 or isinstance(
+            exc, (litellm.InternalServerError, litellm.ServiceUnavailableError, litellm.BadGatewayError)):
+        real = _real_status(exc, status, text)
+        if real == 529 or "overloaded_error" in text:
+            return failure("is overloaded (529)", True, retry_after(exc), overloaded=True)
+        if real == 503 or "overloaded" in text:
+            return failure(f"is overloaded or unavailable (HTTP {real or 503})", True, retry_after(exc),
+                           overloaded=True)
+        return failure(f"failed with a server error (HTTP {real or 500})", True, retry_after(exc))
+    return failure(f"call failed ({type(exc).__name__})", False)
+
+
+LIMIT_KINDS = {
+    "images_per_request": "refused the number of images in one request (server limit)",
+    "vision": "refused the page images (the model takes no image input)",
+    "image_size": "refused an image as too large (server limit)",
+    "context_length": "rejected the request as too long for the model (context window exceeded)",
+}
+
+
+def _real_status(exc: Exception, status: int | None, text: str) -> int | None:
+    """The provider's own status when litellm mapped it to another (Anthropic's 529 kept in
+    ``provider_status_code``; Gemini's 503 only in the body)."""
+    kept = getattr(exc, "provider_status_code", None)
+    if isinstance(kept, int):
+        return kept
+    code = _CODE.search(text)
+    if code and int(code.group(1)) >= 500:
+        return int(code.group(1))
+    return status
+
+
+def retry_after(exc: Exception) -> float | None:
+    """The provider's Retry-After (seconds), wherever litellm kept the headers for this provider."""
+    for source in (getattr(getattr(exc, "response", None), "headers", None), getattr(exc, "headers", None),
+                   getattr(exc, "litellm_response_headers", None)):
+        try:
+            value = source.get("retry-after") or source.get("Retry-After")  # type: ignore[union-attr]
+        except Exception:
+            continue
+        try:
+            if value is not None:
+                return max(0.0, float(value))
+        except (TypeError, ValueError):
+            continue
+    return None
+
+
+def provider_message(exc: Exception, secrets: tuple[str, ...] = ()) -> str | None:
+    """The provider's own reason from a litellm exception, keys redacted, at most DETAIL_CHARS long."""
+    raw = str(getattr(exc, "message", None) or exc or "").strip()
+    text = _LITELLM_NOISE.sub("", _PREFIX.sub("", raw)).strip()
+    start = text.find("{")
+    if start >= 0:  # a JSON error body: {"error": {"message": ...}}, {"error": "..."}, {"message": ...}
+        try:
+            body = json.loads(text[start:])
+        except ValueError:
+            body = None
+        found = _message_in(body)
+        if found:
+            text = found
+    text = " ".join(text.split())
+    if not text or text.lower() in ("none", "null"):
+        return None
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, "<redacted>")
+    for pattern in _SECRETS:
+        text = pattern.sub(lambda m: (m.group(1) + m.group(2) if m.lastindex else "") + "<redacted>", text)
+    return text if len(text) <= DETAIL_CHARS else text[: DETAIL_CHARS - 1] + "…"
+
+
+def _message_in(body: Any) -> str | None:
+    if isinstance(body, list) and body:
+        return _message_in(body[0])
+    if not isinstance(body, dict):
+        return None
+    error = body.get("error", body)
+    if isinstance(error, str):
+        return error
+    if isinstance(error, dict) and isinstance(error.get("message"), str):
+        return error["message"]
+    return None

@@ -1,0 +1,73 @@
+"""How sure the offline reader is of its best candidate: a calibrated probability that it is right.
+
+A logistic model over a few features of the best candidate: its score, how much of the question
+(weighted by rarity) sits near it and on its page, whether a label or header names the asked
+attribute, how many pages agree, its lead over the runner-up, and how much of the question the
+corpus never mentions at all (a question about something absent is one to refuse). The weights
+are set by hand (``bench/reader_calibration.py --fit`` fits them on the development set, which
+had not finished a full run in time to replace them); the threshold was chosen on the real-document
+development set's precision/recall curve (docs/offline-reader.md). Below it the backend refuses.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from madqa_plugins.offline.offline_spans import Candidate
+
+FEATURES = ("score", "local", "on_page", "label", "agree", "margin", "absent")
+# set by hand; bench/reader_calibration.py --fit fits them (docs/offline-reader.md)
+WEIGHTS = {"score": 2.0, "local": 1.5, "on_page": 1.5, "label": 0.5, "agree": 0.3, "margin": 1.0, "absent": -6.0}
+BIAS = -2.5
+THRESHOLD = 0.5  # refuse below this confidence; chosen on the development set's curve (docs/offline-reader.md)
+
+
+@dataclass(frozen=True)
+class Confidence:
+    """The features of a best candidate and the probability, from them, that it is right."""
+
+    features: dict[str, float]
+    value: float
+
+
+def features(best: Candidate, runner_up: Candidate | None, absent: float) -> dict[str, float]:
+    """The model's inputs for ``best`` (0..1 each, ``agree`` capped at 3 other pages)."""
+    return {
+        "score": best.score,
+        "local": best.local,
+        "on_page": best.on_page,
+        "label": best.label,
+        "agree": min(best.support - 1, 3) / 3,
+        "margin": max(0.0, best.score - (runner_up.score if runner_up else 0.0)),
+        "absent": absent,
+    }
+
+
+def confidence(best: Candidate | None, runner_up: Candidate | None, absent: float,
+               weights: dict[str, float] | None = None, bias: float | None = None) -> Confidence:
+    """The calibrated probability that ``best`` is the answer (0 when there is no candidate)."""
+    if best is None:
+        return Confidence({}, 0.0)
+    x = features(best, runner_up, absent)
+    return Confidence(x, confidence_of(x, weights, bias))
+
+
+def confidence_of(x: dict[str, float], weights: dict[str, float] | None = None, bias: float | None = None) -> float:
+    """The logistic model's probability for the features ``x``."""
+    w = weights or WEIGHTS
+    z = (BIAS if bias is None else bias) + sum(w.get(k, 0.0) * v for k, v in x.items())
+    return round(1 / (1 + math.exp(-max(-30.0, min(30.0, z)))), 4)
+
+
+def absent_share(weights: dict[str, float], df: dict[str, int], pages: int,
+                 alts: dict[str, tuple[tuple[str, ...], ...]] | None = None) -> float:
+    """Weighted share of the question's stems that no page of the corpus contains (nor a synonym of).
+
+    0 when the corpus statistics are unknown (a corpus too large to count)."""
+    if not pages or not weights:
+        return 0.0
+    alts = alts or {}
+    missing = sum(w for s, w in weights.items()
+                  if not df.get(s) and not any(all(df.get(a) for a in alt) for alt in alts.get(s, ())))
+    return missing / (sum(weights.values()) or 1.0)

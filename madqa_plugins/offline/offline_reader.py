@@ -1,0 +1,252 @@
+"""The offline reader: typed answer spans on one page's text, each scored 0..1.
+
+Each answer type lives in its own module (dates, numbers, names, codes, tables, phrases); this
+one proposes every span a question's expected kind is compatible with, and scores it by how well
+its kind fits, how close it sits to the question's terms (weighted by corpus rarity), and whether
+a label or a table header names the asked attribute. Rule based and deterministic.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Set as AbstractSet
+
+from madqa_plugins.offline.offline_codes import QUOTED_RE, SYMBOL_RE, codeish
+from madqa_plugins.offline.offline_codes import SPAN_RES as CODE_RES
+from madqa_plugins.offline.offline_dates import DATE_RE, TIME_RE, YEAR_RE
+from madqa_plugins.offline.offline_names import HONORIFICS, NAME_RE, NOT_NAME, ORG_SUFFIX, PROPER_RE
+from madqa_plugins.offline.offline_numbers import (
+    MONEY_RE,
+    NUMBER_RE,
+    ORDINAL_NOUN_RE,
+    PERCENT_RE,
+    QUANTITY_RE,
+    TUPLE_RE,
+    UNIT_OF,
+)
+from madqa_plugins.offline.offline_phrases import expansions
+from madqa_plugins.offline.offline_question import STOPWORDS as STOP
+from madqa_plugins.offline.offline_spans import (
+    Bag,
+    Candidate,
+    Question,
+    clean,
+    label_match,
+    lowercase_words,
+    proximity,
+    stem,
+    stems_of,
+    words,
+)
+from madqa_plugins.offline.offline_tables import label_pairs, table_row
+
+COMPATIBLE = {  # expected kind -> {candidate kind: fit}
+    "date": {"date": 1.0, "year": 0.3},
+    "year": {"year": 1.0, "date": 0.3},
+    "time": {"time": 1.0, "phrase": 0.3},
+    "money": {"money": 1.0, "number": 0.8, "quantity": 0.3, "percent": 0.2},
+    "percent": {"percent": 1.0, "number": 0.5},
+    "number": {"number": 1.0, "tuple": 0.5, "quantity": 0.75, "money": 0.6, "percent": 0.55, "year": 0.15},
+    "quantity": {"quantity": 1.0, "tuple": 0.5, "number": 0.6, "money": 0.5, "percent": 0.4, "phrase": 0.3},
+    "person": {"person": 1.0, "proper": 0.55},
+    "org": {"proper": 1.0, "person": 0.4, "phrase": 0.45},
+    "place": {"proper": 1.0, "phrase": 0.45},
+    "code": {"code": 1.0, "tuple": 0.6, "number": 0.55, "phrase": 0.35},
+    "expansion": {"expansion": 1.0, "phrase": 0.5},
+    "version": {"version": 1.0, "code": 0.6, "number": 0.4},
+    "flag": {"flag": 1.0, "quoted": 0.6, "code": 0.5, "ident": 0.4, "phrase": 0.3},
+    "file": {"file": 1.0, "code": 0.5, "ident": 0.4, "phrase": 0.3},
+    "ident": {"ident": 1.0, "symbol": 1.0, "quoted": 0.8, "code": 0.6, "flag": 0.5, "file": 0.4, "phrase": 0.6},
+    "phrase": {"phrase": 0.8, "ordinal": 0.8, "tuple": 0.75, "quoted": 0.75, "proper": 0.7, "person": 0.65, "code": 0.7, "quantity": 0.7, "date": 0.6, "money": 0.6,
+               "number": 0.55, "percent": 0.6, "time": 0.6, "year": 0.45, "version": 0.6, "flag": 0.6,
+               "file": 0.6, "ident": 0.6},
+}
+SPAN_RES = {"date": DATE_RE, "year": YEAR_RE, "time": TIME_RE, "money": MONEY_RE, "percent": PERCENT_RE,
+            "number": NUMBER_RE, "quantity": QUANTITY_RE, "person": NAME_RE, "proper": PROPER_RE,
+            "ordinal": ORDINAL_NOUN_RE, "tuple": TUPLE_RE, "quoted": QUOTED_RE, **CODE_RES}
+
+
+
+def _kind_spans(text: str, kind: str, limit: int) -> list[tuple[int, str]]:
+    """(position, text) of every span of ``kind`` starting before ``limit``."""
+    out = []
+    for m in SPAN_RES[kind].finditer(text):
+        if m.start() >= limit:
+            break
+        value = m.group()
+        if kind in ("person", "proper"):
+            parts = [p for p in value.split() if p.rstrip(".") not in HONORIFICS]
+            caps = [p for p in parts if p[:1].isupper()]
+            if not caps or all(p.strip(".") in NOT_NAME for p in caps) or (kind == "person" and any(
+                    p.strip(".") in NOT_NAME for p in caps)):
+                continue
+        out.append((m.start(), value))
+    return out
+
+
+
+
+def find_candidates(text: str, file: str, page: int, q: Question, weights: dict[str, float],
+                    rank: int = 0, exclude: set[str] | None = None,
+                    common: AbstractSet[str] | None = None) -> list[Candidate]:
+    """Every typed span on a page with its score; ``weights`` are the question stems' weights.
+
+    ``exclude``: stems that cannot be the answer (the whole question's); ``common``: words the
+    corpus also writes in lower case (so not names); the page's own words when None.
+    """
+    lines = text.splitlines()
+    if not any(ln.strip() for ln in lines):
+        return []
+    common = common if common is not None else lowercase_words(text)
+    fits = COMPATIBLE.get(q.kind, COMPATIBLE["phrase"])
+    qstems = (exclude or set()) | set(stems_of(q.text))
+    qyears = set(YEAR_RE.findall(q.text))
+    bags = [Bag(ln) for ln in lines]
+    page_bag = Bag(stems=tuple(x for b in bags for x in b.seq.split()))
+    specifiers = {stem(w) for w in words(q.text) if any(ch.isdigit() for ch in w)} | set(q.target)
+    rank_prior = 1.0 - min(rank, 10) * 0.01
+    qterms = set(q.stems)
+    asks_default = "default" in qterms
+    units = "|".join(UNIT_OF[w] for w in dict.fromkeys([*q.target, *(stem(w) for w in words(q.text.lower()))])
+                     if w in UNIT_OF)
+    out: list[Candidate] = []
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        nxt = lines[i + 1].strip() if i + 1 < len(lines) else ""
+        joined = line + (" " + nxt if nxt else "")
+        row_label, cells = table_row(lines, i)
+        if len(words(row_label)) > 8:
+            row_label = ""
+        pairs = label_pairs(line)
+        dates = [(m.start(), m.end()) for m in DATE_RE.finditer(joined)] + \
+                [(m.start(), m.end()) for m in TIME_RE.finditer(joined)]
+        wholes = [(m.start(), m.end()) for r in (TUPLE_RE, ORDINAL_NOUN_RE) for m in r.finditer(joined)]
+        spans: list[tuple[int, str, str]] = []
+        for kind in fits:
+            if kind in SPAN_RES:
+                spans += [(pos, s, kind) for pos, s in _kind_spans(joined, kind, len(line))]
+        if "symbol" in q.target and q.kind == "ident":  # "the symbol of the weber": Wb, cd, mol
+            spans += [(m.start(), m.group(), "symbol") for m in SYMBOL_RE.finditer(joined)
+                      if m.start() < len(line) and m.group().lower() not in common and m.group().lower() not in STOP]
+        if "expansion" in fits:
+            spans += [(pos, s, "expansion") for pos, s in expansions(joined, q)]
+        spans += [(pos, value[:80], "value") for _, pos, value in pairs]
+        stated = _defaults(joined, len(line)) if asks_default else []
+        spans += [(pos, value, "value") for pos, value in stated]
+        if "phrase" in fits:
+            spans += [(pos, c, "phrase") for pos, c, _ in cells]
+        seen: set[tuple[str, str]] = set()
+        anchors = [m.start() for m in re.finditer(r"[^\W_][\w'&.\-/]*", joined) if stem(m.group()) in qterms]
+        for pos, value, kind in spans:
+            end = pos + len(value)
+            if joined[pos - 1:pos] == "<" and joined[end:end + 1] == ">" and joined[pos - 2:pos - 1] in ("", " "):
+                continue  # a <placeholder> says what to write there, it is no answer
+            inner = QUOTED_RE.search(value) if kind in ("value", "phrase") else None
+            if inner:  # "FIT_MAXITER: use 'set fit maxiter <n>' instead": the quoted command is the value
+                pos, value, kind = pos + inner.start(), inner.group(), "quoted"
+            if kind == "quoted":
+                value = unquote(value)
+            value = clean(value)
+            vstems = set(stems_of(value))
+            if not value or (value, kind) in seen or not vstems or vstems <= qstems:
+                continue  # the question's own words are not its answer
+            if kind in ("number", "money", "quantity", "percent") and any(a <= pos < b for a, b in dates):
+                continue  # the day of a date or the hour of a time is no amount
+            if kind in ("number", "code", "version", "quantity", "ident") and any(a <= pos < b for a, b in wholes) and not \
+                    any(a == pos and b == pos + len(value) for a, b in wholes):
+                continue  # "9" of "(9, 2)" or "13th" of "13th CGPM (1967)": the whole span is proposed
+            if kind == "number" and not line[:pos].strip() and re.match(r"\d{1,2}[.)]\s", line[pos:]):
+                continue  # a section number
+            seen.add((value, kind))
+            cell = next((c for c in cells if c[0] <= pos < c[0] + len(c[1]) + 1), None)
+            head = cell[2] if cell else ""
+            local, on_page, near = proximity(bags, i, Bag(head), weights, page_bag, q.alts)
+            before = line[max(0, pos - 40):pos]
+            pair = next((p for p in reversed(pairs) if p[1] <= pos), None)
+            lab = 0.8 * label_match(" ".join(words(before)[-4:]), q)
+            if pair is not None:
+                lab = max(lab, label_match(pair[0], q))
+            elif cell is not None:
+                lab = max(lab, label_match(row_label, q), label_match(head, q))
+                if head and specifiers & set(stems_of(head)):  # a table cell: its column is one the question names
+                    lab = max(lab, 0.5 + 0.5 * label_match(row_label, q))
+            if (pos, value) in stated:
+                lab = max(lab, 0.9)  # "Default: #f", "the default is 300 ms" for a question about a default
+            if kind in ("person", "proper") and re.search(r"\b(?:by|from|signed|author|chaired|led)\b[:\s]*$", before, re.I):
+                lab = max(lab, 0.5)
+            if q.kind == "place" and re.search(r"\b(?:in|at|near|to)\s+$", before):
+                lab = max(lab, 0.5)
+            fit = fits.get(kind, 0.0)
+            if kind == "value":  # the whole value of a label the question names, whatever its type
+                fit = max(fits.get("phrase", 0.3), 0.9 * lab if lab >= 0.5 else 0.0)
+            if kind == "symbol":
+                fit *= 1.0 if len(value) > 1 else 0.7  # a lone letter is more often a variable than a unit
+            elif q.kind == "ident":
+                fit *= codeish(value, common)  # a variable or command is rarely a word of running text
+                if "symbol" in q.target and kind != "symbol":
+                    fit *= 0.6  # a symbol is a few letters, not "s-2" of a unit's expansion
+            if units and kind in ("quantity", "number"):
+                fit *= 1.0 if re.search(rf"(?:{units})$", value) else 0.6
+            beside = words(line[pos + len(value):pos + len(value) + 30])[:2] + words(before)[-2:]
+            if q.target and set(q.target) & {stem(w) for w in beside} and kind != "value":
+                lab = max(lab, 0.6)  # "Celia Marchetti (the Tenant)", "rent of GBP 1,150"
+            if kind == "ordinal" and set(q.target) & vstems:
+                lab = max(lab, 0.6)  # "13th CGPM" for "which CGPM meeting": the noun it counts is the one asked
+            if kind in ("phrase", "value") and len(words(value)) > 8:
+                fit *= 0.5
+            if kind in ("number", "money") and YEAR_RE.fullmatch(value):
+                fit *= 0.3
+            if kind == "proper" and " " not in value and value.lower() in common:
+                fit *= 0.3  # a capitalised common word ("However", "Button") opening a sentence is no name
+            if kind == "person" and any(w.lower() in common for w in words(value) if w[:1].isupper() and "." not in w):
+                fit *= 0.5  # a word also written in lower case is rarely part of a name
+            if kind == "proper" and q.kind == "org":
+                fit *= 1.0 if re.search(ORG_SUFFIX, value) else 0.7
+            if kind == "proper" and (len(value) <= 3 and q.kind != "code" or NAME_RE.fullmatch(value) and q.kind == "place"):
+                fit *= 0.5
+            context_years = set(YEAR_RE.findall(before[-14:] + " " + head))
+            if qyears and context_years and not context_years & qyears:
+                fit *= 0.6  # labelled with another year than the one asked about
+            # a label counts in full only beside the question's other terms ("version" is near every number)
+            score = fit * (0.55 * local + 0.15 * on_page + 0.3 * lab * min(1.0, 2 * local)) * rank_prior
+            score += 0.04 * fit * _closeness(pos, len(value), anchors)  # ties on one line: the nearer span
+            if score <= 0:
+                continue
+            why = f"{kind}; question terms on or near its line: {', '.join(near) or 'none'}"
+            out.append(Candidate(value, kind, file, page, round(score, 4), i, why + ("; label match" if lab else ""),
+                                 round(local, 4), round(on_page, 4), round(lab, 4), round(fit, 4), pos=pos))
+    return out
+
+
+
+
+def unquote(value: str) -> str:
+    """A quoted command without its quotes and a trailing ``<placeholder>`` argument ("set fit maxiter")."""
+    inner = value[1:-1].strip()
+    return re.sub(r"(?:\s+(?:<[^<>]+>|\[[^][]+\]))+$", "", inner) or inner
+
+
+def _closeness(pos: int, length: int, anchors: list[int]) -> float:
+    """1 when a question term starts right beside the span, falling to 0 at 60 characters away."""
+    gaps = [min(abs(a - pos), abs(a - (pos + length))) for a in anchors if not pos <= a < pos + length]
+    return max(0.0, 1 - min(gaps) / 60) if gaps else 0.0
+
+
+_DEFAULT = re.compile(r"\b[Dd]efaults?(?:\s+(?:value|setting|size|resolution|level|width|is|to|of|for|are|will be))*"
+                      r"\s*(?::|=|\bis\b|\bto\b)?\s*(?:is\s+)?(?:set\s+to\s+)?"
+                      r"([^\s,;]+?(?:\s(?:ms|s|seconds?|dpi|points?|pt|bp|cm|mm|in|inches|px|pixels|%|lines?))?)(?=[\s,;)]|\.\s|\.?$)")
+
+
+_MARKED_DEFAULT = re.compile(r"([^\s,;()]+)\s*\((?:the\s+)?default\)")
+
+
+def _defaults(text: str, limit: int) -> list[tuple[int, str]]:
+    """(position, value) stated as a default ("Default: #f", "defaults to 75 dpi", "the default is 300 ms",
+    "PROGRESS (default)")."""
+    out = [(m.start(1), m.group(1).strip("\"'`")) for m in _MARKED_DEFAULT.finditer(text) if m.start(1) < limit]
+    for m in _DEFAULT.finditer(text):
+        value = m.group(1).strip("\"'`")
+        if m.start(1) < limit and value and value.lower() not in ("the", "a", "an", "value", "setting", "is", "this"):
+            out.append((m.start(1), value))
+    return out

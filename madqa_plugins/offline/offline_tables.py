@@ -1,0 +1,85 @@
+"""Answer type table cells and form fields for the offline reader: ``label: value`` pairs, and table
+rows read by their row label and column header (years, quarters, dates, or the header line's words)."""
+
+from __future__ import annotations
+
+import re
+
+from madqa_plugins.offline.offline_dates import MONTH, YEAR_RE
+
+_PAIR = re.compile(r"(?<![\w\-])([A-Z][\w()/#.%'&\-]*(?: (?:[a-z(][\w()/#.%'&\-]*|[A-Z]{2,5}\b)){0,4}) ?:(?!\d)\s*")
+_VALUE_TOK = re.compile(r"^[(+−-]?[$€£¥]?\d[\d,.]*(?:%|[kKmMbB]n?)?\)?$|^[-–—]$|^n/?a$", re.I)
+_CURRENCY = re.compile(r"^(?:EUR|USD|GBP|CHF|JPY|CAD|AUD|SEK|NOK|DKK|PLN)$")
+_KEY_TOK = re.compile(rf"^(?:(?:19|20)\d\d[a-z]?|Q[1-4]|H[12]|FY\s?\d{{2,4}}|{MONTH})$")
+
+
+def label_pairs(line: str) -> list[tuple[str, int, str]]:
+    """``label: value`` pairs on a line, several per line on forms: (label, value position, value)."""
+    marks = list(_PAIR.finditer(line))
+    out = []
+    for n, m in enumerate(marks):
+        end = marks[n + 1].start() if n + 1 < len(marks) else len(line)
+        value = line[m.end():end]
+        if value.strip():
+            out.append((m.group(1).strip(), m.end() + len(value) - len(value.lstrip()), value.strip()))
+    return out
+
+
+def _tokens(line: str) -> list[tuple[int, str]]:
+    """Cells of a single-spaced line: a currency code joins the number after it."""
+    toks = [(m.start(), m.group()) for m in re.finditer(r"\S+", line)]
+    out: list[tuple[int, str]] = []
+    for pos, tok in toks:
+        if out and _CURRENCY.match(out[-1][1]) and _VALUE_TOK.match(tok):
+            out[-1] = (out[-1][0], out[-1][1] + " " + tok)
+        else:
+            out.append((pos, tok))
+    return out
+
+
+def _keys(line: str) -> list[str]:
+    """The trailing column keys of a header line: years, quarters, dates ("Q1 2023", "31 Dec 2024" as one key)."""
+    toks = [t for _, t in _tokens(line)]
+    keys: list[str] = []
+    while toks:
+        tok = toks[-1]
+        first = keys[0].split(" ")[0] if keys else ""
+        if keys and (YEAR_RE.fullmatch(first) and re.fullmatch(rf"{MONTH}|Q[1-4]|H[12]", tok)
+                     or re.fullmatch(MONTH, first) and re.fullmatch(r"\d{1,2}\.?", tok)):
+            keys[0] = f"{tok} {keys[0]}"
+        elif _KEY_TOK.match(tok):
+            keys.insert(0, tok)
+        else:
+            break
+        toks.pop()
+    return keys
+
+
+def table_row(lines: list[str], i: int) -> tuple[str, list[tuple[int, str, str]]]:
+    """(row label, [(position, cell, column header)]) of line ``i`` read as a table row.
+
+    A row is a label and a trailing run of values; its header is the nearest line above that
+    ends in column keys (years, quarters, dates), else the nearest line of words, right-aligned.
+    """
+    line = lines[i]
+    toks = _tokens(line)
+    j = len(toks)
+    while j > 0 and (_VALUE_TOK.match(toks[j - 1][1]) or _CURRENCY.match(toks[j - 1][1].split(" ")[0])
+                     and _VALUE_TOK.match(toks[j - 1][1].split(" ")[-1])):
+        j -= 1
+    values = toks[j:]
+    if not values or j == 0 and len(values) < 2:
+        return "", []
+    label = line[: values[0][0]].strip()
+    keys: list[str] = []
+    for k in range(i - 1, max(-1, i - 30), -1):
+        keys = _keys(lines[k])
+        if len(keys) >= 2:
+            break
+    if len(keys) < 2:  # no column keys: right-align the words of the nearest header-like line
+        keys = next((t for t in ([w for _, w in _tokens(lines[k])] for k in range(i - 1, max(-1, i - 15), -1))
+                     if len(values) <= len(t) <= 12 and not any(_VALUE_TOK.match(w) for w in t)), [])
+    heads = [keys[n - len(values)] if keys and len(values) - n <= len(keys) else "" for n in range(len(values))]
+    return label, [(p, c, h) for (p, c), h in zip(values, heads, strict=True)]
+
+

@@ -1,1 +1,0 @@
-"""Built-in madqa plugins: ordinary plugins written against madqa's public API."""
