@@ -25,7 +25,7 @@ from madqa.plugins import collect, get_plugin_manager
 from madqa.settings import load_config
 from madqa.trace import Trace
 from madqa.types import AnswerStep, PageRef
-from plugins.scripted import ScriptedBackend
+from madqa_plugins.scripted import ScriptedBackend
 from tests.conftest import DEMO_DOCS, REPO
 
 
