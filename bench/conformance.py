@@ -120,8 +120,11 @@ def behaviours(kind: str) -> dict[str, str]:
     refusing = fb.Server(tools=False, flavour=flavour) if kind != "anthropic" else None
     if refusing is not None:
         outcome, p, b, _ = _decide(kind, [fp.json_search("revenue")], refusing)
-        ok = (not isinstance(outcome, Exception) and outcome.tool_calls and len(p.requests) == 2
-              and not sent_tools(p.requests[1]) and not b.supports_tools)
+        # the backend reports the text protocol's reply as written; the loop reads the search from it
+        ok = (not isinstance(outcome, Exception) and len(p.requests) == 2 and not sent_tools(p.requests[1])
+              and not b.supports_tools
+              and [c.name for c in madqa.read_tool_calls(outcome.text or "", ["search_documents"])] == [
+                  "search_documents"])
         out["server refuses tools"] = ("same turn again in the JSON-in-text protocol, searched; learned for the "
                                        "process" if ok else f"FAIL: {outcome!r}"[:120])
     else:
