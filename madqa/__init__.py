@@ -63,6 +63,7 @@ from madqa.types import (
     ToolCall,
     Usage,
 )
+from madqa.usage import estimate_usage
 
 __version__ = "0.1.0"
 
@@ -72,7 +73,7 @@ __all__ = [
     "retriever_indexing", "run_key_user",
     "NO_PAGES_NOTE", "AnswerStep", "BackendError", "CorpusError", "ErrorStep", "Hit", "IndexDamagedError", "MadqaError", "ModelDecision", "ModelStep", "OcrWord",
     "PageRef", "PluginError", "Register", "RenderError", "SearchBudget", "SearchError", "SearchResult", "SearchStep",
-    "ServerLimitError", "SettingsError", "Step", "TEXT_PROTOCOL", "TextCall", "ToolCall", "Usage", "provider_image_tokens", "__version__",
+    "ServerLimitError", "SettingsError", "Step", "TEXT_PROTOCOL", "TextCall", "ToolCall", "Usage", "provider_image_tokens", "estimate_usage", "__version__",
     "find_json_object", "find_tessdata", "hookimpl", "glob_regex", "lexical_similarity", "literal_prefix", "match_key", "ocr_words", "quote_on_page", "read_options",
     "read_tool_calls", "stemmed_note", "strip_reasoning", "unfold_ligatures",
 ]

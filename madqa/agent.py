@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from madqa.answer import check_quotes, parse_answer, resolve_citations
-from madqa.budget import Budget, rough_usage
+from madqa.budget import Budget
 from madqa.context import ContextOptions, ModelTurn, NoteTurn, ShownPage, ToolTurn, Turn, build_messages
 from madqa.context import image_part as image_part  # re-exported: tests and plugins build messages with it
 from madqa.context import query_terms as _query_terms
@@ -37,14 +37,14 @@ from madqa.recovery import Sending, images_in, recover
 from madqa.refusals import is_refusal, refusal_items
 from madqa.render import render_page
 from madqa.settings import PipelineConfig, Settings, image_budget_px
-from madqa.tool_text import TEXT_PROTOCOL, read_tool_calls, strip_reasoning
+from madqa.tool_text import read_tool_calls, strip_reasoning
 from madqa.types import AnswerStep, ErrorStep, Hit, ModelDecision, ModelStep, PageRef, SearchStep, Step, ToolCall, Usage
+from madqa.usage import estimate_usage
 
 if TYPE_CHECKING:
     from madqa.corpus import Corpus
     from madqa.plugins import Registry
 
-JSON_PROTOCOL = TEXT_PROTOCOL  # the text protocol's instructions: a backend without native tools adds them
 SEEDED_NOTE = "oracle: these are the gold evidence pages, given instead of a search"
 ASKED_AS = "a follow-up, asked as a standalone question (this backend reads no conversation): "
 MAX_SHOWN_AGAIN = 5  # pages one show_pages call may ask for
@@ -176,10 +176,13 @@ class Agent:
             assert decision is not None
             usage, estimated = decision.usage, decision.estimated
             if not usage.total_tokens and any(b.counts_tokens for b in budgets):
-                usage, estimated = rough_usage(messages, decision.text), True
+                calls_made = [(c.name, c.arguments) for c in decision.tool_calls]
+                usage = estimate_usage(messages, tools, decision.text, calls_made,
+                                       backend_capabilities(self.backend).provider)
+                estimated = True
             for b in budgets:
                 b.charge(usage, decision.cost_usd, estimated=estimated)
-            decision, read_note = _with_text_calls(decision, tools)
+            decision, read_note = _with_text_calls(decision, tools, iteration)
             calls = decision.tool_calls or ()
             step_notes = tuple(str(n) for n in (decision.raw or {}).get("notes") or ()) + read_note
             yield ModelStep(iteration, decision.text, tuple(calls), decision.usage, decision.cost_usd,
@@ -398,7 +401,8 @@ def _reply_text(decision: ModelDecision) -> str:
     return strip_reasoning(decision.text or "").strip()
 
 
-def _with_text_calls(decision: ModelDecision, tools: list[dict[str, Any]]) -> tuple[ModelDecision, tuple[str, ...]]:
+def _with_text_calls(decision: ModelDecision, tools: list[dict[str, Any]],
+                     iteration: int) -> tuple[ModelDecision, tuple[str, ...]]:
     """The decision with tool calls written in its text (JSON, fences, ``<tool_call>`` tags, ...) as calls.
 
     Only for a reply with no native calls and no structured answer; only tools offered this turn."""
@@ -408,7 +412,8 @@ def _with_text_calls(decision: ModelDecision, tools: list[dict[str, Any]]) -> tu
     found = read_tool_calls(decision.text, names)
     if not found:
         return decision, ()
-    calls = tuple(ToolCall(c.name, dict(c.arguments), f"text_{n}", c.error) for n, c in enumerate(found))
+    calls = tuple(ToolCall(c.name, dict(c.arguments), f"text_{iteration}_{n}", c.error)  # ids unique in the conversation
+                  for n, c in enumerate(found))
     shown = ", ".join(c.name for c in calls)
     return replace(decision, tool_calls=calls), (f"tool call(s) read from the reply's text: {shown}",)
 

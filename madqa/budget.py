@@ -3,8 +3,8 @@
 A ``Budget`` is charged after every model call and says when it is spent; the loop then forces
 the answer step (or, when it is spent before a question starts, makes no call) and the answer's
 flags say why. The answer is reserved: ``max_calls=N`` allows N-1 searching calls and one answer.
-A call whose server sent no usage is charged an estimate (``rough_usage``: characters / 4, images
-by OpenAI's tile rule for a 1.2 MP page), and a call litellm cannot price is charged at
+A call whose server sent no usage is charged an estimate (``madqa.usage``: characters / 4, images by
+the provider's tile rule), and a call litellm cannot price is charged at
 ``FALLBACK_USD_PER_MTOK`` against a cost limit; both are flagged (``estimated_calls``), never
 silently left out. A query strategy's own model call (``llm-rewrite``) is charged like the loop's.
 
@@ -18,7 +18,6 @@ mid-question. Thread-safe: a session budget may be charged by several questions 
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,7 +30,6 @@ DEFAULTS: dict[str, Any] = {"max_tokens": None, "max_cost_usd": None, "max_calls
 # output alike): the output price of a frontier model (Claude Sonnet 4.5, GPT-4.1: $8-15), so an
 # estimate errs on the side of stopping early.
 FALLBACK_USD_PER_MTOK = 15.0
-IMAGE_TOKENS = 1105  # OpenAI's tile rule for a 1.2 MP page at detail=high (85 + 170 x 6 tiles)
 
 
 @dataclass
@@ -118,18 +116,3 @@ class Budget:
         return {"max_tokens": self.max_tokens, "max_cost_usd": self.max_cost_usd, "max_calls": self.max_calls,
                 "tokens": self.tokens, "cost_usd": round(self.cost_usd, 8), "calls": self.calls,
                 "unpriced_calls": self.unpriced_calls, "estimated_calls": self.estimated_calls}
-
-
-def rough_usage(messages: Sequence[dict[str, Any]], reply: str | None) -> Usage:
-    """An estimate of one call's tokens when the server reports none: characters / 4, images by tile."""
-    chars, images = 0, 0
-    for message in messages:
-        content = message.get("content")
-        parts = content if isinstance(content, list) else [{"type": "text", "text": content or ""}]
-        for part in parts:
-            if isinstance(part, dict) and part.get("type") == "image_url":
-                images += 1
-            elif isinstance(part, dict):
-                chars += len(str(part.get("text") or ""))
-        chars += sum(len(str(c.get("function", {}).get("arguments") or "")) for c in message.get("tool_calls") or [])
-    return Usage(chars // 4 + images * IMAGE_TOKENS, len(reply or "") // 4)

@@ -7,7 +7,8 @@ import io
 import json
 from typing import Any
 
-from madqa.agent import ANSWER_TOOL, JSON_PROTOCOL, SEARCH_TOOL, SYSTEM_PROMPT, image_part
+from madqa import TEXT_PROTOCOL
+from madqa.agent import ANSWER_TOOL, SEARCH_TOOL, SYSTEM_PROMPT, image_part
 from madqa_plugins.litellm.litellm_backend import LiteLLMBackend
 from tests import fake_providers as fp
 
@@ -31,7 +32,7 @@ def history(images: int = 1, text_protocol: bool = False) -> list[dict[str, Any]
     for n in range(1, images + 1):
         labels += [{"type": "text", "text": f"File: report.pdf, Page: {n}"}, image_part(png, "image/png")]
     return [
-        {"role": "system", "content": SYSTEM_PROMPT + (JSON_PROTOCOL if text_protocol else "")},
+        {"role": "system", "content": SYSTEM_PROMPT + (TEXT_PROTOCOL if text_protocol else "")},
         {"role": "user", "content": fp.QUESTION},
         {"role": "assistant", "content": None, "tool_calls": [
             {"id": "call_1", "type": "function",

@@ -414,8 +414,8 @@ class LiteLLMBackend:
 
     def _decision(self, request: dict[str, Any], response: Any, force_answer: bool,
                   notes: list[str]) -> madqa.ModelDecision:
-        return read_reply(response, request, notes, provider=self.provider, text_protocol=not self.supports_tools,
-                          force_answer=force_answer, call_no=self._calls, cost=self._cost(response))
+        return read_reply(response, request, notes, provider=self.provider, call_no=self._calls,
+                          cost=self._cost(response))
 
     def _cost(self, response: Any) -> float | None:
         try:

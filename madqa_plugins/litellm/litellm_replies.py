@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 import madqa
-from madqa_plugins.litellm import litellm_usage as usage_estimate
 from madqa_plugins.litellm.litellm_messages import content_text, read_arguments
 from madqa_plugins.litellm.litellm_options import whole
 
@@ -17,10 +16,11 @@ NORMAL_FINISH = {"stop": "stop", "end_turn": "stop", "stop_sequence": "stop", "t
                  "safety": "content_filter", "recitation": "content_filter", "prohibited_content": "content_filter"}
 
 
-def read_reply(response: Any, request: dict[str, Any], notes: list[str], *, provider: str, text_protocol: bool,
-               force_answer: bool, call_no: int, cost: float | None) -> madqa.ModelDecision:
+def read_reply(response: Any, request: dict[str, Any], notes: list[str], *, provider: str, call_no: int,
+               cost: float | None) -> madqa.ModelDecision:
     """The decision in one litellm response to ``request``; ``notes`` (what the backend did) come first
-    in ``raw["notes"]``. In the JSON-in-text protocol a ``{"search": ...}`` reply is a search call."""
+    in ``raw["notes"]``. Text is reported as the model wrote it: tool calls written in it (the JSON-in-text
+    protocol's, or a model's own shapes) are the loop's to read (madqa.tool_text)."""
     notes = list(notes)
     choices = getattr(response, "choices", None) or []
     message = getattr(choices[0], "message", None) if choices else None
@@ -37,14 +37,13 @@ def read_reply(response: Any, request: dict[str, Any], notes: list[str], *, prov
             notes.append(f"{name or 'tool call'}: {note}")
         call_id = str(getattr(call, "id", "") or f"call_{call_no}_{n}")
         calls.append(madqa.ToolCall(name, {} if error else arguments, call_id, error))
-    # tool calls written as text (the JSON-in-text protocol's, or a model's own shapes) are the loop's to read
     finish = finish_of(finish_reason, choices[0] if choices else None, response, bool(calls), notes)
     usage = getattr(response, "usage", None)
     counted = madqa.Usage(whole(getattr(usage, "prompt_tokens", 0)), whole(getattr(usage, "completion_tokens", 0)))
     estimated = counted.total_tokens == 0
     if estimated:
-        counted = madqa.Usage(usage_estimate.prompt_tokens(request["messages"], request.get("tools"), provider),
-                              usage_estimate.completion_tokens(text, [(c.name, c.arguments) for c in calls]))
+        counted = madqa.estimate_usage(request["messages"], request.get("tools"), text,
+                                       [(c.name, c.arguments) for c in calls], provider)
         notes.append("the server sent no token counts: usage estimated (characters / 4, image tile rules)")
     raw: dict[str, Any] = {"finish_reason": finish_reason, "model": str(getattr(response, "model", "") or ""),
                            "provider": provider}

@@ -3,6 +3,8 @@
 Text: characters / 4. Images: the provider's published tile rule (madqa.image_tokens) on each image's
 real pixel size; an image whose size cannot be read counts ``UNKNOWN_IMAGE_TOKENS``. Budgets stay
 bounded (a token budget with no counts would otherwise never be spent); a bill is never taken from here.
+One estimate for every backend: the litellm backend's (a server that sent no counts) and the loop's
+(a backend that reports none).
 """
 
 from __future__ import annotations
@@ -10,9 +12,11 @@ from __future__ import annotations
 import base64
 import io
 import json
+from collections.abc import Sequence
 from typing import Any
 
-import madqa
+from madqa.image_tokens import provider_image_tokens
+from madqa.types import Usage
 
 CHARS_PER_TOKEN = 4
 UNKNOWN_IMAGE_TOKENS = 1000
@@ -22,7 +26,7 @@ def text_tokens(text: str | None) -> int:
     return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN if text else 0
 
 
-def image_tokens(url: str, provider: str) -> int:
+def image_tokens(url: str, provider: str | None) -> int:
     """Tokens of one ``data:`` URL image under ``provider``'s rule."""
     try:
         from PIL import Image
@@ -32,10 +36,11 @@ def image_tokens(url: str, provider: str) -> int:
             width, height = image.size
     except Exception:
         return UNKNOWN_IMAGE_TOKENS
-    return madqa.provider_image_tokens(width, height, provider)
+    return provider_image_tokens(width, height, provider)
 
 
-def prompt_tokens(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, provider: str) -> int:
+def prompt_tokens(messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] | None,
+                  provider: str | None) -> int:
     """An estimate of a request's prompt tokens: its text, its tool schemas and its images."""
     total = text_tokens(json.dumps(tools)) if tools else 0
     for m in messages:
@@ -54,7 +59,13 @@ def prompt_tokens(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | 
     return total
 
 
-def completion_tokens(text: str | None, calls: list[tuple[str, Any]]) -> int:
+def completion_tokens(text: str | None, calls: Sequence[tuple[str, Any]]) -> int:
     """An estimate of a reply's tokens: its text and its tool calls' names and arguments."""
     return text_tokens(text) + sum(text_tokens(name) + text_tokens(json.dumps(args, default=str))
                                    for name, args in calls)
+
+
+def estimate_usage(messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] | None, reply: str | None,
+                   calls: Sequence[tuple[str, Any]] = (), provider: str | None = None) -> Usage:
+    """An estimate of one call's usage: the request's text, tool schemas and images; the reply's text and calls."""
+    return Usage(prompt_tokens(messages, tools, provider), completion_tokens(reply, calls))
