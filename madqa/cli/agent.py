@@ -18,16 +18,10 @@ from madqa.text import plural
 
 @command("ask")
 def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
-    from madqa.agent import Agent
     from madqa.budget import Budget
     from madqa.trace import Trace
 
-    common.show_index_logs()
-    config = common.pipeline_config(args, settings)
-    common.fast_exit_for(settings, config)
-    reg = common.registry(settings)
-    corpus = common.open_corpus(args, settings, reg)
-    agent = Agent(corpus, config, reg, settings, common.backend_options(args))
+    config, agent = common.agent_for(args, settings)
     trace = Trace(args.question, config, args.id)
     if not args.json:
         print(f"config {config.name}: {config.backend}/{config.model}, {config.retriever}, "

@@ -18,18 +18,12 @@ def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
     """Answer each line of stdin with the agent (one agent, one backend, for the whole session); EOF ends it.
 
     Exit status 1 when some question failed (the model or a plugin failed), else 0."""
-    from madqa.agent import Agent
     from madqa.budget import Budget
     from madqa.conversation import ChatTurn, add_turn
     from madqa.trace import Trace
     from madqa.types import AnswerStep
 
-    common.show_index_logs()
-    config = common.pipeline_config(args, settings)
-    common.fast_exit_for(settings, config)
-    reg = common.registry(settings)
-    corpus = common.open_corpus(args, settings, reg)
-    agent = Agent(corpus, config, reg, settings, common.backend_options(args))
+    config, agent = common.agent_for(args, settings)
     budget = Budget(name="command")  # one for the session, as `ask` has one for its question
     interactive = sys.stdin.isatty()
     print(f"config {config.name}: {config.backend}/{config.model}, {config.retriever}; one question a line, "

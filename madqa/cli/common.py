@@ -40,6 +40,19 @@ def light_exit() -> bool:
         return True
 
 
+def agent_for(args: argparse.Namespace, settings: Settings) -> tuple[Any, Any]:
+    """(config, agent) of the flags, on the corpus of --corpus (indexed first if it never was): what
+    ``ask`` and ``chat`` answer with."""
+    from madqa.agent import Agent
+
+    show_index_logs()
+    config = pipeline_config(args, settings)
+    fast_exit_for(settings, config)
+    reg = registry(settings)
+    corpus = open_corpus(args, settings, reg)
+    return config, Agent(corpus, config, reg, settings, backend_options(args))
+
+
 def registry(settings: Settings) -> Any:
     from madqa.plugins import collect, get_plugin_manager
 
