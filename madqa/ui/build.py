@@ -91,6 +91,7 @@ footer .show-api, footer .settings, footer a, footer button, footer span { color
 button[role="tab"].selected { color: #c2410c !important; }  /* the open tab: orange-700 reads, orange-500 did not */
 /* a config that cannot reach its model here: still choosable (it says why), but greyed */
 .keyless-config, .keyless-config * { color: #6b7280 !important; font-style: italic; }
+#ask-new-chat { white-space: nowrap; flex-shrink: 0; }
 """ + MODAL_CSS + CITE_CSS
 # Accessible names Gradio leaves empty (the expand arrow of a thought), kept up as the chat re-renders.
 A11Y_JS = r"""
