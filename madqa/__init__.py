@@ -23,6 +23,7 @@ from madqa.errors import (
     OptionError,
     PluginError,
     RenderError,
+    ScopeError,
     SearchError,
     ServerLimitError,
     SettingsError,
@@ -43,9 +44,11 @@ from madqa.protocols import (
     RetrieverIndexing,
     backend_capabilities,
     reranker_candidates,
+    retriever_filters_files,
     retriever_indexing,
     run_key_user,
 )
+from madqa.scope import ScopedQuery, parse_scope, search_scoped
 from madqa.search_limits import SearchBudget, glob_regex, literal_prefix
 from madqa.text import lexical_similarity, match_key, quote_on_page, stemmed_note
 from madqa.tool_text import TEXT_PROTOCOL, TextCall, read_tool_calls, strip_reasoning
@@ -70,7 +73,8 @@ __version__ = "0.1.0"
 __all__ = [
     "CAPABILITIES", "Backend", "BackendCapabilities", "IndexingRetriever", "Option", "OptionError", "PageReader",
     "QueryStrategy", "Reranker", "Retriever", "RetrieverIndexing", "backend_capabilities", "reranker_candidates",
-    "retriever_indexing", "run_key_user",
+    "retriever_filters_files", "retriever_indexing", "run_key_user",
+    "ScopeError", "ScopedQuery", "parse_scope", "search_scoped",
     "NO_PAGES_NOTE", "AnswerStep", "BackendError", "CorpusError", "ErrorStep", "Hit", "IndexDamagedError", "MadqaError", "ModelDecision", "ModelStep", "OcrWord",
     "PageRef", "PluginError", "Register", "RenderError", "SearchBudget", "SearchError", "SearchResult", "SearchStep",
     "ServerLimitError", "SettingsError", "Step", "TEXT_PROTOCOL", "TextCall", "ToolCall", "Usage", "provider_image_tokens", "estimate_usage", "__version__",

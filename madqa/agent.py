@@ -20,7 +20,7 @@ from madqa.context import ContextOptions, ModelTurn, NoteTurn, ShownPage, ToolTu
 from madqa.context import image_part as image_part  # re-exported: tests and plugins build messages with it
 from madqa.context import query_terms as _query_terms
 from madqa.conversation import ChatTurn, next_question
-from madqa.errors import MadqaError, ServerLimitError
+from madqa.errors import MadqaError, SearchError, ServerLimitError
 from madqa.jsonl import clean_text
 from madqa.prompts import ANSWER_TOOL, REPAIR_NOTE, SEARCH_TOOL, SHOW_TOOL, system_prompt
 from madqa.prompts import SYSTEM_PROMPT as SYSTEM_PROMPT  # re-exported: the benchmark's prompt
@@ -36,6 +36,7 @@ from madqa.protocols import (
 from madqa.recovery import Sending, images_in, recover
 from madqa.refusals import is_refusal, refusal_items
 from madqa.render import render_page
+from madqa.scope import combine, describe_scope, parse_scope, resolve_files, search_scoped
 from madqa.settings import PipelineConfig, Settings, image_budget_px
 from madqa.tool_text import read_tool_calls, strip_reasoning
 from madqa.types import AnswerStep, ErrorStep, Hit, ModelDecision, ModelStep, PageRef, SearchStep, Step, ToolCall, Usage
@@ -67,6 +68,7 @@ class SearchState:
     seen: set[PageRef] = field(default_factory=set)
     seeded: tuple[Hit, ...] | None = None  # shown as the first search's result instead of searching (the oracle)
     terms: dict[PageRef, tuple[str, ...]] = field(default_factory=dict)  # the query words that first found a page
+    scope: tuple[str, ...] = ()  # the files searched (madqa.scope); empty: the whole collection
     # the pages a query would show (the retriever's top k, nothing rendered): lets a strategy judge a
     # rewrite by the new pages it finds; None when the strategy runs outside an agent
     probe: Callable[[str], tuple[Hit, ...]] | None = field(default=None, repr=False, compare=False)
@@ -108,7 +110,7 @@ class Agent:
 
     def run(self, question: str, first_hits: Sequence[Hit] | None = None,
             budget: Budget | Sequence[Budget] | None = None,
-            conversation: Sequence[ChatTurn] = ()) -> Iterator[Step]:
+            conversation: Sequence[ChatTurn] = (), scope: Sequence[str] = ()) -> Iterator[Step]:
         """Yield each step as it happens; the last one is always an AnswerStep: an answer, a refusal, or
         a failure (``failure`` set: the model or a plugin failed, or no answer could be read).
 
@@ -117,7 +119,11 @@ class Agent:
         ``budget`` (the CLI's run, a web visitor's day on the server's keys: one or several) is charged
         beside the question's own from the config; a spent one forces the answer, never raises.
         ``conversation``: the earlier turns, when ``question`` is a follow-up (``madqa.conversation``):
-        their text before the question for a backend that reads it, else a standalone question."""
+        their text before the question for a backend that reads it, else a standalone question.
+        ``scope``: the files searched (one document, a chosen set; names as the corpus has them, or as a
+        person types them: ``madqa.scope.resolve_files``); empty: the whole collection. The model is told.
+        A query's own ``file:NAME`` terms narrow it further. Raises ScopeError for a name not in the corpus."""
+        files = resolve_files(scope, self.corpus.documents) if scope else ()
         reads = backend_capabilities(self.backend).reads_conversation
         asked = next_question(conversation, clean_text(question), reads)
         question = clean_text(asked.question)  # a lone surrogate could be neither sent, shown nor saved
@@ -127,7 +133,10 @@ class Agent:
         budgets = [Budget.from_options(self.config.part_options("budget")), *given]
         history: list[Turn] = []
         state = SearchState(asked.standalone, seeded=tuple(first_hits) if first_hits is not None else None,
-                            probe=lambda q: tuple(self.retriever.search(q, self.config.top_k).hits))
+                            probe=lambda q: tuple(search_scoped(self.retriever, q, self.config.top_k,
+                                                                files or None).hits),
+                            scope=files)
+        told = "\n\n".join(t for t in (asked.context, describe_scope(files)) if t) or None
         last, iteration = self.config.max_steps, 0
         repaired_call = repaired_answer = False
         notes: list[str] = []  # what the run had to do to get an answer (server limits worked around)
@@ -148,7 +157,7 @@ class Agent:
                 # asked each turn: a backend may learn mid-run that its server takes no images
                 vision = self.sending.vision and backend_capabilities(self.backend).supports_vision
                 messages = build_messages(system, question, history, self.context, vision=vision, cache=cache,
-                                          context=asked.context)
+                                          context=told)
                 started = time.perf_counter()
                 try:
                     decision = self.backend.decide(messages, tools, force)
@@ -325,14 +334,19 @@ class Agent:
         else:
             where = "query strategy"
             try:
+                # the query's file:NAME terms are the scope, not words to match (ScopeError: an observation)
+                scoped = parse_scope(written, self.corpus.documents)
+                files = combine(state.scope, scoped.files)
+                if not scoped.query:
+                    raise SearchError("the query has only file: terms; add the words to search for in the file")
                 # (query, note), or (query, note, spent) when the strategy called a model of its own:
                 # ``spent`` has ``usage`` and ``cost_usd`` (a ModelDecision does), counted in the run's totals
-                executed, strategy_note, *extra = self.strategy.rewrite(written, state)
+                executed, strategy_note, *extra = self.strategy.rewrite(scoped.query or written, state)
                 spent = extra[0] if extra else None
                 # a reranker may ask to see more candidates than are shown (its ``candidates`` attribute)
                 depth = max(self.config.top_k, reranker_candidates(self.reranker))
                 where = "retriever"
-                result = self.retriever.search(executed, depth)
+                result = search_scoped(self.retriever, executed, depth, files)
                 retriever_note = result.note
                 where = "reranker"
                 hits = tuple(self.reranker.rerank(state.question, executed, list(result.hits)))[: self.config.top_k]

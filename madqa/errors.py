@@ -38,6 +38,10 @@ class SearchError(MadqaError):
     """A retriever failed on a query (the agent turns this into an observation)."""
 
 
+class ScopeError(SearchError):
+    """A scope naming a file the corpus does not hold (the message lists the names it could mean)."""
+
+
 class RenderError(MadqaError):
     """A page cannot be rendered (unknown file, page out of range, broken PDF)."""
 

@@ -33,7 +33,9 @@ def register_retrievers(register: Register) -> None:
 
     Register ``name -> factory(corpus, options)``; the factory returns an object with
     ``search(query: str, k: int) -> madqa.SearchResult``, hits best first. ``corpus`` is an
-    opened ``madqa.corpus.Corpus``; ``options`` a dict of retriever options. A factory that also
+    opened ``madqa.corpus.Corpus``; ``options`` a dict of retriever options. A retriever declaring
+    ``filters_files = True`` also takes ``files: frozenset[str] | None`` (a scope: hits from those files
+    only); any other is asked for more hits and filtered by madqa (``madqa.search_scoped``). A factory that also
     takes a ``registry`` keyword gets the registry creating it (to build other parts). The object is a
     ``madqa.Retriever``; a factory keeping an index (a static ``update_index``) is a ``madqa.IndexingRetriever`` and may declare
     ``update_index_streams``, ``index_usable``, ``index_analysis``, ``check_index``,

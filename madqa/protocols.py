@@ -4,7 +4,7 @@ A component satisfies its Protocol structurally (no base class needed): a retrie
 ``search(query, k) -> SearchResult``. What a component *may* say about itself — its optional
 capabilities — is declared here once, with its default, in ``CAPABILITIES``; the core reads a
 capability only through the accessors below (``backend_capabilities``, ``reranker_candidates``,
-``run_key_user``, ``retriever_indexing``), never by probing a plugin with ``getattr`` of its own.
+``run_key_user``, ``retriever_indexing``, ``retriever_filters_files``), never by probing a plugin with ``getattr`` of its own.
 
 A capability learned during a run is reported by the component: the litellm backend's
 ``supports_tools`` and ``supports_vision`` turn False when a server refuses tool calls or images,
@@ -27,7 +27,10 @@ if TYPE_CHECKING:
 
 @runtime_checkable
 class Retriever(Protocol):
-    """Pages for a query, best first (``register_retrievers``)."""
+    """Pages for a query, best first (``register_retrievers``).
+
+    One declaring ``filters_files = True`` also takes ``files: frozenset[str] | None`` as a keyword:
+    the scope, hits from those files only (``madqa.scope``)."""
 
     def search(self, query: str, k: int) -> SearchResult: ...
 
@@ -103,6 +106,9 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability("use_run_key", "query_strategy", "component", None,
                "use_run_key(api_key, api_base, provider) -> bool: a strategy calling a model of its own spends "
                "the run's key (a web visitor's) where it goes; returns whether it does"),
+    Capability("filters_files", "retriever", "component", False,
+               "True: search(query, k, files=frozenset) returns hits from those files only (a scope); else the "
+               "core asks for more hits and drops those outside the scope (madqa.scope.search_scoped)"),
     Capability("update_index", "retriever", "factory", None,
                "static update_index(folder, previous, added, removed): the index written at ingest"),
     Capability("update_index_streams", "retriever", "factory", False,
@@ -150,6 +156,11 @@ def reranker_candidates(reranker: Reranker) -> int:
 
 
 RunKeyUser = Callable[[str, str | None, str | None], bool]
+
+
+def retriever_filters_files(retriever: Retriever) -> bool:
+    """Whether the retriever's ``search`` takes ``files=`` (a scope) and honours it."""
+    return _declared(retriever, "filters_files") is True
 
 
 def run_key_user(strategy: QueryStrategy) -> RunKeyUser | None:
