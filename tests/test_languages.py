@@ -86,6 +86,10 @@ def test_the_language_is_detected_and_the_status_says_from_how_much_text(tmp_pat
     assert corpus.language == "de" and report.language == "de"
     assert corpus.language_note.startswith("detected German (de) from ") and " words " in corpus.language_note
     assert any("thesaurus" in w for _, w in report.warnings)  # English-only parts say so
+    from madqa.ui.corpus import documents_table
+
+    summary = documents_table(corpus)[1]  # the web app's corpus status
+    assert "Language: detected German \\(de\\) from " in summary and "thesaurus" in summary
     corpus.close()
     assert detect_language(["Le fichier est dans le répertoire et les paquets sont pour vous."] * 10).code == "fr"
     assert detect_language(["12 34 56"]).code == "en"  # too little text: the default, said so
