@@ -35,7 +35,7 @@ from madqa.indexers import IndexFeed, IndexProgress, index_names, rebuild_indexe
 from madqa.ingest_jobs import read_jobs
 from madqa.ingest_limits import IngestClock, PageLimits, clocked, read_limits, within_limits
 from madqa.languages import DEFAULT as DEFAULT_LANGUAGE
-from madqa.languages import LANGUAGES, detect_language, language_named, tesseract_language
+from madqa.languages import language_named, language_record, stored_language, tesseract_language
 from madqa.ocr import find_tessdata
 from madqa.page_readers import page_texts
 from madqa.pdf_reader import DocumentReader
@@ -223,7 +223,7 @@ def ingest(
         if damage:
             report.warnings.append(("", f"the stored index was damaged ({damage}); every PDF was read again "
                                         "into a new generation"))
-        kept = previous.manifest.get("language") if previous and not asked else None
+        kept = None if asked or previous_name is None else stored_language(state / previous_name / MANIFEST)
         code = asked or (kept or {}).get("code") or DEFAULT_LANGUAGE  # detected below when neither
         ocr_language, ocr_note = tesseract_language(code, settings.ocr_language, find_tessdata())
         options = {"ocr": ocr, "ocr_language": ocr_language, "ocr_dpi": settings.ocr_dpi,
@@ -260,7 +260,7 @@ def ingest(
             documents, changed = _ingest_files(plan, previous, reads, tmp_dir, report, feed, progress,
                                                page_limits if room is not None else None)
             feed.finish()
-            info = _language_info(asked, kept, tmp_dir, ocr_note)
+            info = language_record(asked, kept, lambda: _stored_texts(tmp_dir), ocr_note)
             if info["code"] != code:  # detected as another language than the indexes were written in
                 rebuild_indexes(registry, tmp_dir, retrievers, info["code"], index_progress)
         except BaseException:
@@ -329,30 +329,13 @@ def _reusable(previous: Corpus | None, options: dict[str, Any]) -> Callable[[Doc
     return lambda doc: same or (same_but_ocr_language and not doc.sources.get("ocr"))
 
 
-def _language_info(asked: str | None, kept: dict[str, Any] | None, gen_dir: Path, ocr_note: str | None
-                   ) -> dict[str, Any]:
-    """The manifest's ``language``: its code, how it was chosen (``set``, ``kept``, ``detected``), a note
-    for the corpus status, and warnings for what this machine lacks for it (analysis or OCR data)."""
-    if asked:
-        code, how, note = asked, "set", f"{LANGUAGES[asked].name} ({asked}): set with --language"
-    elif kept and kept.get("code") in LANGUAGES:
-        code, how, note = kept["code"], "kept", str(kept.get("note") or kept["code"])
-    else:
-        db = sqlite3.connect((gen_dir / PAGES_DB).as_uri() + "?mode=ro", uri=True)
-        try:
-            detection = detect_language(text for (text,) in db.execute("SELECT text FROM pages ORDER BY file, page"))
-        finally:
-            db.close()
-        code, how, note = detection.code, "detected", detection.describe() + "; `madqa index --language` sets it"
-    warnings = [f"{LANGUAGES[code].name} has no {what} here: search "
-                f"{'keeps every word' if what == 'stop words' else 'matches words only as written'}"
-                for what in LANGUAGES[code].analysis_gaps]
-    if ocr_note:
-        warnings.append(ocr_note)
-    if code != "en":
-        warnings.append(f"the drift strategy's thesaurus and the offline reader's question words are English only; "
-                        f"with {LANGUAGES[code].name} pages they add nothing")
-    return {"code": code, "how": how, "note": note, "warnings": warnings}
+def _stored_texts(gen_dir: Path) -> Iterator[str]:
+    """The page texts of the generation at ``gen_dir``, in file then page order, one at a time."""
+    db = sqlite3.connect((gen_dir / PAGES_DB).as_uri() + "?mode=ro", uri=True)
+    try:
+        yield from (text for (text,) in db.execute("SELECT text FROM pages ORDER BY file, page"))
+    finally:
+        db.close()
 
 
 def _nothing_changed(previous: Corpus, plan: list[tuple[str, Path, str, bool]], registry: Registry,

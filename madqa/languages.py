@@ -9,10 +9,13 @@ words in the pages' text: cheap, and right for any page of running prose.
 
 from __future__ import annotations
 
+import json
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from madqa.errors import CorpusError
 
@@ -139,3 +142,36 @@ def tesseract_language(code: str, configured: str, tessdata: str | None) -> tupl
         return wanted, None
     return "eng", (f"Tesseract has no {LANGUAGES[code].name} data ({wanted}.traineddata) here: scans are "
                    f"OCR'd as English (Debian: apt install tesseract-ocr-{wanted})")
+
+
+def stored_language(manifest: Path) -> dict[str, Any] | None:
+    """The ``language`` record a corpus manifest stores, read even when its generation is damaged (a rebuild
+    keeps the language it had); None when there is none."""
+    try:
+        stored = json.loads(manifest.read_text(encoding="utf-8")).get("language")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return stored if isinstance(stored, dict) and stored.get("code") in LANGUAGES else None
+
+
+def language_record(asked: str | None, kept: dict[str, Any] | None, texts: Callable[[], Iterable[str]],
+                    ocr_note: str | None) -> dict[str, Any]:
+    """The manifest's ``language``: its code, how it was chosen (``set``, ``kept``, or ``detected`` from
+    ``texts()``, read only then), a note for the corpus status, and warnings for what this machine lacks
+    for it (analysis or OCR data) and what stays English."""
+    if asked:
+        code, how, note = asked, "set", f"{LANGUAGES[asked].name} ({asked}): set with --language"
+    elif kept:
+        code, how, note = kept["code"], "kept", str(kept.get("note") or kept["code"])
+    else:
+        detection = detect_language(texts())
+        code, how, note = detection.code, "detected", detection.describe() + "; `madqa index --language` sets it"
+    warnings = [f"{LANGUAGES[code].name} has no {what} here: search "
+                f"{'keeps every word' if what == 'stop words' else 'matches words only as written'}"
+                for what in LANGUAGES[code].analysis_gaps]
+    if ocr_note:
+        warnings.append(ocr_note)
+    if code != DEFAULT:
+        warnings.append(f"the drift strategy's thesaurus and the offline reader's question words are English only; "
+                        f"with {LANGUAGES[code].name} pages they add nothing")
+    return {"code": code, "how": how, "note": note, "warnings": warnings}

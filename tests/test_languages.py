@@ -78,6 +78,16 @@ def test_the_language_is_stored_kept_and_changing_it_rebuilds_indexes_from_store
     corpus.close()
 
 
+def test_a_rebuild_of_a_damaged_index_keeps_the_language(tmp_path, settings, registry):
+    root = tmp_path / "docs"
+    make_pdf(root / "a.pdf", FRENCH)
+    ingest(root, settings, registry, ocr="never", language="de")  # set, though the text is French
+    report = ingest(root, settings, registry, ocr="never", rebuild="a test says so")
+    corpus = Corpus.open(root, settings.corpora_dir)
+    assert report.added == 1 and corpus.language == "de"  # read again, not detected again
+    corpus.close()
+
+
 def test_the_language_is_detected_and_the_status_says_from_how_much_text(tmp_path, settings, registry):
     root = tmp_path / "docs"
     make_pdf(root / "de.pdf", GERMAN * 8)
