@@ -184,7 +184,8 @@ class IndexFeed:
             if "settings" in inspect.signature(update).parameters:  # MADQA_* settings, read at start-up
                 update = functools.partial(update, settings=getattr(registry, "settings", None))
             speaks = "language" in inspect.signature(update).parameters
-            update = _in_language(update, language)
+            if speaks:
+                update = functools.partial(update, language=language)
             folder = retriever_dir(tmp_dir, name)
             prev_folder = previous.retriever_dir(name) if previous else None
             prev_folder = prev_folder if prev_folder and prev_folder.is_dir() else None
