@@ -167,3 +167,16 @@ def test_german_and_french_refusals_are_refusals(text):
 ])
 def test_german_and_french_answers_are_not_refusals(text):
     assert not is_refusal(text)
+
+
+def test_the_offline_baseline_answers_a_german_question_without_crashing(tmp_path, capsys, monkeypatch):
+    """Its question reading stays English (docs/search.md#languages): it must still search and answer or refuse."""
+    root = tmp_path / "docs"
+    make_pdf(root / "a.pdf", GERMAN)
+    monkeypatch.setenv("MADQA_HOME", str(tmp_path / "home"))
+    assert main(["index", "--language", "de", str(root)]) == 0
+    assert "language: German (de): set with --language" in capsys.readouterr().out
+    status = main(["ask", "--corpus", str(root), "--backend", "offline", "--json",
+                   "Mit welchem Aufruf werden die Selbsttests gestartet?"])
+    row = json.loads(capsys.readouterr().out)
+    assert status == 0 and not row.get("error") and row["search_history"]
