@@ -2,6 +2,7 @@
 
     python bench/typed.py --docs DIR --questions Q.jsonl [--retrievers whoosh,tantivy,hybrid] [--by kind]
     python bench/typed.py --docs DIR --questions Q.jsonl --set whoosh.ranking=or   # a retriever option
+    python bench/typed.py --docs DIR --questions Q.jsonl --language de   # the corpus analysed in German
 
 Ingests DIR (into ``--home``, kept between runs, or a temporary folder), then searches each
 question's text exactly as written with each retriever and counts a hit when one of its evidence
@@ -65,6 +66,7 @@ def main() -> int:
     parser.add_argument("-k", type=int, default=5)
     parser.add_argument("--by", default="kind")
     parser.add_argument("--home", help="keep indexes here between runs")
+    parser.add_argument("--language", help="the corpus language (madqa index --language; default: detected)")
     args = parser.parse_args()
     questions, problems = load_questions(Path(args.questions))
     if problems:
@@ -77,8 +79,9 @@ def main() -> int:
     with (contextlib.nullcontext(args.home) if args.home else tempfile.TemporaryDirectory()) as home:
         settings = Settings.from_env(env={}, home=Path(home))
         registry = collect(get_plugin_manager())
-        ingest(Path(args.docs), settings, registry, ocr="auto")
+        ingest(Path(args.docs), settings, registry, ocr="auto", language=args.language)
         corpus = Corpus.open(Path(args.docs), settings.corpora_dir)
+        print(f"language: {corpus.language_note}", file=sys.stderr)
         rows = [measure(corpus, registry, questions, name, options.get(name, {}), args.k, args.by)
                 for name in args.retrievers.split(",")]
     print(json.dumps(rows, indent=1))

@@ -30,6 +30,8 @@ from madqa.errors import (
 )
 from madqa.hookspecs import Register, hookimpl
 from madqa.image_tokens import provider_image_tokens
+from madqa.languages import DEFAULT as DEFAULT_LANGUAGE
+from madqa.languages import LANGUAGES, Language, language_named
 from madqa.ocr import OcrWord, find_tessdata, ocr_words
 from madqa.options import Option, read_options
 from madqa.protocols import (
@@ -80,4 +82,5 @@ __all__ = [
     "ServerLimitError", "SettingsError", "Step", "TEXT_PROTOCOL", "TextCall", "ToolCall", "Usage", "provider_image_tokens", "estimate_usage", "__version__",
     "find_json_object", "find_tessdata", "hookimpl", "glob_regex", "lexical_similarity", "literal_prefix", "match_key", "ocr_words", "quote_on_page", "read_options",
     "read_tool_calls", "stemmed_note", "strip_reasoning", "unfold_ligatures",
+    "DEFAULT_LANGUAGE", "LANGUAGES", "Language", "language_named",
 ]

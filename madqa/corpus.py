@@ -24,6 +24,7 @@ from typing import Any
 
 from madqa import abbreviations
 from madqa.errors import CorpusError, IndexDamagedError
+from madqa.languages import DEFAULT as DEFAULT_LANGUAGE
 
 MANIFEST = "manifest.json"
 PAGES_DB = "pages.sqlite"
@@ -134,6 +135,19 @@ class Corpus:
     @property
     def name(self) -> str:
         return self.root.name
+
+    @property
+    def language(self) -> str:
+        """The code of the language the corpus is analysed in (``madqa.languages``): set at ingest or
+        detected there; ``en`` for a corpus ingested before languages were stored."""
+        return str(self.manifest.get("language", {}).get("code") or DEFAULT_LANGUAGE)
+
+    @property
+    def language_note(self) -> str:
+        """How the language was chosen, for a corpus status (``set with --language``, what was detected
+        from how much text, what analysis or OCR data is missing here)."""
+        info = self.manifest.get("language", {})
+        return str(info.get("note") or "English (en): stored before languages were (every corpus was English)")
 
     def __repr__(self) -> str:
         return f"Corpus({str(self.root)!r}, generation={self.generation!r}, files={len(self.documents)})"

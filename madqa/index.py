@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import hashlib
 import json
@@ -30,9 +31,12 @@ from madqa.corpus import (
     write_current,
 )
 from madqa.errors import CorpusError
-from madqa.indexers import IndexFeed, IndexProgress, index_names
+from madqa.indexers import IndexFeed, IndexProgress, index_names, rebuild_indexes
 from madqa.ingest_jobs import read_jobs
 from madqa.ingest_limits import IngestClock, PageLimits, clocked, read_limits, within_limits
+from madqa.languages import DEFAULT as DEFAULT_LANGUAGE
+from madqa.languages import language_named, language_record, stored_language, tesseract_language
+from madqa.ocr import find_tessdata
 from madqa.page_readers import page_texts
 from madqa.pdf_reader import DocumentReader
 from madqa.plugins import Registry
@@ -67,6 +71,8 @@ class IngestReport:
     failures: list[tuple[str, str]] = field(default_factory=list)
     warnings: list[tuple[str, str]] = field(default_factory=list)
     pages_without_text: list[tuple[str, int]] = field(default_factory=list)  # the first EMPTY_LISTED
+    language: str = DEFAULT_LANGUAGE
+    language_note: str = ""  # how the language was chosen (set, kept, detected from how much text)
     elapsed_s: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
@@ -170,6 +176,7 @@ def ingest(
     page_limits: PageLimits | None = None,
     timeout_s: float | None = None,
     timeout_words: str = "an ingest may take",
+    language: str | None = None,
 ) -> IngestReport:
     """Ingest every PDF under ``root`` into a new generation and make it current.
 
@@ -183,8 +190,12 @@ def ingest(
     hears each page as it is read (an OCR of a long scan, page by page). ``corpora_dir`` is where the corpus's
     state lives (default: ``settings.corpora_dir``; the web app keeps a session's under its upload folder).
     ``page_limits`` fail files with too many pages (``PageLimits``). Past ``timeout_s`` the ingest stops
-    with IngestStopped (``timeout_words`` says whose limit it is) and leaves the corpus as it was. Raises
-    CorpusError only when nothing can be done at all.
+    with IngestStopped (``timeout_words`` says whose limit it is) and leaves the corpus as it was.
+    ``language`` (a code, name or Tesseract name of ``madqa.LANGUAGES``; default ``settings.language``) is
+    stored with the corpus and chooses its analysis and OCR language; when neither is given the corpus
+    keeps the language it has, and a new one is detected from its pages' text. A changed language
+    rebuilds the text indexes from the stored page texts (only scanned files are read again, for OCR in
+    the new language). Raises CorpusError only when nothing can be done at all.
     """
     started = time.perf_counter()
     root = Path(root)
@@ -197,8 +208,8 @@ def ingest(
     if retrievers is None and settings.index_retrievers.strip():
         retrievers = [n.strip() for n in settings.index_retrievers.split(",") if n.strip()]
     index_names(registry, retrievers)  # an unknown or unavailable name fails before any work
-    options = {"ocr": ocr, "ocr_language": settings.ocr_language, "ocr_dpi": settings.ocr_dpi,
-               "ocr_jsonl": sha256_file(Path(ocr_jsonl)) if ocr_jsonl else None}
+    wanted = language or settings.language or None
+    asked = language_named(wanted).code if wanted else None  # a bad name fails before any work
     clock = IngestClock(timeout_s, timeout_words)
     progress, page_progress, index_progress = clocked(clock, progress, page_progress, index_progress)
     state = state_dir_for(root, corpora_dir or settings.corpora_dir)
@@ -212,11 +223,17 @@ def ingest(
         if damage:
             report.warnings.append(("", f"the stored index was damaged ({damage}); every PDF was read again "
                                         "into a new generation"))
-        reusable = previous.manifest.get("options") == options if previous else False
+        kept = None if asked or previous_name is None else stored_language(state / previous_name / MANIFEST)
+        code = asked or (kept or {}).get("code") or DEFAULT_LANGUAGE  # detected below when neither
+        ocr_language, ocr_note = tesseract_language(code, settings.ocr_language, find_tessdata())
+        options = {"ocr": ocr, "ocr_language": ocr_language, "ocr_dpi": settings.ocr_dpi,
+                   "ocr_jsonl": sha256_file(Path(ocr_jsonl)) if ocr_jsonl else None}
+        reusable = _reusable(previous, options)
         paths = find_pdfs(root)
         names = Counter(p.name for p in paths)
         ambiguous = {name for name, count in names.items() if count > 1}
-        texts, ocr_problem = page_texts(registry, settings, ocr)
+        read_settings = dataclasses.replace(settings, ocr_language=ocr_language)  # here and on cluster workers
+        texts, ocr_problem = page_texts(registry, read_settings, ocr)
         if ocr_problem:
             report.warnings.append(("", f"OCR is off: {ocr_problem}"))
         generation = f"gen-{time.strftime('%Y%m%d%H%M%S')}-{os.getpid()}-{time.monotonic_ns() % 10**6}"
@@ -224,22 +241,28 @@ def ingest(
         tmp_dir.mkdir()
         plan = _plan_files(root, paths, previous, reusable, report)
         plan, room = within_limits(plan, previous, page_limits, report)
-        reader = DocumentReader(texts.text, texts.ocr, ocr, read_limits(settings, page_limits, room))
-        if previous is not None and _nothing_changed(previous, plan, registry, retrievers):
+        reader = DocumentReader(texts.text, texts.ocr, ocr, read_limits(read_settings, page_limits, room))
+        if previous is not None and previous.language == code and _nothing_changed(previous, plan, registry,
+                                                                                   retrievers):
             tmp_dir.rmdir()  # a no-op re-index: the current generation stays current
             report.unchanged = len(plan)
+            report.language, report.language_note = previous.language, previous.language_note
             previous.close()
             return _summarise(report, previous.gen_dir, dict(previous.documents), imported, ambiguous, started)
         reused = {file for file, _, _, reuse in plan if reuse}
         # every page of a previous file that is not reused as it is leaves the indexes
         feed = IndexFeed(registry, tmp_dir, previous, set(previous.documents) - reused if previous else set(),
-                         files_to_read=len(plan) - len(reused), retrievers=retrievers, progress=index_progress)
+                         files_to_read=len(plan) - len(reused), retrievers=retrievers, progress=index_progress,
+                         language=code)
         try:
-            reads = _document_reads(plan, reader, _imported_for(imported, ambiguous), executor, settings, ocr,
+            reads = _document_reads(plan, reader, _imported_for(imported, ambiguous), executor, read_settings, ocr,
                                     page_progress)
             documents, changed = _ingest_files(plan, previous, reads, tmp_dir, report, feed, progress,
                                                page_limits if room is not None else None)
             feed.finish()
+            info = language_record(asked, kept, lambda: _stored_texts(tmp_dir), ocr_note)
+            if info["code"] != code:  # detected as another language than the indexes were written in
+                rebuild_indexes(registry, tmp_dir, retrievers, info["code"], index_progress)
         except BaseException:
             feed.abort()
             shutil.rmtree(tmp_dir, ignore_errors=True)  # e.g. a full disk: no half-written generation left
@@ -248,7 +271,9 @@ def ingest(
             reader.close()
         removed = set(previous.documents) - set(documents) if previous else set()
         report.removed = len(removed - changed)
-        manifest = {"root": str(root), "generation": generation, "options": options,
+        report.language, report.language_note = info["code"], info["note"]
+        report.warnings.extend(("", w) for w in info["warnings"])
+        manifest = {"root": str(root), "generation": generation, "options": options, "language": info,
                     "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
                     "documents": [documents[f].to_dict() for f in sorted(documents)],
                     "failures": [{"file": f, "reason": r} for f, r in report.failures]}
@@ -293,6 +318,26 @@ def _summarise(report: IngestReport, gen_dir: Path, documents: dict[str, Documen
     return report
 
 
+def _reusable(previous: Corpus | None, options: dict[str, Any]) -> Callable[[DocumentRecord], bool]:
+    """Whether a previous file's pages can be kept as they are: read with the same options, or with only another
+    OCR language when none of its pages was OCR'd (a text-layer PDF reads the same in any language)."""
+    if previous is None:
+        return lambda doc: False
+    before = dict(previous.manifest.get("options") or {})
+    same = before == options
+    same_but_ocr_language = {**before, "ocr_language": None} == {**options, "ocr_language": None}
+    return lambda doc: same or (same_but_ocr_language and not doc.sources.get("ocr"))
+
+
+def _stored_texts(gen_dir: Path) -> Iterator[str]:
+    """The page texts of the generation at ``gen_dir``, in file then page order, one at a time."""
+    db = sqlite3.connect((gen_dir / PAGES_DB).as_uri() + "?mode=ro", uri=True)
+    try:
+        yield from (text for (text,) in db.execute("SELECT text FROM pages ORDER BY file, page"))
+    finally:
+        db.close()
+
+
 def _nothing_changed(previous: Corpus, plan: list[tuple[str, Path, str, bool]], registry: Registry,
                      retrievers: list[str] | None) -> bool:
     """True when every file is reused as it is, none was removed and every retriever this ingest
@@ -327,8 +372,8 @@ def _open_previous(root: Path, state: Path, name: str | None, registry: Registry
     return previous, None
 
 
-def _plan_files(root: Path, paths: list[Path], previous: Corpus | None, reusable: bool,
-                report: IngestReport) -> list[tuple[str, Path, str, bool]]:
+def _plan_files(root: Path, paths: list[Path], previous: Corpus | None,
+                reusable: Callable[[DocumentRecord], bool], report: IngestReport) -> list[tuple[str, Path, str, bool]]:
     """(file, path, sha256, reuse) for every usable file, in order; unusable ones go to the failures."""
     plan = []
     for path in paths:
@@ -343,7 +388,7 @@ def _plan_files(root: Path, paths: list[Path], previous: Corpus | None, reusable
             report.failures.append((file, f"cannot be read ({exc.strerror or exc})"))
             continue
         old = previous.documents.get(file) if previous else None
-        plan.append((file, path, sha, old is not None and old.sha256 == sha and reusable))
+        plan.append((file, path, sha, old is not None and old.sha256 == sha and reusable(old)))
     return plan
 
 
@@ -437,10 +482,11 @@ def _remove_old(state: Path, keep: set[str | None]) -> None:
 
 def open_or_build(root: str | Path, settings: Settings, registry: Registry,
                   progress: Progress | None = None, check: bool = False,
-                  rebuild: str | None = None, page_progress: PageProgress | None = None
-                  ) -> tuple[Corpus, IngestReport | None]:
+                  rebuild: str | None = None, page_progress: PageProgress | None = None,
+                  language: str | None = None) -> tuple[Corpus, IngestReport | None]:
     """Open the corpus at ``root``, ingesting it first when it was never indexed or is damaged (its
-    manifest; with ``check`` also its page store and indexes, see madqa.repair; ``rebuild``: known to be)."""
+    manifest; with ``check`` also its page store and indexes, see madqa.repair; ``rebuild``: known to be).
+    A ``language`` other than the stored one ingests again (the indexes are rebuilt from the stored texts)."""
     problem = rebuild
     if problem is None:
         try:
@@ -450,8 +496,9 @@ def open_or_build(root: str | Path, settings: Settings, registry: Registry,
                 raise
         else:
             problem = check_generation(corpus, registry) if check else None
-            if problem is None:
+            if problem is None and (language is None or language_named(language).code == corpus.language):
                 return corpus, None
             corpus.close()
-    report = ingest(root, settings, registry, progress=progress, rebuild=problem, page_progress=page_progress)
+    report = ingest(root, settings, registry, progress=progress, rebuild=problem, page_progress=page_progress,
+                    language=language)
     return Corpus.open(root, settings.corpora_dir), report

@@ -11,7 +11,9 @@ added pages as a one-pass iterable, and ``index_analysis`` (a function of a page
 its ``update_index`` computes from each page: when two or more indexing retrievers name the same
 function (``whoosh`` and ``tantivy``: ``madqa_plugins.text.text_analysis.index_text``), it is called once per page
 here and its result handed to each of them as ``page.analysis`` (None on pages that did not come
-through here, e.g. a rebuild from the page store: then each computes it). For an ingest reading many files on a machine with two or more
+through here, e.g. a rebuild from the page store: then each computes it). An ``update_index`` or
+``index_analysis`` taking a ``language`` keyword is given the corpus language (``madqa.languages``): its
+index is rebuilt from the stored page texts when the language changes (``rebuild_indexes``). For an ingest reading many files on a machine with two or more
 CPUs, such an index is then written by a forked child process that receives pages while this
 process is still reading PDFs: reading (MuPDF) and indexing (pure Python) each get a core. Other
 retrievers, small ingests, single-CPU machines and multi-threaded processes (a fork there could
@@ -25,6 +27,7 @@ import functools
 import inspect
 import multiprocessing
 import os
+import shutil
 import signal
 import sqlite3
 import threading
@@ -86,6 +89,33 @@ def can_stream(files_to_read: int) -> bool:
             and "fork" in multiprocessing.get_all_start_methods())
 
 
+def _in_language(function: Callable[..., Any] | None, language: str) -> Callable[..., Any] | None:
+    """``function`` given ``language`` when it takes a ``language`` keyword, else as it is."""
+    if function is not None and "language" in inspect.signature(function).parameters:
+        return functools.partial(function, language=language)
+    return function
+
+
+def rebuild_indexes(registry: Any, gen_dir: Path, retrievers: list[str] | None, language: str,
+                    progress: IndexProgress | None = None) -> list[str]:
+    """Write again, from the page store of the generation at ``gen_dir``, every index whose analysis depends
+    on the language (its ``update_index`` takes ``language``), in ``language``; returns their names."""
+    rebuilt = []
+    for name in index_names(registry, retrievers):
+        update = retriever_indexing(registry.get("retriever", name).factory).update_index
+        if update is None or "language" not in inspect.signature(update).parameters:
+            continue
+        if "progress" in inspect.signature(update).parameters:
+            update = functools.partial(update, progress=functools.partial(progress, name) if progress else None)
+        if "settings" in inspect.signature(update).parameters:
+            update = functools.partial(update, settings=getattr(registry, "settings", None))
+        folder = retriever_dir(gen_dir, name)
+        shutil.rmtree(folder, ignore_errors=True)
+        update(folder, None, _every_page(gen_dir / PAGES_DB), set(), language=language)
+        rebuilt.append(name)
+    return rebuilt
+
+
 def _receive(conn: Connection) -> Iterator[PageText]:
     while (batch := conn.recv()) is not None:
         for row in batch:
@@ -131,7 +161,8 @@ class IndexFeed:
     """Every indexing retriever of a registry, fed the pages of one ingest as they are read."""
 
     def __init__(self, registry: Any, tmp_dir: Path, previous: Any, removed: set[str], files_to_read: int,
-                 retrievers: list[str] | None = None, progress: IndexProgress | None = None) -> None:
+                 retrievers: list[str] | None = None, progress: IndexProgress | None = None,
+                 language: str = "en") -> None:
         self.inline: list[tuple[str, Callable[..., None], Path, Path | None]] = []
         self.rebuild: list[tuple[str, Callable[..., None], Path]] = []
         self.tmp_dir = tmp_dir
@@ -141,7 +172,8 @@ class IndexFeed:
         self.removed = removed
         stream = can_stream(files_to_read)
         names = index_names(registry, retrievers)
-        self.analysis = shared_analysis([registry.get("retriever", n).factory for n in names])
+        self.analysis = _in_language(shared_analysis([registry.get("retriever", n).factory for n in names]), language)
+        relanguaged = previous is not None and previous.language != language
         for name in names:
             indexing = retriever_indexing(registry.get("retriever", name).factory)
             update = indexing.update_index
@@ -151,12 +183,17 @@ class IndexFeed:
                 update = functools.partial(update, progress=functools.partial(progress, name) if progress else None)
             if "settings" in inspect.signature(update).parameters:  # MADQA_* settings, read at start-up
                 update = functools.partial(update, settings=getattr(registry, "settings", None))
+            speaks = "language" in inspect.signature(update).parameters
+            if speaks:
+                update = functools.partial(update, language=language)
             folder = retriever_dir(tmp_dir, name)
             prev_folder = previous.retriever_dir(name) if previous else None
             prev_folder = prev_folder if prev_folder and prev_folder.is_dir() else None
             usable = indexing.index_usable
             if prev_folder is not None and usable is not None and not usable(prev_folder):
                 prev_folder = None  # written by an older version (other analysis): rebuilt, not extended
+            if relanguaged and speaks:
+                prev_folder = None  # analysed in the corpus's former language: rebuilt from the stored texts
             if previous is not None and prev_folder is None:
                 # no usable index in the previous generation (the retriever came later, or its format
                 # changed): the added pages alone would miss every unchanged file, so it gets every page

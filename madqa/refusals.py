@@ -1,6 +1,7 @@
 """The one list of what counts as a refusal: a reply or an answer item saying the answer was not found.
 
-Precision over recall: text counts only when it matches a pattern here, and the patterns are tested
+English, German and French phrases (a corpus may be in either language, ``madqa.languages``; the
+model answers in the question's language). Precision over recall: text counts only when it matches a pattern here, and the patterns are tested
 against every gold answer of the development question sets, so a real answer ("zero", "none of
 them" aside) is never taken for a refusal. The official MADQA harness has no such list: it scores an
 empty answer 0 and leaves refusals to its LLM judge ("refuses or claims inability to answer" →
@@ -28,6 +29,11 @@ _EXACT = frozenset({
     # the MADQA baselines' answers when they fail
     "unable to parse answer", "unable to generate answer", "error: unable to generate answer",
     "unable to find answer", "unable to answer",
+    # German and French (a corpus in those languages; see madqa.languages)
+    "nicht gefunden", "keine angabe", "keine angaben", "unbekannt", "nicht verfügbar", "keine antwort",
+    "nicht angegeben", "keine informationen", "weiß ich nicht", "ich weiß es nicht", "nicht bekannt",
+    "non trouvé", "introuvable", "inconnu", "non disponible", "non précisé", "non spécifié", "non mentionné",
+    "aucune réponse", "je ne sais pas", "pas d'information", "aucune information", "information non disponible",
 })
 
 _WHERE = r"(?: (?:in|from|within|on|among) (?:the |any of the |these |those |this |any )?" \
@@ -67,13 +73,42 @@ _PATTERNS = [
     r"(?:i am |i'm )?unable to (?:find|determine|answer|locate|identify|parse|generate|confirm)\b",
     r"(?:i do not|i don't) know\b",
     r"(?:there is )?(?:not enough|insufficient) (?:information|data|evidence|context)\b",
+    # German: "Ich konnte diese Information in den Dokumenten nicht finden.", "(Leider) konnte ich keine ... finden"
+    r"(?:(?:ich|wir) (?:kann|konnte|können|konnten)|(?:kann|konnte|können|konnten) (?:ich|wir)) (?:\S+ ){0,8}?"
+    r"(?:nicht|keine\w*) (?:\S+ ){0,2}?(?:finden|ermitteln|bestimmen|beantworten|feststellen|entnehmen|angeben)\b",
+    # "Die Dokumente enthalten keine Angaben zu ..."
+    r"(?:die |diese |den )?(?:bereitgestellten |vorliegenden |durchsuchten |gefundenen )?"
+    r"(?:dokumente|seiten|texte|quellen|unterlagen|suchergebnisse) (?:enthalten|nennen|erwähnen|geben|liefern) "
+    r"(?:keine|nicht)\b",
+    # "Diese Information ist in den Dokumenten nicht angegeben.", "Die Antwort wurde nicht gefunden."
+    r"(?:die |diese |eine )?(?:information|informationen|antwort|angabe|angaben) (?:ist|sind|wurde|wurden|war|waren) "
+    r"(?:\S+ ){0,5}?nicht (?:gefunden|verfügbar|vorhanden|angegeben|enthalten|erwähnt|ermittelbar)\b",
+    r"es (?:gibt|liegen) keine (?:informationen|angaben|hinweise|daten|antwort)\b",
+    r"keine (?:relevanten |passenden )?(?:informationen|angaben|antwort|daten|ergebnisse|treffer)"
+    r"(?: (?:wurden|ist|sind))? (?:gefunden|verfügbar|vorhanden)\b",
+    # French: "Je ne trouve pas ...", "Je n'ai pas pu trouver ...", "Je ne peux pas déterminer ..."
+    r"(?:je|nous) ne (?:trouve|trouvons) (?:pas|aucune?)\b",
+    r"(?:je|nous) (?:ne |n')(?:peux|pouvons|pouvais|parviens|parvenons|suis|sommes|ai|avons) pas (?:\S+ ){0,3}?"
+    r"(?:trouver|trouvé|déterminer|déterminé|répondre|identifier|localiser|en mesure)\b",
+    # "Les documents ne mentionnent pas ...", "L'information n'est pas disponible ..."
+    r"(?:les |ces )?(?:documents?|pages?|textes?|sources?|résultats?)(?: \S+){0,2}? ne (?:mentionnent|contiennent|"
+    r"précisent|indiquent|donnent|fournissent|mentionne|contient|précise|indique|donne|fournit) (?:pas|aucune?)\b",
+    r"(?:l'|cette |une )?(?:information|réponse|donnée|valeur)s? (?:n'est|ne sont|n'a|n'ont|n'était) (?:\S+ ){0,3}?"
+    r"(?:trouvée?s?|disponibles?|mentionnée?s?|précisée?s?|indiquée?s?|fournie?s?)\b",
+    r"il n'y a (?:pas d'|aucune? )(?:information|mention|donnée|réponse|indication)s?\b",
+    r"aucune? (?:information|réponse|donnée|mention|résultat|indication)s? (?:n'a été |n'ont été )?"
+    r"(?:trouvée?s?|disponibles?)\b",
 ]
 # an apology or a search report before the refusal is no part of it (nor is its "but")
 _PREAMBLE = re.compile(r"(?:(?:i'm|i am|we're|we are) sorry,? (?:but )?|sorry,? (?:but )?|unfortunately,? |"
+                       r"leider,? |(?:es tut mir leid|entschuldigung),? (?:aber )?|"
+                       r"(?:je suis )?désolée?,? (?:mais )?|malheureusement,? |"
                        r"(?:after|despite) (?:searching|reviewing|checking|several searches)[^,]{0,80}, )+")
 _REFUSAL = re.compile("|".join(f"(?:{p})" for p in _PATTERNS))
 # what turns a refusal into a partial answer: "the documents do not say X, but Y is 5"
-_CONTRAST = re.compile(r"\b(?:but|however|although|though|instead|except|whereas|nevertheless|only)\b")
+_CONTRAST = re.compile(r"\b(?:but|however|although|though|instead|except|whereas|nevertheless|only|"
+                       r"aber|jedoch|allerdings|außer|nur|sondern|stattdessen|"
+                       r"mais|cependant|toutefois|sauf|seulement|néanmoins|par contre)\b")
 _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u00a0": " "})
 _EDGES = " \t\r\n\"'`*_.,;:!?()[]{}<>-\u2013\u2014"
 

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from madqa.errors import SettingsError
+from madqa.errors import CorpusError, SettingsError
+from madqa.languages import language_named
 
 PRESETS_DIR = Path(__file__).parent / "presets"
 
@@ -57,7 +58,10 @@ class Settings:
     ocr: str = field(default="auto", metadata={"env": "MADQA_OCR",
         "help": "auto (OCR pages with no text layer), always, or never"})
     ocr_language: str = field(default="eng", metadata={"env": "MADQA_OCR_LANGUAGE",
-        "help": "Tesseract language(s), e.g. eng or eng+deu"})
+        "help": "Tesseract language(s), e.g. eng or eng+deu; left at eng, a corpus's language chooses it"})
+    language: str = field(default="", metadata={"env": "MADQA_LANGUAGE",
+        "help": "the language new corpora are analysed and OCR'd in (en, de, fr, ...; see docs/search.md); "
+                "empty: detected from the pages' text, and a corpus keeps the language it has"})
     ocr_dpi: int = field(default=300, metadata={"env": "MADQA_OCR_DPI", "help": "resolution pages are OCR'd at"})
     index_retrievers: str = field(default="", metadata={"env": "MADQA_INDEX_RETRIEVERS",
         "help": "retrievers whose indexes ingest writes, comma-separated (default: the BM25 ones; "
@@ -169,6 +173,11 @@ class Settings:
         return settings
 
     def validate(self) -> None:
+        if self.language:
+            try:
+                language_named(self.language)
+            except CorpusError as exc:
+                raise SettingsError(f"MADQA_LANGUAGE: {exc}") from None
         if self.ocr not in ("auto", "always", "never"):
             raise SettingsError(f"ocr must be auto, always or never, not {self.ocr!r}")
         if self.image_format not in ("png", "jpeg", "webp"):

@@ -349,16 +349,16 @@ def test_whoosh_and_tantivy_share_one_analysis_per_page(tmp_path, registry, monk
     from madqa_plugins.text import text_analysis
 
     calls = []
-    analyze = text_analysis.analyze
+    analyze = text_analysis.Analysis.analyze
 
-    def counted(text):
+    def counted(self, text):
         calls.append(text)
-        return analyze(text)
+        return analyze(self, text)
 
     root = tmp_path / "docs"
     make_pdf(root / "a.pdf", ["C++ and image/png on page one", "the -v option, version 2.0"])
     make_pdf(root / "b.pdf", ["gnuplot's docu-\nment of max_steps", ""])
-    monkeypatch.setattr(text_analysis, "analyze", counted)
+    monkeypatch.setattr(text_analysis.Analysis, "analyze", counted)
     ingest(root, Settings.from_env(env={}, home=tmp_path / "shared"), registry, ocr="never",
            retrievers=["whoosh", "tantivy"])
     assert len(calls) == 4  # one per page, not one per page and index
@@ -367,7 +367,7 @@ def test_whoosh_and_tantivy_share_one_analysis_per_page(tmp_path, registry, monk
     ingest(root, Settings.from_env(env={}, home=tmp_path / "apart"), registry, ocr="never",
            retrievers=["whoosh", "tantivy"])
     assert len(calls) == 8
-    monkeypatch.setattr(text_analysis, "analyze", analyze)
+    monkeypatch.setattr(text_analysis.Analysis, "analyze", analyze)
     for name in ("whoosh", "tantivy"):
         found = {}
         for mode in ("shared", "apart"):

@@ -151,6 +151,8 @@ def print_report(report: Any, out: Any = None) -> None:
     print(f"pages OCR'd: {report.ocr_pages}, imported OCR: {report.imported_pages}, "
           f"with no text: {report.empty_pages}, blank: {report.blank_pages}, failures: {len(report.failures)}",
           file=out)
+    if report.language_note:
+        print(f"language: {report.language_note}", file=out)
     if report.pages_without_text:
         named = ", ".join(f"{f} p.{p}" for f, p in report.pages_without_text)
         more = report.empty_pages - len(report.pages_without_text)

@@ -11,7 +11,16 @@ from madqa.cli import common
 from madqa.cli.base import command
 from madqa.errors import CorpusError
 from madqa.jsonl import dumps
+from madqa.languages import LANGUAGES, language_named
 from madqa.settings import Settings
+
+
+def language_code(value: str) -> str:
+    """``--language``'s value as a code; argparse's error (listing the supported ones) otherwise."""
+    try:
+        return language_named(value).code
+    except CorpusError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 @command("index")
@@ -25,7 +34,8 @@ def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
         with cluster_for(args.cluster) as executor:
             report = ingest(args.dir, settings, common.registry(settings), ocr=args.ocr,
                             ocr_jsonl=args.ocr_jsonl, progress=update, executor=executor, retrievers=retrievers,
-                            index_progress=common.index_progress(), page_progress=common.page_progress())
+                            index_progress=common.index_progress(), page_progress=common.page_progress(),
+                            language=args.language)
     finally:
         close()
     if args.json:
@@ -88,6 +98,10 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--ocr", choices=("auto", "always", "never"), default=None,
                    help="auto (default): OCR pages whose text layer is empty or nearly so")
     p.add_argument("--ocr-jsonl", metavar="FILE", help="page text from a MADQA-format OCR dump")
+    p.add_argument("--language", type=language_code, metavar="CODE",
+                   help="the corpus's language: its stop words, stemmer and OCR language (default: MADQA_LANGUAGE, "
+                        "else the language it has, else detected from its text); changing it rebuilds the "
+                        f"indexes from the stored texts. Supported: {', '.join(LANGUAGES)}")
     p.add_argument("--retrievers", metavar="LIST", help="indexes to write, e.g. whoosh,dense (default: "
                    "MADQA_INDEX_RETRIEVERS, else the BM25 ones; hybrid = whoosh,dense)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")

@@ -66,6 +66,9 @@ def documents_table(corpus: Corpus | None) -> tuple[pd.DataFrame, str]:
     summary = (f"{plural(len(rows), 'document')}, {plural(corpus.page_count, 'page')}. Page text comes from the "
                "PDF's text layer (text), Tesseract OCR of the page image (OCR), or neither (none; "
                "blank: a page with no text, image or drawing).")
+    summary += f"  \nLanguage: {md_escape(corpus.language_note)}."
+    warnings = corpus.manifest.get("language", {}).get("warnings") or []
+    summary += "".join(f"  \n⚠ {md_escape(w)}." for w in warnings)
     if silent:
         summary += ("  \n⚠ **No searchable text** (no text layer, and OCR found nothing — is Tesseract "
                     "installed?): " + ", ".join(md_escape(f) for f in silent) + ". The agent cannot find these by search.")

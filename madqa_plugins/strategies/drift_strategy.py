@@ -169,7 +169,9 @@ class Drift:
             return query, None
         why = (f"too close to {closest!r} ({score:.2f})" if score >= self.threshold
                else "the previous search showed no new page")
-        if "synonym" in self.moves and not self.thesaurus.available:
+        if "synonym" in self.moves and not self._english():
+            why += f" (the thesaurus is English only: no synonyms for a corpus in {self.corpus.language})"
+        elif "synonym" in self.moves and not self.thesaurus.available:
             why += f" ({thesaurus_problem() or 'no thesaurus'})"
         issued = {norm(p) for p in past}
         offered = [(c, a) for c, a in self.candidates(query, getattr(state, "question", ""), state)
@@ -288,8 +290,13 @@ class Drift:
                [(f"{' '.join(self._by_rarity(words)[:2])} {found[0]}",
                  f"kept the two rarest terms and added {found[0]} (beside them on the pages seen)")]
 
+    def _english(self) -> bool:
+        """True unless the corpus is in another language than English (``madqa.languages``): the thesaurus
+        (Moby) is English, and English synonyms added to a German query only find the wrong pages."""
+        return self.corpus is None or self.corpus.language == madqa.DEFAULT_LANGUAGE
+
     def _synonym_moves(self, query: str, words: list[str]) -> list[tuple[str, str]]:
-        if not self.thesaurus.available:
+        if not self._english() or not self.thesaurus.available:
             return []
         vocabulary = self.vocabulary
         singles = [w for w in words if _WORD.fullmatch(w) and w.lower() not in STOPWORDS]

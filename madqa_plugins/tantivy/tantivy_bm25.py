@@ -56,20 +56,21 @@ RANKINGS = ("all-first", "or")
 OPTIONS = text_analysis.bm25_options(RANKINGS)
 
 
-def _analyzer(stem: bool) -> tantivy.TextAnalyzer:
+def _analyzer(stemmer: str | None) -> tantivy.TextAnalyzer:
     # pages and query words arrive as madqa_plugins.text.text_analysis tokens joined by spaces
     builder = tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace())
-    return (builder.filter(tantivy.Filter.stemmer("english")) if stem else builder).build()
+    return (builder.filter(tantivy.Filter.stemmer(stemmer)) if stemmer else builder).build()
 
 
-_ANALYZERS: dict[str, Any] = {}
+_ANALYZERS: dict[tuple[str, str], Any] = {}
 
 
-def analyzer(field: str) -> tantivy.TextAnalyzer:
-    """The analyzer of ``field`` ("text" or "stem"), built once."""
-    if field not in _ANALYZERS:
-        _ANALYZERS[field] = _analyzer(field == "stem")
-    return _ANALYZERS[field]
+def analyzer(field: str, language: str = madqa.DEFAULT_LANGUAGE) -> tantivy.TextAnalyzer:
+    """The analyzer of ``field`` ("text" or "stem") in ``language`` (its Snowball stemmer), built once."""
+    if (field, language) not in _ANALYZERS:
+        stemmer = text_analysis.analysis_for(language).tantivy_stemmer if field == "stem" else None
+        _ANALYZERS[field, language] = _analyzer(stemmer)
+    return _ANALYZERS[field, language]
 
 
 def _schema() -> tantivy.Schema:
@@ -81,41 +82,53 @@ def _schema() -> tantivy.Schema:
     return sb.build()
 
 
-def _open(folder: Path) -> tantivy.Index:
+def _open(folder: Path, language: str = madqa.DEFAULT_LANGUAGE) -> tantivy.Index:
     ix = tantivy.Index(_schema(), path=str(folder), reuse=True)
-    ix.register_tokenizer("madqa_text", analyzer("text"))
-    ix.register_tokenizer("madqa_stem", analyzer("stem"))
+    ix.register_tokenizer("madqa_text", analyzer("text", language))
+    ix.register_tokenizer("madqa_stem", analyzer("stem", language))
     return ix
 
 
-def _usable(folder: Path | None) -> bool:
+def _marked_language(folder: Path) -> str:
+    """The language the index in ``folder`` was written in (English when its marker names none)."""
+    try:
+        return str(json.loads((folder / MARKER).read_text(encoding="utf-8")).get("language", madqa.DEFAULT_LANGUAGE))
+    except (OSError, ValueError):
+        return madqa.DEFAULT_LANGUAGE
+
+
+def _usable(folder: Path | None, language: str | None = None) -> bool:
     try:
         marker = json.loads((folder / MARKER).read_text(encoding="utf-8")) if folder else {}
     except (OSError, ValueError):
         return False
+    if language is not None and marker.get("language", madqa.DEFAULT_LANGUAGE) != language:
+        return False
     return marker.get("version") == VERSION
 
 
-def _write(folder: Path, previous: Path | None, added: Iterable[Any], removed: set[str]) -> None:
+def _write(folder: Path, previous: Path | None, added: Iterable[Any], removed: set[str],
+           language: str = madqa.DEFAULT_LANGUAGE) -> None:
     """Fill ``folder`` (absent or empty) with ``previous``'s documents minus ``removed``, plus ``added``."""
     if previous is not None:
         shutil.copytree(previous, folder, dirs_exist_ok=True)
         (folder / MARKER).unlink()
     folder.mkdir(parents=True, exist_ok=True)
-    ix = _open(folder)
+    ix = _open(folder, language)
+    analysis = text_analysis.analysis_for(language)
     writer = ix.writer(heap_size=128_000_000, num_threads=1)
     try:
         for file in sorted(removed):
             writer.delete_documents_by_term("file", file)
         for page in added:
-            tokens = text_analysis.page_index_text(page)
+            tokens = analysis.page_index_text(page)
             writer.add_document(tantivy.Document(file=page.file, page=int(page.page), text=tokens, stem=tokens))
         writer.commit()
         writer.wait_merging_threads()
     except BaseException:
         writer.rollback()
         raise
-    (folder / MARKER).write_text(json.dumps({"version": VERSION}), encoding="utf-8")
+    (folder / MARKER).write_text(json.dumps({"version": VERSION, "language": language}), encoding="utf-8")
 
 
 # --- the query language (parsed by madqa_plugins.text.query_language) -----------------------------------
@@ -125,10 +138,12 @@ class _Builder:
     """Turns the parse tree into a Tantivy query for one field; None when nothing searchable is left."""
 
     def __init__(self, schema: tantivy.Schema, field: str, any_term: bool, searcher: Any = None,
-                 budget: madqa.SearchBudget | None = None, plain: bool = False) -> None:
+                 budget: madqa.SearchBudget | None = None, plain: bool = False,
+                 analysis: text_analysis.Analysis = text_analysis.ENGLISH) -> None:
         self.schema, self.field, self.any_term, self.searcher, self.plain = schema, field, any_term, searcher, plain
         self.budget = budget or madqa.SearchBudget()  # wildcard limits shared with whoosh (madqa.search_limits)
-        self.analyzer = analyzer(field)
+        self.analysis = analysis
+        self.analyzer = analyzer(field, analysis.language.code)
         self.notes: set[str] = set()
 
     def build(self, node: Any) -> tantivy.Query | None:
@@ -140,7 +155,7 @@ class _Builder:
         if kind == "phrase":
             if "*" in value or "?" in value:
                 self.notes.add("wildcards inside a phrase are not supported here; they were ignored")
-            return self._terms(self._analyzed(text_analysis.analyze(query_language.WILDCARD.sub(" ", value))),
+            return self._terms(self._analyzed(self.analysis.analyze(query_language.WILDCARD.sub(" ", value))),
                                phrase=True)
         if kind == "not":
             return None  # only meaningful inside an AND, handled there
@@ -190,7 +205,7 @@ class _Builder:
                 return tantivy.Query.empty_query()
             return tantivy.Query.boolean_query(
                 [(tantivy.Occur.Should, tantivy.Query.term_query(self.schema, self.field, t)) for t in terms])
-        parts = [self.term(t) for t in text_analysis.query_tokens(word)]  # "foo,bar": foo AND bar
+        parts = [self.term(t) for t in self.analysis.query_tokens(word)]  # "foo,bar": foo AND bar
         parts = [p for p in parts if p is not None]
         if len(parts) <= 1:
             return parts[0] if parts else None
@@ -203,8 +218,8 @@ class _Builder:
     def term(self, token: str) -> tantivy.Query | None:
         """A query token; a compound the index never saw (``image/png``) searches its parts instead."""
         if text_analysis.is_compound(token) and self.searcher is not None and \
-                self.searcher.doc_freq("text", token) == 0 and text_analysis.compound_parts(token):
-            return self._terms(self._analyzed(text_analysis.compound_parts(token)), phrase=not self.plain)
+                self.searcher.doc_freq("text", token) == 0 and self.analysis.compound_parts(token):
+            return self._terms(self._analyzed(self.analysis.compound_parts(token)), phrase=not self.plain)
         return self._terms(self._analyzed([token]), phrase=False)
 
     def _terms(self, terms: list[str], phrase: bool) -> tantivy.Query | None:
@@ -220,8 +235,9 @@ class _Builder:
 
 
 def _query(schema: tantivy.Schema, text: str, field: str, any_term: bool, searcher: Any = None,
-           budget: madqa.SearchBudget | None = None) -> tuple[tantivy.Query | None, set[str]]:
-    builder = _Builder(schema, field, any_term, searcher, budget)
+           budget: madqa.SearchBudget | None = None, analysis: text_analysis.Analysis = text_analysis.ENGLISH
+           ) -> tuple[tantivy.Query | None, set[str]]:
+    builder = _Builder(schema, field, any_term, searcher, budget, analysis=analysis)
     parts = [builder.build(node) for node in query_language.parse(text)]
     parts = [p for p in parts if p is not None]
     if not parts:
@@ -244,30 +260,33 @@ class TantivyRetriever:
         self.stem_first, self.ranking = opts["analyzer"] == "stemming", opts["ranking"]
         self.proximity = opts["proximity"]
         self.corpus = corpus
+        self.language = corpus.language  # the corpus's analysis: stop words, stemmer, question words
+        self.analysis = text_analysis.analysis_for(self.language)
         folder = corpus.retriever_dir("tantivy")
-        if not _usable(folder):
-            _build_in_place(folder, corpus)
+        if not _usable(folder, self.language):
+            _build_in_place(folder, corpus, self.language)
         try:
-            self.ix = _open(folder)
+            self.ix = _open(folder, self.language)
         except ValueError as exc:  # truncated or corrupt files
             raise madqa.IndexDamagedError(f"the Tantivy index of {corpus.root} is damaged ({exc}); "
                                           f"`madqa index {corpus.root}` rebuilds it") from None
         self.schema = _schema()
 
     @staticmethod
-    def update_index(folder: Path, previous: Path | None, added: Iterable[Any], removed: set[str]) -> None:
-        """Write this generation's index into ``folder``; skipped (built on first open) when the previous
-        generation has no usable index, since ``added`` then lacks the unchanged pages."""
-        if previous is not None and not _usable(previous):
+    def update_index(folder: Path, previous: Path | None, added: Iterable[Any], removed: set[str],
+                     language: str = madqa.DEFAULT_LANGUAGE) -> None:
+        """Write this generation's index into ``folder``, analysed in ``language``; skipped (built on first
+        open) when the previous generation has no usable index, since ``added`` then lacks the unchanged pages."""
+        if previous is not None and not _usable(previous, language):
             return
-        _write(folder, previous, added, removed)
+        _write(folder, previous, added, removed, language)
 
     @staticmethod
     def check_index(folder: Path, pages: int) -> str | None:
         """Why the index in ``folder`` cannot be reused, or None (also when it is built on first use)."""
         if not _usable(folder):
             return None
-        docs = _open(folder).searcher().num_docs
+        docs = _open(folder, _marked_language(folder)).searcher().num_docs
         return None if docs == pages else f"{docs} pages indexed, the manifest says {pages}"
 
     def search(self, query_text: str, k: int = 5) -> madqa.SearchResult:
@@ -278,10 +297,10 @@ class TantivyRetriever:
         searcher = self.ix.searcher()
         if searcher.num_docs == 0:
             return madqa.SearchResult((), text, madqa.NO_PAGES_NOTE)
-        plain = query_language.plain_terms(text)
+        plain = query_language.plain_terms(text, self.analysis)
         if plain is not None:
             return self._plain(searcher, text, plain, max(1, int(k)))
-        stemmed = madqa.stemmed_note({w.lower(): [f"{s}…" for s in analyzer("stem").analyze(w.lower()) if s != w.lower()]
+        stemmed = madqa.stemmed_note({w.lower(): [f"{s}…" for s in analyzer("stem", self.language).analyze(w.lower()) if s != w.lower()]
                                       for w in query_language.query_words(text) if w.isalnum()}, phrases_loosened=True)
         attempts = [("text", False, None), ("stem", False, stemmed),
                     ("stem", True, "no page matched every word; showing pages that match any of them")]
@@ -295,7 +314,7 @@ class TantivyRetriever:
                 budget.stop()
                 break
             q, notes = _query(self.schema, text if field == "text" else text.replace('"', " "), field, any_term,
-                              searcher, budget)
+                              searcher, budget, self.analysis)
             carried |= notes
             if q is None:
                 continue
@@ -331,7 +350,7 @@ class TantivyRetriever:
             if budget.expired():
                 budget.stop()
                 break
-            builder = _Builder(self.schema, field, False, searcher, plain=True)
+            builder = _Builder(self.schema, field, False, searcher, plain=True, analysis=self.analysis)
             groups = [g for g in (builder.term(t) for t in terms) if g is not None]
             if not groups:
                 continue
@@ -375,9 +394,9 @@ class TantivyRetriever:
                 for band, raised, address in proximity.rerank(banded, terms, text_of, self.proximity, k)]
 
 
-def _build_in_place(folder: Path, corpus: Any) -> None:
-    """Build the whole index from the corpus's page texts (once; see madqa_plugins.index_build)."""
-    build_once(folder, _usable, lambda tmp: _write(tmp, None, corpus.iter_pages(), set()))
+def _build_in_place(folder: Path, corpus: Any, language: str = madqa.DEFAULT_LANGUAGE) -> None:
+    """Build the whole index from the corpus's page texts, in ``language`` (once; see madqa_plugins.index_build)."""
+    build_once(folder, lambda f: _usable(f, language), lambda tmp: _write(tmp, None, corpus.iter_pages(), set(), language))
 
 
 @madqa.hookimpl(trylast=True)

@@ -77,19 +77,20 @@ def parse(text: str) -> list[Node]:
     return tree
 
 
-def plain_terms(text: str) -> list[str] | None:
+def plain_terms(text: str, analysis: text_analysis.Analysis = text_analysis.ENGLISH) -> list[str] | None:
     """The terms of a plain query of two or more words (in a question, its question words are
     dropped when others remain), or None when the query uses the query language (operators, quotes, parentheses, wildcards).
-    A ``?`` ending a query of several words is read as a question mark, not a wildcard."""
+    A ``?`` ending a query of several words is read as a question mark, not a wildcard. ``analysis``: the
+    corpus language's (its stop words and question words)."""
     text = text.strip()
     asked = text.endswith("?")
     text = text.rstrip("?")
     words = text.split()
     if len(words) < 2 or any(w in OPERATORS for w in words) or re.search(r'["()*?]', text):
         return None
-    terms = list(dict.fromkeys(t for w in words for t in text_analysis.query_tokens(w)))
-    if asked or words[0].lower() in text_analysis.QUESTION_WORDS:  # a question: its question words go
-        terms = text_analysis.question_shaped(terms)
+    terms = list(dict.fromkeys(t for w in words for t in analysis.query_tokens(w)))
+    if asked or words[0].lower() in analysis.question_words:  # a question: its question words go
+        terms = analysis.question_shaped(terms)
     return terms or None
 
 

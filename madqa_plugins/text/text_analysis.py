@@ -29,10 +29,12 @@ documents write ``image png`` or ``imagepng``), the retriever falls back to its 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from typing import Any
 
+import whoosh.lang as whoosh_lang
 from whoosh.analysis import STOP_WORDS
 from whoosh.lang.porter import stem as porter_stem
 
@@ -61,11 +63,116 @@ _CLITIC = re.compile(r"['\u2019](?<=[^\W\d_]['\u2019])(?:s|t|d|ll|re|ve|m)\b", r
 _PLAIN = re.compile(r"\w+")
 
 
-def _norm(text: str) -> str:
-    text = unfold_ligatures(text)
-    if "-" in text:
-        text = _HYPHENATED.sub("", text)
-    return _CLITIC.sub("", text) if "'" in text or "\u2019" in text else text
+QUESTION_WORDS_BY_LANGUAGE: dict[str, frozenset[str]] = {
+    "en": QUESTION_WORDS,
+    "de": frozenset("""
+was wer wen wem wessen wie wo wann warum weshalb wieso welche welcher welches welchen welchem woher wohin
+womit wofür wozu wieviel wie viele gibt ist sind war waren hat haben kann können muss soll man es
+""".split()),
+    "fr": frozenset("""
+quel quelle quels quelles qui que quoi où quand comment pourquoi combien lequel laquelle lesquels lesquelles
+est sont était faut peut doit il elle on ce cela
+""".split()),
+}
+# a French or Italian elided article or pronoun before an apostrophe (l'option, d'un, qu'il, dell'uso)
+_ELISION = re.compile(r"\b(?:[cdjlmnst]|qu|jusqu|lorsqu|puisqu|dell|dall|nell|sull|un)['\u2019](?=[^\W\d_])",
+                      re.IGNORECASE)
+_ELIDING = frozenset({"fr", "it"})
+
+
+class Analysis:
+    """The text analysis of one language (``madqa.LANGUAGES``): its stop words, stemmer and question words.
+
+    English keeps what madqa always did (Whoosh's English stop words, Porter, English clitics); another
+    language takes Whoosh's Snowball stemmer and stop list for it (``whoosh.lang``), and drops elided
+    articles in French and Italian (``l'option`` -> ``option``). ``missing`` names what this machine
+    has no data for (then that part is left out: no stop words, or no stemming), for the corpus status."""
+
+    def __init__(self, language: str = madqa.DEFAULT_LANGUAGE) -> None:
+        self.language = madqa.language_named(language)
+        code = self.language.code
+        self.missing: tuple[str, ...] = ()
+        if code == "en":
+            self.stop, self.stemmer = STOP, porter_stem
+        else:
+            has_stop, has_stem = whoosh_lang.has_stopwords(code), whoosh_lang.has_stemmer(code)
+            self.stop = frozenset(whoosh_lang.stopwords_for_language(code)) if has_stop else frozenset()
+            self.stemmer = whoosh_lang.stemmer_for_language(code) if has_stem else None
+            self.missing = tuple(what for what, has in (("stop words", has_stop), ("stemmer", has_stem)) if not has)
+        self.question_words = QUESTION_WORDS_BY_LANGUAGE.get(code, frozenset())
+        self.tantivy_stemmer = self.language.stemmer if self.stemmer is not None else None
+        self._elides = code in _ELIDING
+
+    def _norm(self, text: str) -> str:
+        text = unfold_ligatures(text)
+        if "-" in text:
+            text = _HYPHENATED.sub("", text)
+        if "'" not in text and "\u2019" not in text:
+            return text
+        return _ELISION.sub("", text) if self._elides else _CLITIC.sub("", text)
+
+    def compound_parts(self, token: str) -> list[str]:
+        """The searchable words inside a compound token (``image/png`` -> ``[image, png]``)."""
+        return [p for p in _PART.findall(token) if p not in self.stop]
+
+    def analyze(self, text: str) -> list[str]:
+        """The index tokens of ``text``, in order (compounds followed by their parts)."""
+        out: list[str] = []
+        append = out.append
+        stop = self.stop
+        for tok in _TOKEN.findall(self._norm(text).lower()):
+            if tok.isalnum():  # a plain word: \w+ without "_" (str.isalnum is \w minus the underscore)
+                if tok not in stop and len(tok) <= MAX_TOKEN:
+                    append(tok)
+            elif len(tok) <= MAX_TOKEN:
+                append(tok)
+                out.extend(p for p in _PART.findall(tok) if p not in stop)
+        return out
+
+    def index_text(self, text: str) -> str:
+        """``analyze(text)`` joined by spaces (see the module function ``index_text``)."""
+        return " ".join(self.analyze(text))
+
+    def page_tokens(self, page: Any) -> list[str]:
+        """A page's index tokens: from its ``analysis`` when the ingest computed it, else analyzed here."""
+        joined = getattr(page, "analysis", None)
+        return self.analyze(page.text) if joined is None else joined.split()
+
+    def page_index_text(self, page: Any) -> str:
+        """A page's index tokens joined by spaces, computed here when the ingest did not."""
+        joined = getattr(page, "analysis", None)
+        return self.index_text(page.text) if joined is None else joined
+
+    def query_tokens(self, word: str) -> list[str]:
+        """The terms a query word stands for, compounds whole (``--no-color`` -> ``[--no-color]``,
+        ``foo,bar`` -> ``[foo, bar]``); stop words dropped."""
+        out = []
+        for tok in _TOKEN.findall(self._norm(word).lower()):
+            if len(tok) <= MAX_TOKEN and (is_compound(tok) or tok not in self.stop):
+                out.append(tok)
+        return out
+
+    def question_shaped(self, words: list[str]) -> list[str]:
+        """``words`` without question words, when anything else is left (a plain query of 2+ words)."""
+        kept = [w for w in words if w not in self.question_words]
+        return kept if kept and len(words) > 1 else words
+
+    def stem_key(self, word: str) -> str:
+        """The stem of a plain word (the word itself without a stemmer); numbers and compounds are their own key."""
+        return self.stemmer(word) if word.isalpha() and self.stemmer is not None else word
+
+    def stem_groups(self, words: Iterable[str]) -> dict[str, list[str]]:
+        """Indexed words by stem, keeping only stems whose words are not just the stem itself."""
+        groups: dict[str, list[str]] = {}
+        for word in words:
+            groups.setdefault(self.stem_key(word), []).append(word)
+        return {s: sorted(ws) for s, ws in groups.items() if ws != [s]}
+
+
+@functools.cache
+def analysis_for(language: str = madqa.DEFAULT_LANGUAGE) -> Analysis:
+    """The analysis of ``language`` (a code of ``madqa.LANGUAGES``), built once; CorpusError for another."""
+    return Analysis(language)
 
 
 def is_compound(token: str) -> bool:
@@ -73,73 +180,24 @@ def is_compound(token: str) -> bool:
     return _PLAIN.fullmatch(token) is None or "_" in token
 
 
-def compound_parts(token: str) -> list[str]:
-    """The searchable words inside a compound token (``image/png`` -> ``[image, png]``)."""
-    return [p for p in _PART.findall(token) if p not in STOP]
+ENGLISH = analysis_for("en")
+# the English analysis as functions, for callers with no corpus language (milvus, the strategies, the offline reader)
+compound_parts = ENGLISH.compound_parts
+analyze = ENGLISH.analyze
+page_tokens = ENGLISH.page_tokens
+page_index_text = ENGLISH.page_index_text
+query_tokens = ENGLISH.query_tokens
+question_shaped = ENGLISH.question_shaped
+stem_key = ENGLISH.stem_key
+stem_groups = ENGLISH.stem_groups
 
 
-def analyze(text: str) -> list[str]:
-    """The index tokens of ``text``, in order (compounds followed by their parts)."""
-    out: list[str] = []
-    append = out.append
-    stop = STOP
-    for tok in _TOKEN.findall(_norm(text).lower()):
-        if tok.isalnum():  # a plain word: \w+ without "_" (str.isalnum is \w minus the underscore)
-            if tok not in stop and len(tok) <= MAX_TOKEN:
-                append(tok)
-        elif len(tok) <= MAX_TOKEN:
-            append(tok)
-            out.extend(p for p in _PART.findall(tok) if p not in stop)
-    return out
-
-
-def index_text(text: str) -> str:
-    """``analyze(text)`` joined by spaces (a token never holds whitespace): what the ingest computes once
-    per page for whoosh and tantivy (both name it as their ``index_analysis``, see ``madqa.indexers``);
-    one string, a tenth of the memory of a list of token strings while tantivy's pages wait."""
-    return " ".join(analyze(text))
-
-
-def page_tokens(page: Any) -> list[str]:
-    """A page's index tokens: from its ``analysis`` (``index_text``) when the ingest computed it, else
-    analyzed here."""
-    joined = getattr(page, "analysis", None)
-    return analyze(page.text) if joined is None else joined.split()
-
-
-def page_index_text(page: Any) -> str:
-    """A page's index tokens joined by spaces (``index_text``), computed here when the ingest did not."""
-    joined = getattr(page, "analysis", None)
-    return index_text(page.text) if joined is None else joined
-
-
-def query_tokens(word: str) -> list[str]:
-    """The terms a query word stands for, compounds whole (``--no-color`` -> ``[--no-color]``,
-    ``foo,bar`` -> ``[foo, bar]``); stop words dropped."""
-    out = []
-    for tok in _TOKEN.findall(_norm(word).lower()):
-        if len(tok) <= MAX_TOKEN and (is_compound(tok) or tok not in STOP):
-            out.append(tok)
-    return out
-
-
-def question_shaped(words: list[str]) -> list[str]:
-    """``words`` without question words, when anything else is left (a plain query of 2+ words)."""
-    kept = [w for w in words if w not in QUESTION_WORDS]
-    return kept if kept and len(words) > 1 else words
-
-
-def stem_key(word: str) -> str:
-    """The Porter stem of a plain word; numbers and compounds are their own key."""
-    return porter_stem(word) if word.isalpha() else word
-
-
-def stem_groups(words: Iterable[str]) -> dict[str, list[str]]:
-    """Indexed words by stem, keeping only stems whose words are not just the stem itself."""
-    groups: dict[str, list[str]] = {}
-    for word in words:
-        groups.setdefault(stem_key(word), []).append(word)
-    return {s: sorted(ws) for s, ws in groups.items() if ws != [s]}
+def index_text(text: str, language: str = madqa.DEFAULT_LANGUAGE) -> str:
+    """``analyze(text)`` in ``language`` joined by spaces (a token never holds whitespace): what the ingest
+    computes once per page for whoosh and tantivy (both name it as their ``index_analysis``, see
+    ``madqa.indexers``, which passes the corpus language); one string, a tenth of the memory of a list of
+    token strings while tantivy's pages wait."""
+    return analysis_for(language).index_text(text)
 
 
 PROXIMITY_WEIGHT = 0.5  # the proximity option's default (madqa_plugins.text.proximity.WEIGHT)

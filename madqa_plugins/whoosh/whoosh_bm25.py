@@ -67,24 +67,28 @@ def _schema() -> fields.Schema:
     )
 
 
-def usable(folder: Path | None) -> bool:
-    """True when ``folder`` holds an index written with this analysis (``madqa_plugins.text.text_analysis``)."""
+def usable(folder: Path | None, language: str | None = None) -> bool:
+    """True when ``folder`` holds an index written with this analysis (``madqa_plugins.text.text_analysis``),
+    in ``language`` when one is named (an index without a language in its marker is English)."""
     try:
         marker = json.loads((folder / MARKER).read_text(encoding="utf-8")) if folder else {}
     except (OSError, ValueError):
         return False
+    if language is not None and marker.get("language", madqa.DEFAULT_LANGUAGE) != language:
+        return False
     return marker.get("analysis") == text_analysis.ANALYSIS_VERSION and index.exists_in(str(folder))
 
 
-def stem_groups(words: Iterable[str]) -> dict[str, list[str]]:
-    """Indexed words by Porter stem, keeping only stems whose words are not just the stem itself."""
-    return text_analysis.stem_groups(words)
+def stem_groups(words: Iterable[str], language: str = madqa.DEFAULT_LANGUAGE) -> dict[str, list[str]]:
+    """Indexed words by stem (Porter in English, Snowball in another language), keeping only stems whose
+    words are not just the stem itself."""
+    return text_analysis.analysis_for(language).stem_groups(words)
 
 
-def lexicon_stems(ix: Any) -> dict[str, list[str]]:
+def lexicon_stems(ix: Any, language: str = madqa.DEFAULT_LANGUAGE) -> dict[str, list[str]]:
     """The stem map of an index's ``text`` words."""
     with ix.reader() as reader:
-        return stem_groups(b.decode("utf-8") for b in reader.lexicon("text"))
+        return stem_groups((b.decode("utf-8") for b in reader.lexicon("text")), language)
 
 
 def _searchable(q: query.Query | None) -> bool:
@@ -137,14 +141,15 @@ def _damaged(root: Path, damage: str) -> madqa.IndexDamagedError:
 class _Builder:
     """The shared query tree (``madqa_plugins.text.query_language``) as a Whoosh query over ``text``."""
 
-    def __init__(self, known: Callable[[str], bool], any_term: bool, loose: bool) -> None:
-        self.known, self.any_term, self.loose = known, any_term, loose
+    def __init__(self, known: Callable[[str], bool], any_term: bool, loose: bool,
+                 analysis: text_analysis.Analysis = text_analysis.ENGLISH) -> None:
+        self.known, self.any_term, self.loose, self.analysis = known, any_term, loose, analysis
 
     def term(self, token: str) -> query.Query | None:
         """A query token; a compound the index never saw (``image/png``) searches its parts instead."""
         if not text_analysis.is_compound(token) or self.known(token):
             return query.Term("text", token)
-        parts = text_analysis.compound_parts(token)
+        parts = self.analysis.compound_parts(token)
         if not parts:
             return query.Term("text", token)
         return query.Term("text", parts[0]) if len(parts) == 1 else query.Phrase("text", parts)
@@ -158,7 +163,7 @@ class _Builder:
         if kind == "phrase":
             if self.loose:
                 return self._all([self._word(w) for w in value.split()])
-            tokens = text_analysis.analyze(query_language.WILDCARD.sub(" ", value))
+            tokens = self.analysis.analyze(query_language.WILDCARD.sub(" ", value))
             if not tokens:
                 return None
             return query.Term("text", tokens[0]) if len(tokens) == 1 else query.Phrase("text", tokens)
@@ -192,7 +197,7 @@ class _Builder:
             if re.fullmatch(r"[^*?]+\*", core):
                 return query.Prefix("text", core[:-1])
             return query.Wildcard("text", core)
-        return self._all([self.term(t) for t in text_analysis.query_tokens(word)])
+        return self._all([self.term(t) for t in self.analysis.query_tokens(word)])
 
     def query(self, text: str) -> query.Query | None:
         return self._all([self.build(n) for n in query_language.parse(text)])
@@ -248,9 +253,11 @@ class WhooshRetriever:
         opts = madqa.read_options(options, OPTIONS, "retriever whoosh")
         self.analyzer, self.ranking, self.proximity = opts["analyzer"], opts["ranking"], opts["proximity"]
         self.corpus = corpus
+        self.language = corpus.language  # the corpus's analysis: stop words, stemmer, question words
+        self.analysis = text_analysis.analysis_for(self.language)
         self.folder = corpus.retriever_dir("whoosh")
         with _quietly() as damage:  # a truncated segment or table of contents: Whoosh raises what it hit
-            fresh = usable(self.folder)
+            fresh = usable(self.folder, self.language)
             exists = fresh or index.exists_in(str(self.folder))
         if damage:
             raise _damaged(corpus.root, damage[0])
@@ -258,7 +265,8 @@ class WhooshRetriever:
             if not exists and not hasattr(corpus, "iter_pages"):
                 raise madqa.CorpusError(f"the Whoosh index of {corpus.root} is missing; run `madqa index` again")
             # missing, or written with other analysis: rebuilt from the stored page texts, once
-            build_once(self.folder, usable, lambda tmp: self.update_index(tmp, None, corpus.iter_pages(), set()))
+            build_once(self.folder, lambda folder: usable(folder, self.language),
+                       lambda tmp: self.update_index(tmp, None, corpus.iter_pages(), set(), self.language))
         with _quietly() as damage:
             self._open = _OpenIndex.get(self.folder)
         if damage:
@@ -267,9 +275,12 @@ class WhooshRetriever:
     # --- building ------------------------------------------------------------------------
 
     @staticmethod
-    def update_index(folder: Path, previous: Path | None, added: Iterable[Any], removed: set[str]) -> None:
-        """Write this generation's index into ``folder``: a copy of ``previous`` updated in place."""
-        if previous is not None and usable(previous):
+    def update_index(folder: Path, previous: Path | None, added: Iterable[Any], removed: set[str],
+                     language: str = madqa.DEFAULT_LANGUAGE) -> None:
+        """Write this generation's index into ``folder``, analysed in ``language``: a copy of ``previous``
+        updated in place (madqa.indexers hands no ``previous`` when the language changed)."""
+        analysis = text_analysis.analysis_for(language)
+        if previous is not None and usable(previous, language):
             shutil.copytree(previous, folder, dirs_exist_ok=True)
             ix = index.open_dir(str(folder))
         else:
@@ -281,15 +292,16 @@ class WhooshRetriever:
             for file in sorted(removed):
                 writer.delete_by_term("file", file)
             for page in added:
-                writer.add_page(page.file, page.page, text_analysis.page_tokens(page))
+                writer.add_page(page.file, page.page, analysis.page_tokens(page))
         except BaseException:
             writer.cancel()
             raise
         writer.commit()
-        stems = lexicon_stems(ix)
+        stems = lexicon_stems(ix, language)
         ix.close()
         (folder / STEMS_FILE).write_text(json.dumps(stems, ensure_ascii=False), encoding="utf-8")
-        (folder / MARKER).write_text(json.dumps({"analysis": text_analysis.ANALYSIS_VERSION}), encoding="utf-8")
+        (folder / MARKER).write_text(json.dumps({"analysis": text_analysis.ANALYSIS_VERSION, "language": language}),
+                                     encoding="utf-8")
 
     @staticmethod
     def check_index(folder: Path, pages: int) -> str | None:
@@ -318,7 +330,7 @@ class WhooshRetriever:
         return self._open.stem_map()
 
     def _variants(self, word: str) -> list[str]:
-        key = text_analysis.stem_key(word)
+        key = self.analysis.stem_key(word)
         forms = self._stem_map().get(key)
         if forms is None:
             return [word] if word == key else [word, key]
@@ -342,7 +354,7 @@ class WhooshRetriever:
             return reader.doc_frequency("text", token) > 0
 
         try:
-            plain = query_language.plain_terms(text)
+            plain = query_language.plain_terms(text, self.analysis)
             if plain is not None:
                 ranked, note = self._plain(state, plain, known, k)
                 if ranked is not None:
@@ -357,7 +369,7 @@ class WhooshRetriever:
                k: int) -> tuple[list[tuple[float, int]] | None, str | None]:
         """A question or keyword query: every word as written first (or stemmed, per ``analyzer``);
         when no page holds them all, stemmed variants too, keeping whichever covers more words."""
-        builder = _Builder(known, any_term=False, loose=False)
+        builder = _Builder(known, any_term=False, loose=False, analysis=self.analysis)
         groups = [g for g in (builder.term(t) for t in terms) if g is not None]
         # a compound the index lacks searches its parts; here as an AND (the array scorer has no phrases)
         groups = [query.And([query.Term("text", w) for w in g.words]) if isinstance(g, query.Phrase) else g
@@ -429,7 +441,7 @@ class WhooshRetriever:
             if budget.expired():
                 budget.stop()
                 break
-            parsed = _Builder(known, any_term, loose).query(text)
+            parsed = _Builder(known, any_term, loose, self.analysis).query(text)
             if not _searchable(parsed):
                 continue
             any_terms = True
