@@ -42,7 +42,7 @@ def scope_choices(ctx: AppContext, session: Any) -> list[tuple[str, str]]:
 def build_scope_picker(ctx: AppContext) -> gr.Dropdown:
     """The picker (empty: all documents); its choices follow the session's collection."""
     picker = gr.Dropdown(scope_choices(ctx, None), value=[], multiselect=True, label="Search in",
-                         info=f"{ALL} when none is chosen; pick one or several to search only them",
+                         info=f"{ALL}, or only the ones you pick",
                          elem_id="ask-scope", min_width=240)
     if ctx.session is not None:
         def follow(session: Any, chosen: list[str] | None) -> Any:
