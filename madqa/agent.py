@@ -128,7 +128,9 @@ class Agent:
         asked = next_question(conversation, clean_text(question), reads)
         question = clean_text(asked.question)  # a lone surrogate could be neither sent, shown nor saved
         cache = self.context.marks_cache(backend_capabilities(self.backend).provider)
-        system = system_prompt(self.answer_always_present)
+        # the scope is a standing rule of the run, told in the system prompt: a user message before the
+        # question would be read as the question by a backend that takes the first one (the offline baseline)
+        system = "\n\n".join(t for t in (system_prompt(self.answer_always_present), describe_scope(files)) if t)
         given = [budget] if isinstance(budget, Budget) else list(budget or ())
         budgets = [Budget.from_options(self.config.part_options("budget")), *given]
         history: list[Turn] = []
@@ -136,7 +138,6 @@ class Agent:
                             probe=lambda q: tuple(search_scoped(self.retriever, q, self.config.top_k,
                                                                 files or None).hits),
                             scope=files)
-        told = "\n\n".join(t for t in (asked.context, describe_scope(files)) if t) or None
         last, iteration = self.config.max_steps, 0
         repaired_call = repaired_answer = False
         notes: list[str] = []  # what the run had to do to get an answer (server limits worked around)
@@ -157,7 +158,7 @@ class Agent:
                 # asked each turn: a backend may learn mid-run that its server takes no images
                 vision = self.sending.vision and backend_capabilities(self.backend).supports_vision
                 messages = build_messages(system, question, history, self.context, vision=vision, cache=cache,
-                                          context=told)
+                                          context=asked.context)
                 started = time.perf_counter()
                 try:
                     decision = self.backend.decide(messages, tools, force)

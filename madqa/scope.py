@@ -104,6 +104,17 @@ def search_scoped(retriever: Retriever, query: str, k: int, files: Collection[st
     return SearchResult(hits, result.query, note)
 
 
+def search_as_written(retriever: Retriever, written: str, k: int, documents: Collection[str],
+                      chosen: Collection[str] = ()) -> SearchResult:
+    """A person's search box (``madqa search``, the app's You search and corpus tabs): the query's
+    ``file:NAME`` terms taken out, the rest searched within them and the ``chosen`` files (names as the
+    corpus has them). ScopeError for an unknown name, or a query of ``file:`` terms alone."""
+    scoped = parse_scope(written, documents)
+    if not scoped.query:
+        raise ScopeError("the query has only file: terms; add the words to search for in the file")
+    return search_scoped(retriever, scoped.query, k, combine(chosen, scoped.files))
+
+
 def describe_scope(files: Collection[str] | None) -> str | None:
     """The sentence telling the model (and the trace) what is searched; None for the whole collection."""
     if not files:

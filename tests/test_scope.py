@@ -90,8 +90,20 @@ def test_the_agent_searches_only_the_scope_and_is_told_it(corpus, registry, sett
                           scope=["report"])
     search = next(s for s in trace.steps if isinstance(s, SearchStep))
     assert search.hits and {h.ref.file for h in search.hits} == {"fin/report.pdf"}
-    told = [m["content"] for m in backend.calls[0]["messages"] if m["role"] == "user"]
-    assert any("limited to one document" in str(t) and "fin/report.pdf" in str(t) for t in told)
+    messages = backend.calls[0]["messages"]
+    told = messages[0]["content"]  # in the system prompt: the question stays the first user message
+    assert messages[0]["role"] == "system" and "limited to one document" in told and "fin/report.pdf" in told
+    assert [m["content"] for m in messages if m["role"] == "user"][0] == "When was the budget approved?"
+
+
+def test_the_offline_baseline_answers_within_a_scope(corpus, registry, settings):
+    config = load_config("offline")
+    agent = Agent(corpus, config, registry, settings)
+    question = "What was the revenue in 2024?"  # the memo says 2024 too, but not the revenue
+    inside = Trace(question, config).consume(agent.run(question, scope=["report"]))
+    assert inside.answer.answer == ("7.5",) and [c.file for c in inside.answer.citations] == ["fin/report.pdf"]
+    outside = Trace(question, config).consume(agent.run(question, scope=["memo.pdf"]))
+    assert not outside.answer.answer and {h.ref.file for s in outside.searches for h in s.hits} == {"memo.pdf"}
 
 
 def test_file_terms_in_a_query_narrow_the_search(corpus, registry, settings):

@@ -22,16 +22,19 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
     from madqa.trace import Trace
 
     config, agent = common.agent_for(args, settings)
+    scope = common.scope_of(args, agent.corpus)
     trace = Trace(args.question, config, args.id)
     if not args.json:
         print(f"config {config.name}: {config.backend}/{config.model}, {config.retriever}, "
               f"strategy {config.query_strategy}, top_k {config.top_k}, max {config.max_steps} steps")
+        if scope:
+            print(f"searching only: {', '.join(scope)}")
     # the command's own budget (no limit: `--set budget.max_calls=N` limits the question), through the
     # same mechanism the web app uses for a visitor's day on the server's keys (madqa.budget)
-    for step in trace.follow(agent.run(args.question, budget=Budget(name="command"))):
+    for step in trace.follow(agent.run(args.question, budget=Budget(name="command"), scope=scope)):
         if not args.json:
             print(common.describe_step(step), flush=True)
-    row = trace.row()
+    row = trace.row() | ({"scope": list(scope)} if scope else {})
     if args.json:
         print(dumps(row))
     return 1 if failed(row) else 0
@@ -102,6 +105,11 @@ def _run(args: argparse.Namespace, settings: Settings, executor: Any) -> int:
     common.fast_exit_for(settings, *(config for config, _ in _config_outputs(args, settings)))
     reg = common.registry(settings)
     corpus = common.open_corpus(args, settings, reg, check=True)  # damage found before any row is written
+    unknown = scope_problems(questions, corpus)
+    if unknown:  # a scope naming no document: said before any row is written
+        for problem in unknown:
+            print(f"madqa: {source}: {problem}", file=sys.stderr)
+        return 2
     failures = 0
     for config, path in _config_outputs(args, settings):
         total = min(len(questions), args.limit) if args.limit else len(questions)
@@ -130,6 +138,20 @@ def _run(args: argparse.Namespace, settings: Settings, executor: Any) -> int:
     return 1 if failures else 0
 
 
+def scope_problems(questions: list[dict[str, Any]], corpus: Any) -> list[str]:
+    """Each question whose ``scope`` names a file the corpus does not hold, with why."""
+    from madqa.errors import ScopeError
+    from madqa.scope import resolve_files
+
+    problems = []
+    for question in questions:
+        try:
+            resolve_files(question.get("scope") or (), corpus.documents)
+        except ScopeError as exc:
+            problems.append(f"question {question.get('id')!r}: scope: {exc}")
+    return problems
+
+
 def run_summary(rows: list[dict[str, Any]], questions: list[dict[str, Any]]) -> str:
     """Accuracy as ``madqa eval`` computes it (every row counts; a failed row scores as wrong there, as in
     the official harness), and beside it how many rows failed, were refused, and were scored."""
@@ -148,6 +170,7 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--corpus", required=True, metavar="DIR")
     p.add_argument("question")
     p.add_argument("--id", help="question id to put in the prediction row")
+    common.add_scope_arg(p)
     common.add_config_args(p)
     p.add_argument("--json", action="store_true", help="print only the prediction row")
 

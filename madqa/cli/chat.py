@@ -24,10 +24,13 @@ def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
     from madqa.types import AnswerStep
 
     config, agent = common.agent_for(args, settings)
+    scope = common.scope_of(args, agent.corpus)
     budget = Budget(name="command")  # one for the session, as `ask` has one for its question
     interactive = sys.stdin.isatty()
     print(f"config {config.name}: {config.backend}/{config.model}, {config.retriever}; one question a line, "
           f"{NEW_CHAT} starts over, {'Ctrl-D' if interactive else 'end of input'} ends", flush=True)
+    if scope:
+        print(f"searching only: {', '.join(scope)}", flush=True)
     turns: tuple[ChatTurn, ...] = ()
     failures = 0
     for line in _lines(interactive):
@@ -40,7 +43,7 @@ def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
             continue
         trace = Trace(text, config)
         last: Any = None
-        for step in trace.follow(agent.run(text, budget=budget, conversation=turns)):
+        for step in trace.follow(agent.run(text, budget=budget, conversation=turns, scope=scope)):
             print(common.describe_step(step), flush=True)
             last = step
         failures += bool(trace.row().get("error"))
@@ -62,4 +65,5 @@ def _lines(interactive: bool) -> Any:
 def add_parsers(sub: Any) -> None:
     p = sub.add_parser("chat", help="a conversation in the terminal: questions from stdin, follow-ups keep the turns")
     p.add_argument("--corpus", required=True, metavar="DIR")
+    common.add_scope_arg(p)
     common.add_config_args(p)

@@ -53,6 +53,21 @@ def agent_for(args: argparse.Namespace, settings: Settings) -> tuple[Any, Any]:
     return config, Agent(corpus, config, reg, settings, backend_options(args))
 
 
+def scope_of(args: argparse.Namespace, corpus: Any) -> tuple[str, ...]:
+    """The files of ``--file`` as the corpus names them (none given: ``()``, the whole collection);
+    ScopeError (exit status 2) for a name that is no document of the corpus, before any search."""
+    from madqa.scope import resolve_files
+
+    return resolve_files(args.file, corpus.documents) if getattr(args, "file", None) else ()
+
+
+def add_scope_arg(p: argparse.ArgumentParser) -> None:
+    """``--file NAME`` (repeatable): search only these documents of the corpus."""
+    p.add_argument("--file", action="append", metavar="NAME",
+                   help="search only this document (repeat for several); its name in the corpus, case, "
+                        "folders and .pdf optional. A query may also say file:NAME")
+
+
 def registry(settings: Settings) -> Any:
     from madqa.plugins import collect, get_plugin_manager
 

@@ -47,12 +47,14 @@ def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
 
 @command("search")
 def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
+    from madqa.scope import search_as_written
+
     reg = common.registry(settings)
     corpus = common.open_corpus(args, settings, reg)
     options = common.parsed_options(args.set or [], "retriever").get("retriever", {})
     common.show_index_logs()
     retriever = reg.create("retriever", args.retriever, corpus, options)
-    result = retriever.search(args.query, args.k)
+    result = search_as_written(retriever, args.query, args.k, corpus.documents, common.scope_of(args, corpus))
     if args.json:
         print(dumps([h.to_dict() for h in result.hits], indent=1))
         if result.note:
@@ -112,6 +114,7 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("query")
     p.add_argument("-k", type=common.positive_int, default=5, help="how many pages (default 5)")
     p.add_argument("--retriever", default="whoosh")
+    common.add_scope_arg(p)
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="a retriever option, e.g. analyzer=stemming")
     p.add_argument("--json", action="store_true", help="print hits as JSON")
 

@@ -13,6 +13,7 @@ from typing import Any
 from madqa.agent import Agent
 from madqa.budget import Budget
 from madqa.conversation import ChatTurn
+from madqa.errors import ScopeError
 from madqa.evaluation.conversations import conversation_fields
 from madqa.settings import PipelineConfig
 from madqa.trace import Trace
@@ -46,9 +47,11 @@ def answer_question(question: Any, config: PipelineConfig, agent: Callable[[], A
 
     ``oracle``: its first search returns its gold evidence pages (``oracle_hits``); ``budget``: the
     run's budgets, charged beside the question's own; ``conversation``: the turns before it when it is
-    a turn of a multi-turn set (the row then carries ``conversation_id`` and ``turn``)."""
+    a turn of a multi-turn set (the row then carries ``conversation_id`` and ``turn``). A question's
+    ``scope`` (file names) limits its searches to those files; the row then carries it."""
     row = _answer(question, config, agent, oracle, budget, conversation)
-    return {**row, **conversation_fields(question)}
+    scope = question.get("scope") if isinstance(question, dict) else None
+    return {**row, **conversation_fields(question), **({"scope": list(scope)} if scope else {})}
 
 
 def _answer(question: Any, config: PipelineConfig, agent: Callable[[], Agent], oracle: bool,
@@ -66,8 +69,13 @@ def _answer(question: Any, config: PipelineConfig, agent: Callable[[], Agent], o
         row.update(oracle=True, error="input: the question has no gold evidence pages for the oracle")
         return row
     try:
-        trace.consume(agent().run(trace.question, first_hits=seeded, budget=budget, conversation=conversation))
+        trace.consume(agent().run(trace.question, first_hits=seeded, budget=budget, conversation=conversation,
+                                  scope=question.get("scope") or ()))
         return {**trace.row(), "oracle": True} if oracle else trace.row()
+    except ScopeError as exc:  # a scope naming a file the corpus does not hold: the question's own fault
+        row = trace.row()
+        row["error"] = f"input: scope: {exc}"
+        return row
     except Exception as exc:  # a bug on one question must not sink a long run; resume retries it
         row = trace.row()
         row["error"] = f"internal: {type(exc).__name__}: {exc}"

@@ -165,7 +165,21 @@ def normalise_question(raw: Mapping[str, Any], where: str) -> tuple[dict[str, An
             problems.append(f"{where}: '{field}' must be a string, got {type(value).__name__}")
         record[field] = value
     problems += conversation_problems(record, where)
+    problems += _scope_problems(record, where)
     return (None, problems) if problems else (record, [])
+
+
+def _scope_problems(record: dict[str, Any], where: str) -> list[str]:
+    """What is wrong with a question's ``scope``: the files it is asked over (a list of names; one name
+    alone becomes a list of one). Whether the corpus holds them is checked when the run opens it."""
+    scope = record.get("scope")
+    if scope is None:
+        return []
+    if isinstance(scope, str):
+        record["scope"] = scope = [scope]
+    if not isinstance(scope, list) or not scope or not all(isinstance(n, str) and n.strip() for n in scope):
+        return [f"{where}: 'scope' must be a list of file names of the corpus, got {scope!r}"]
+    return []
 
 
 def _read_parquet(path: Path) -> list[dict[str, Any]]:

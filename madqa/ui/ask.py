@@ -46,6 +46,7 @@ from madqa.ui.model_access import key_problem
 from madqa.ui.model_bar import answerer, model_bar
 from madqa.ui.pages import LARGE_BUDGET_PX, SOURCE_WORDS, THUMB_BUDGET_PX, highlighted_page_file, page_file
 from madqa.ui.policy import visitor_steps
+from madqa.ui.scope_picker import build_scope_picker, chosen_scope, scope_line
 from madqa.ui.sessions import disk_reason
 
 VIEWER_HINT = "_Click a cited page (or any thumbnail) to see it here._"
@@ -135,12 +136,14 @@ def viewer_handlers(ctx: AppContext) -> tuple[Any, Any]:
 
 def run_steps(ctx: AppContext, session: Any, corpus_key: str, config: PipelineConfig,
               options: dict[str, Any], question: str, trace: Trace,
-              keys: list[str] | None = None, conversation: tuple[ChatTurn, ...] = ()) -> Iterator[Step | str]:
+              keys: list[str] | None = None, conversation: tuple[ChatTurn, ...] = (),
+              scope: tuple[str, ...] = ()) -> Iterator[Step | str]:
     """The agent's steps for ``question``; plain strings are status lines while the corpus loads.
 
     With ``keys`` (the visitor's, from ``AppContext.job_slot``) a run on the server's keys is charged to their
     budgets there (a spent one forces the answer, flagged "stopped early"). Raises MadqaError when the corpus or
-    a component cannot be used, or the question's time runs out. ``conversation``: the turns before a follow-up.
+    a component cannot be used, or the question's time runs out. ``conversation``: the turns before a follow-up;
+    ``scope``: the documents searched (empty: all; ScopeError for one the corpus lacks).
     """
     if corpus_key != "mine":
         while not ctx.sessions.demo.wait(0.5):
@@ -148,7 +151,8 @@ def run_steps(ctx: AppContext, session: Any, corpus_key: str, config: PipelineCo
     corpus = ctx.sessions.corpus(session, corpus_key)
     config = ctx.bounded(config, corpus_key, corpus)
     agent = Agent(corpus, config, ctx.registry, ctx.settings, options)
-    steps = trace.follow(visitor_steps(agent.run(question, budget=ctx.budgets(keys, config, options), conversation=conversation), options))
+    steps = trace.follow(visitor_steps(agent.run(question, budget=ctx.budgets(keys, config, options), conversation=conversation,
+                                                scope=scope), options))
     yield from ctx.timed(steps, keys)
 
 
@@ -211,6 +215,7 @@ def documents_strip(ctx: AppContext) -> str:
 def build_ask_tab(ctx: AppContext) -> None:
     default = ctx.configs.get(ctx.default_config)
     bar = gr.Markdown(model_bar(ctx.registry, default) if default else "", elem_id="ask-model-bar")
+    scope_picker = build_scope_picker(ctx)  # what is searched: all documents, or the ones chosen
     with gr.Row(equal_height=False):
         with gr.Column(scale=3):
             chatbot = gr.Chatbot(label="Agent", height=620, buttons=["copy"], elem_id="ask-chat",
@@ -254,9 +259,9 @@ def build_ask_tab(ctx: AppContext) -> None:
     cited_refs = gr.State([])
     conversation = gr.State(())  # the turns so far (madqa.conversation), while the chat shows them
 
-    @api_parameters(["question", "history", *FIELD_NAMES, "session", "conversation", "request"])
+    @api_parameters(["question", "history", *FIELD_NAMES, "session", "conversation", "scope", "request"])
     def ask(question_text: str, history: list[dict[str, Any]] | None, *args: Any) -> Iterator[tuple[Any, ...]]:
-        *values, session, turns, request = args
+        *values, session, turns, scope, request = args
         text = (question_text or "").strip()
         if not text:
             raise shown_error("Type a question first.")
@@ -265,16 +270,17 @@ def build_ask_tab(ctx: AppContext) -> None:
         with ctx.job_slot(session, request) as keys:
             # a follow-up of the turns on screen; an empty chat (New chat, the API with no history) starts anew
             earlier = tuple(t for t in turns or () if isinstance(t, ChatTurn)) if history else ()
-            yield from answer(text, history, config, options, session, keys, earlier)
+            yield from answer(text, history, config, options, session, keys, earlier, chosen_scope(scope))
 
     def answer(text: str, history: list[dict[str, Any]] | None, config: PipelineConfig, options: dict[str, Any],
-               session: Any, keys: list[str], turns: tuple[ChatTurn, ...]) -> Iterator[tuple[Any, ...]]:
+               session: Any, keys: list[str], turns: tuple[ChatTurn, ...],
+               scope: tuple[str, ...] = ()) -> Iterator[tuple[Any, ...]]:
         secrets = [options.get("api_key", "")]
         corpus_key = session.get("corpus", "demo") if isinstance(session, dict) else "demo"
         history = list(history or [])
         trace_id = f"trace-{len(history)}"
         chat = StepChat(trace_id, corpus_key, config.backend, config.model, secrets,
-                        label=answerer(ctx.registry, config.backend, config.model))
+                        label=answerer(ctx.registry, config.backend, config.model), scope_note=scope_line(scope))
         seen_items: list[tuple[str, str]] = []
         seen_list: list[list[Any]] = []
         cited_items: list[tuple[str, str]] = []
@@ -304,11 +310,12 @@ def build_ask_tab(ctx: AppContext) -> None:
             yield ("", *out(done=True)[1:])
             return
         follows = f" · a follow-up: {len(turns)} earlier turn(s) go with it" if turns else ""
+        follows += f" · searching only {', '.join(scope)}" if scope else ""
         yield ("", *out(pending_message("Starting", md_escape(describe(config) + follows)))[1:])
         trace = Trace(text, config)
         final: AnswerStep | None = None
         try:
-            for item in run_steps(ctx, session, corpus_key, config, options, text, trace, keys, turns):
+            for item in run_steps(ctx, session, corpus_key, config, options, text, trace, keys, turns, scope):
                 if isinstance(item, str):
                     yield out(pending_message("Waiting for the demo corpus", item))
                     continue
@@ -335,7 +342,7 @@ def build_ask_tab(ctx: AppContext) -> None:
             yield out(done=True)
         yield (*out(done=True)[:-1], add_turn(turns, text, final))
 
-    inputs = [question, chatbot, *panel.inputs, ctx.session, conversation]
+    inputs = [question, chatbot, *panel.inputs, ctx.session, conversation, scope_picker]
     outputs = [question, chatbot, seen, cited, seen_refs, cited_refs, viewer.image, viewer.caption, conversation]
     drawn = [stop_btn, seen, cited, seen_title, cited_title]
     busy = gr.on([question.submit, ask_btn.click], starting, None, drawn,

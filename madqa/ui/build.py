@@ -70,6 +70,8 @@ CSS = """
 .eval-card-name { font-weight: 600; }
 .eval-card-why { font-size: .82em; color: #4b5563; }
 #ask-counter p, #ask-documents p { font-size: .85em; color: #4b5563; margin: 0; }  /* a colour, not opacity: AA */
+/* a dropdown's typed filter text (Gradio greys it to #bbbbc2 while options show): read at AA, 4.5:1 */
+input.subdued { color: #4b5563 !important; }
 /* a visible focus ring for keyboard users */
 :focus-visible { outline: 3px solid #2563eb !important; outline-offset: 2px !important; }
 /* tables scroll sideways instead of wrapping letter by letter */

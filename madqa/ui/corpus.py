@@ -16,6 +16,7 @@ import pandas as pd
 
 from madqa.corpus import Corpus
 from madqa.errors import MadqaError
+from madqa.scope import search_as_written
 from madqa.settings import PipelineConfig
 from madqa.ui.context import AppContext, shown_error, shown_info
 from madqa.ui.messages import hide_paths, md_escape, plural
@@ -101,7 +102,8 @@ def build_corpus_tab(ctx: AppContext, tab: gr.Tab) -> dict[str, Any]:
                                 elem_id="corpus-docs", column_widths=DOC_WIDTHS)
             with gr.Row():
                 query = gr.Textbox(label="Search this corpus (BM25, as the agent's tool does)", scale=4,
-                                   placeholder='e.g. revenue 2024, "annual report", employ*', elem_id="corpus-query")
+                                   placeholder='e.g. revenue 2024, "annual report", employ*, revenue file:report.pdf',
+                                   elem_id="corpus-query")
                 search_btn = gr.Button("Search", scale=1, min_width=80, elem_id="corpus-search")
             hits = gr.DataFrame(pd.DataFrame(columns=HIT_COLUMNS), label="Pages found", interactive=False, wrap=True,
                                 elem_id="corpus-hits", column_widths=["30%", "9%", "10%", "51%"])
@@ -169,7 +171,7 @@ def build_corpus_tab(ctx: AppContext, tab: gr.Tab) -> dict[str, Any]:
                              session.get("corpus", "demo") if isinstance(session, dict) else "demo", corpus)
         try:
             retriever = ctx.registry.create("retriever", config.retriever, corpus, {})
-            result = retriever.search(text, 10)
+            result = search_as_written(retriever, text, 10, corpus.documents)  # file:NAME: that document only
         except MadqaError as exc:
             raise shown_error(str(exc)) from None
         rows = [[h.file, h.page, round(h.score, 2), h.snippet] for h in result.hits]

@@ -26,6 +26,7 @@ from madqa.answer import validate_citations
 from madqa.errors import MadqaError
 from madqa.evaluation.report import evaluate, per_question
 from madqa.evaluation.runner import run_batch
+from madqa.scope import search_as_written
 from madqa.settings import PipelineConfig, image_budget_px
 from madqa.trace import Trace
 from madqa.types import AnswerStep, Hit, PageRef, SearchStep
@@ -58,19 +59,21 @@ def start_game(question: Mapping[str, Any], config: PipelineConfig) -> Game:
 
 
 def human_search(game: Game, corpus: Any, retriever: Any, query: str, top_k: int) -> SearchStep:
-    """Run the agent's search tool for a person and record it as the agent's SearchStep would be."""
+    """Run the agent's search tool for a person and record it as the agent's SearchStep would be: ``file:NAME``
+    terms search only those documents (``madqa.scope``), the query executed is the rest."""
     started = time.perf_counter()
     hits: tuple[Hit, ...] = ()
     note, error = None, None
+    executed = query
     try:
-        result = retriever.search(query, top_k)
-        hits, note = tuple(result.hits)[:top_k], result.note
+        result = search_as_written(retriever, query, top_k, corpus.documents if corpus is not None else {})
+        hits, note, executed = tuple(result.hits)[:top_k], result.note, result.query or query
     except MadqaError as exc:  # a bad query is an observation, as for the agent; a retriever's bug raises
         error = str(exc)
     game.searches += 1
     new = tuple(dict.fromkeys(h.ref for h in hits if h.ref not in game.seen))
     game.seen += list(new)
-    step = SearchStep(game.searches, query, query, hits, new, None, note, error, time.perf_counter() - started)
+    step = SearchStep(game.searches, query, executed, hits, new, None, note, error, time.perf_counter() - started)
     game.trace.steps.append(step)
     return step
 
@@ -131,7 +134,7 @@ def build_human_tab(ctx: AppContext) -> None:
         start = gr.Button("Start", variant="primary", scale=1, elem_id="human-start")
     question_md = gr.Markdown(elem_id="human-question")
     with gr.Row():
-        query = gr.Textbox(label="Search (words are ANDed; \"phrases\", OR, NOT, wildcards * ?)", scale=5,
+        query = gr.Textbox(label="Search (words are ANDed; \"phrases\", OR, NOT, wildcards * ?; file:NAME for one document)", scale=5,
                            max_length=MAX_QUERY_CHARS, elem_id="human-query")
         search_btn = gr.Button("Search", scale=1, elem_id="human-search")
     search_md = gr.Markdown(elem_id="human-search-status")

@@ -311,6 +311,7 @@ class StepChat:
     secrets: Sequence[str] = ()
     hint: bool = True  # the badge's hint to pick a real model (Ask; Compare's panes show their configs)
     label: str = ""  # who answers, in words (``ui.model_bar.answerer``): the badge names it as the bar does
+    scope_note: str = ""  # the documents searched when not all (``ui.scope_picker.scope_line``), under the answer
     steps: list[Step] = field(default_factory=list)
     thoughts: list[Message] = field(default_factory=list)
     after: list[Message] = field(default_factory=list)
@@ -325,6 +326,8 @@ class StepChat:
             else:
                 message = step_message(step, self.corpus_key, self.secrets)
                 message["content"] += "  \n" + backend_badge(self.backend, self.model, hint=self.hint, label=self.label)
+                if self.scope_note:
+                    message["content"] += "  \n" + self.scope_note
                 self.after.append(message)
         elif not says_nothing(step):
             self.thoughts.append(step_message(step, self.corpus_key, self.secrets, parent=self.trace_id))

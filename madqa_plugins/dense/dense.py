@@ -20,6 +20,9 @@ and corpora that never use ``dense`` should not pay it. On first use it is writt
 renamed into place, under a lock, and reuses the vectors of pages whose text is unchanged from any
 other generation of the same corpus, so re-indexing after adding a file embeds only the new pages.
 
+A scope (``search(..., files=...)``: one document or a chosen set) restricts the candidate pages before
+the top k are taken: a file's best pages are found however many pages of other files score higher.
+
 Options (``[options.retriever]``): ``max_windows`` (int, 4): windows embedded per page.
 """
 
@@ -31,6 +34,7 @@ import logging
 import re
 import time
 from collections.abc import Iterable, Sized
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +84,9 @@ class DenseIndex:
         self.vectors = np.load(folder / "vectors.npy").astype(np.float32)
         self.window_page = np.load(folder / "window_page.npy")
         self.row = {ref: i for i, ref in enumerate(self.pages)}
+        self.file_rows: dict[str, list[int]] = {}  # a file's page rows: a scope's candidates
+        for i, (file, _) in enumerate(self.pages):
+            self.file_rows.setdefault(file, []).append(i)
         rows = np.arange(len(self.pages))  # window_page is sorted: each page's windows are one slice
         self.starts = np.searchsorted(self.window_page, rows, side="left")
         self.ends = np.searchsorted(self.window_page, rows, side="right")
@@ -108,11 +115,18 @@ class DenseIndex:
                    lambda tmp: _build(corpus, tmp, max_windows, threads))
         return cls.get(folder)
 
-    def page_scores(self, vector: np.ndarray) -> np.ndarray:
-        """Each page's best window cosine with a unit ``vector`` (-1 for a page without windows)."""
-        sims = self.vectors @ vector
-        scores = np.full(len(self.pages), -1.0, dtype=np.float32)
-        np.maximum.at(scores, self.window_page, sims)
+    def page_scores(self, vector: np.ndarray, rows: list[int] | None = None) -> np.ndarray:
+        """Each page's best window cosine with a unit ``vector`` (-1 for a page without windows); with
+        ``rows`` (a scope's pages) only their windows are scored, every other page gets -2."""
+        if rows is None:
+            sims = self.vectors @ vector
+            scores = np.full(len(self.pages), -1.0, dtype=np.float32)
+            np.maximum.at(scores, self.window_page, sims)
+            return scores
+        scores = np.full(len(self.pages), -2.0, dtype=np.float32)
+        scores[rows] = -1.0
+        windows = np.concatenate([np.arange(self.starts[r], self.ends[r]) for r in rows] or [np.zeros(0, int)])
+        np.maximum.at(scores, self.window_page[windows], self.vectors[windows] @ vector)
         return scores
 
     def page_vectors(self, ref: tuple[str, int]) -> np.ndarray | None:
@@ -254,6 +268,7 @@ class DenseRetriever:
     """Cosine top-k over page embeddings; the query's operators are stripped (and the note says so)."""
 
     ingest_by_default = False  # embedding is slow: only when asked (madqa index --retrievers ...,dense)
+    filters_files = True  # search(..., files=...) ranks only those files' pages (madqa.scope)
 
     @staticmethod
     def index_usable(folder: Path) -> bool:
@@ -284,21 +299,27 @@ class DenseRetriever:
         self.index = DenseIndex.open_or_build(corpus, opts["max_windows"], getattr(settings, "embed_threads", 0))
         self.encoder = minilm.encoder()
 
-    def search(self, query_text: str, k: int = 5) -> madqa.SearchResult:
+    def search(self, query_text: str, k: int = 5, files: AbstractSet[str] | None = None) -> madqa.SearchResult:
+        """Pages best first by meaning (of ``files`` only, when given: the others are no candidates)."""
         text = " ".join(str(query_text).split())[:1000]
         plain, note = meaning_of(text)
         if not re.search(r"\w", plain):
             return madqa.SearchResult((), text, "the query has no words to search for the meaning of")
         if not self.index.pages:
             return madqa.SearchResult((), text, madqa.NO_PAGES_NOTE)
-        scores = self.index.page_scores(self.encoder.embed_one(plain))
+        rows = None
+        if files is not None:  # the candidates: the scope's pages only (the others score -2, never shown)
+            rows = [r for f in sorted(files) for r in self.index.file_rows.get(f, ())]
+            if not rows:
+                return madqa.SearchResult((), text, "no page of " + ", ".join(sorted(files)) + " is in the index")
+        scores = self.index.page_scores(self.encoder.embed_one(plain), rows)
         k = max(1, min(int(k), len(scores)))
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.argsort(-scores[top], kind="stable")]
         words = query_words(plain)
         hits = tuple(
             madqa.Hit(file, page, float(scores[i]), snippet(self.corpus.page_text(file, page), words))
-            for i in top if scores[i] > -1.0 for file, page in [self.index.pages[i]]
+            for i in top if scores[i] > -1.0 for file, page in [self.index.pages[i]]  # -1: no windows, -2: out of scope
         )
         return madqa.SearchResult(hits, text, note)
 

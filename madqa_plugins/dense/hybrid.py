@@ -7,6 +7,9 @@ stripped). Snippets come from BM25 when it found the page. The note says how man
 shown came from each side, plus the sides' own notes. If one side fails, the other is used alone
 and the note says so.
 
+A scope (``search(..., files=...)``) goes to both sides (``madqa.search_scoped``: a side that cannot
+filter files is filtered after it), so the fusion ranks the scope's pages only.
+
 Both sides are ordinary registered retrievers, built through the registry that builds this one
 (``Registry.create`` hands itself to a factory taking ``registry``; ``bm25`` and ``dense`` options
 name them), so an override of ``whoosh`` by another plugin is honoured.
@@ -17,6 +20,7 @@ Options (``[options.retriever]``): ``bm25`` ("whoosh"), ``dense`` ("dense"), ``k
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 import madqa
@@ -53,6 +57,7 @@ class HybridRetriever:
     created this one (``Registry.create`` passes itself to a factory taking ``registry``)."""
 
     index_parts = ("whoosh", "dense")  # what `madqa index --retrievers hybrid` builds
+    filters_files = True  # search(..., files=...): both sides search those files only (madqa.scope)
 
     def __init__(self, corpus: Any, options: dict[str, Any] | None = None, registry: Any = None) -> None:
         opts = madqa.read_options(options, OPTIONS, "retriever hybrid")
@@ -66,14 +71,15 @@ class HybridRetriever:
         self.dense = registry.create("retriever", opts["dense"], corpus,
                                      {"max_windows": opts["max_windows"]} if opts["dense"] == "dense" else {})
 
-    def search(self, query_text: str, k: int = 5) -> madqa.SearchResult:
+    def search(self, query_text: str, k: int = 5, files: AbstractSet[str] | None = None) -> madqa.SearchResult:
+        """The two sides' pages (of ``files`` only, when given) fused by reciprocal rank, best first."""
         depth = max(int(k), self.opts["depth"])
         sides: list[Any] = []
         notes = []
         for label, retriever, weight in (("BM25", self.bm25, self.opts["bm25_weight"]),
                                          ("dense", self.dense, self.opts["dense_weight"])):
             try:
-                result = retriever.search(query_text, depth)
+                result = madqa.search_scoped(retriever, query_text, depth, files)
             except madqa.SearchError as exc:
                 notes.append(f"{label} failed ({exc}); the other side alone")
                 sides.append((weight, []))

@@ -22,6 +22,9 @@ removed and changed files deleted; new pages added). ``MADQA_MILVUS_URI`` makes 
 server for every corpus. Otherwise the index is built on first use, so corpora that never use
 ``milvus`` do not pay for it. The query language and what it cannot do: ``madqa_plugins/milvus/milvus_query.py``.
 
+A scope (``search(..., files=...)``: one document or a chosen set) is a filter expression on the
+``file`` field (``file in [...]``) joined to every request's own, so Milvus ranks only those files' pages.
+
 Options (``[options.retriever]``): ``uri`` (str, ""), ``token`` (str, ""), ``dense`` ("auto" | "on" |
 "off": the vector field when the model is installed), ``ranker`` ("rrf" | "weighted"), ``rrf_k``
 (int, 60), ``bm25_weight`` (float, 0.5: the weighted ranker's share for BM25), ``proximity`` (0.5; 0
@@ -124,6 +127,12 @@ def _create(client: Any, name: str, dense: bool) -> None:
     client.create_collection(name, schema=schema, index_params=index)
 
 
+def _string_list(names: list[str]) -> str:
+    """A Milvus expression's list of string literals: each name in double quotes, ``\\`` and ``"`` escaped
+    (any other character, non-ASCII included, as written)."""
+    return "[" + ", ".join('"' + n.replace("\\", "\\\\").replace('"', '\\"') + '"' for n in names) + "]"
+
+
 def _row_id(file: str, page: int) -> str:
     return hashlib.sha1(f"{file}\0{page}".encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -170,7 +179,7 @@ def _insert(client: Any, name: str, pages: Iterable[Any], dense: bool) -> int:
 def _copy_rows(client: Any, source: str, target: str, removed: AbstractSet[str], dense: bool) -> None:
     """Copy the rows of ``source`` except removed files into ``target`` (vectors included)."""
     fields = ["id", "file", "page", "text_hash", "text"] + (["dense"] if dense else [])
-    expr = f"not (file in {json.dumps(sorted(removed))})" if removed else "page >= 0"
+    expr = f"not (file in {_string_list(sorted(removed))})" if removed else "page >= 0"
     iterator = client.query_iterator(source, batch_size=BATCH, filter=expr, output_fields=fields)
     try:
         while rows := iterator.next():
@@ -207,7 +216,7 @@ def _write_lite(folder: Path, pages: Iterable[Any], dense: bool, previous: Path 
         if previous is None:
             _create(client, LITE_COLLECTION, dense)
         elif removed:
-            client.delete(LITE_COLLECTION, filter=f"file in {json.dumps(sorted(removed))}")
+            client.delete(LITE_COLLECTION, filter=f"file in {_string_list(sorted(removed))}")
         _insert(client, LITE_COLLECTION, pages, dense)
         client.flush(LITE_COLLECTION)
     finally:
@@ -271,6 +280,7 @@ class MilvusRetriever:
     """BM25 (and dense) search in Milvus, one hybrid request; the query's operators become filters."""
 
     update_index = staticmethod(update_index)
+    filters_files = True  # search(..., files=...): a filter on the file field (madqa.scope)
     index_on_first_use = True  # a generation without its index is normal: ingest need not make one
     # an index of another version (other analysis) is not extended at ingest: built again on first use
     index_usable = staticmethod(lambda folder: _read_marker(folder) is not None)
@@ -329,10 +339,13 @@ class MilvusRetriever:
                     quiet.setLevel(level)
             return _PHRASE_MATCH[self.uri]
 
-    def _request(self, text: str, expr: str | None, limit: int, asked: str) -> list[tuple[str, int, float]]:
+    def _request(self, text: str, expr: str | None, limit: int, asked: str,
+                 scope: str | None = None) -> list[tuple[str, int, float]]:
         """Pages for the BM25 words ``text`` (and, with the dense field, the embedding of the query as
-        ``asked``) under the filter ``expr``."""
+        ``asked``) under the filter ``expr`` and the scope's (``file in [...]``, None: every file)."""
         fields = ["file", "page"]
+        if scope:
+            expr = f"{scope} and ({expr})" if expr else scope
         try:
             if self.dense:
                 from madqa_plugins.dense import minilm
@@ -353,9 +366,11 @@ class MilvusRetriever:
         # Milvus Lite reports BM25 as a negative distance, Milvus as a positive score: rank order is kept
         return [(h["entity"]["file"], int(h["entity"]["page"]), abs(float(h["distance"]))) for h in result[0]]
 
-    def search(self, query_text: str, k: int = 5) -> madqa.SearchResult:
-        """Pages best first; a query with nothing to rank gives no hits and a note, never an error."""
+    def search(self, query_text: str, k: int = 5, files: AbstractSet[str] | None = None) -> madqa.SearchResult:
+        """Pages best first (of ``files`` only, when given); a query with nothing to rank gives no hits
+        and a note, never an error."""
         text = " ".join(str(query_text).split())[:1000]
+        scope = None if files is None else f"file in {_string_list(sorted(files))}"
         query = to_milvus(text, self.phrase_match)
         notes = list(query.notes)
         if self.dense:
@@ -369,9 +384,9 @@ class MilvusRetriever:
             # BM25 alone: a proximity bonus over more candidates (madqa_plugins.text.proximity); RRF scores are not BM25
             near = self.opts["proximity"] if not self.dense else 0.0
             depth = max(k, proximity.DEPTH) if near else k
-            every = self._request(query.text, query.every, depth, text)
+            every = self._request(query.text, query.every, depth, text, scope)
             shown = {(f, p) for f, p, _ in every}
-            rest = self._request(query.text, None, depth, text) if len(every) < depth else []
+            rest = self._request(query.text, None, depth, text, scope) if len(every) < depth else []
             found = every + [r for r in rest if (r[0], r[1]) not in shown]
             if near:
                 ranked = proximity.rerank([(int((r[0], r[1]) in shown), r[2], r) for r in found],
@@ -382,11 +397,11 @@ class MilvusRetriever:
                 notes.insert(0, "no page matched every word; showing pages that match any of them")
         else:
             limit = min(max(k * 10, 50), 500) if query.phrases else k
-            found = self._request(query.text, query.filter, limit, text)
+            found = self._request(query.text, query.filter, limit, text, scope)
         if query.phrases:
             found = [f for f in found if all(has_phrase(self.corpus.page_text(f[0], f[1]), p) for p in query.phrases)]
         if not found and query.filter:
-            found = self._request(query.text, None, k, text)
+            found = self._request(query.text, None, k, text, scope)
             notes.insert(0, "no page matched the operators and phrases; showing pages ranked by the words alone")
         words = query_words(text)
         hits = tuple(madqa.Hit(file, page, score, snippet(self.corpus.page_text(file, page), words))

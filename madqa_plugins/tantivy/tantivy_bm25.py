@@ -19,6 +19,10 @@ What differs from ``whoosh``, said plainly:
   all score alike (Tantivy's regex query is constant-score);
 - the any-term fallback sums BM25 over matched words (Whoosh adds a coordination bonus of 0.9).
 
+A scope (``search(..., files=...)``: one document or a chosen set) is a required, zero-scored clause
+on the ``file`` field of every query run, so a file's best pages are found however many pages of
+other files outrank them, and the scores are those of the query alone.
+
 The index is written at ingest time into each corpus generation (``update_index``: a copy of the
 previous generation's index, with removed/changed files deleted and new pages added). A corpus
 ingested before this plugin was installed gets its index built on first open, into a temporary
@@ -37,6 +41,7 @@ import math
 import re
 import shutil
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any
 
@@ -252,6 +257,7 @@ class TantivyRetriever:
     """BM25 (Tantivy) over the ``text`` field, with stemmed and any-term fallbacks like ``whoosh``."""
 
     index_analysis = staticmethod(text_analysis.index_text)  # computed once per page with whoosh's (madqa.indexers)
+    filters_files = True  # search(..., files=...) searches only those files (madqa.scope)
 
     def __init__(self, corpus: Any, options: dict[str, Any] | None = None, settings: Any = None) -> None:
         """``settings`` (the registry hands them over): ``search_timeout_s``, one search's time budget."""
@@ -289,20 +295,21 @@ class TantivyRetriever:
         docs = _open(folder, _marked_language(folder)).searcher().num_docs
         return None if docs == pages else f"{docs} pages indexed, the manifest says {pages}"
 
-    def search(self, query_text: str, k: int = 5) -> madqa.SearchResult:
-        """Pages best first; an empty or syntax-only query gives no hits and a note, never an error."""
+    def search(self, query_text: str, k: int = 5, files: AbstractSet[str] | None = None) -> madqa.SearchResult:
+        """Pages best first (of ``files`` only, when given); an empty or syntax-only query gives no hits
+        and a note, never an error."""
         text = " ".join(str(query_text).split())[:1000]
         if not text:
             return madqa.SearchResult((), text, "empty query: nothing to search for")
         searcher = self.ix.searcher()
         if searcher.num_docs == 0:
             return madqa.SearchResult((), text, madqa.NO_PAGES_NOTE)
+        scope = self._scope(files)
         plain = query_language.plain_terms(text, self.analysis)
         if plain is not None:
-            return self._plain(searcher, text, plain, max(1, int(k)))
-        stemmed = madqa.stemmed_note({w.lower(): [f"{s}…" for s in analyzer("stem", self.language).analyze(w.lower()) if s != w.lower()]
-                                      for w in query_language.query_words(text) if w.isalnum()}, phrases_loosened=True)
-        attempts = [("text", False, None), ("stem", False, stemmed),
+            return self._plain(searcher, text, plain, max(1, int(k)), scope)
+        # "stemmed": the note naming the query's own variants, worked out only when it is given
+        attempts = [("text", False, None), ("stem", False, "stemmed"),
                     ("stem", True, "no page matched every word; showing pages that match any of them")]
         if self.stem_first:
             attempts = [("stem", False, None), attempts[2]]
@@ -320,10 +327,14 @@ class TantivyRetriever:
                 continue
             any_terms = True
             try:
-                result = searcher.search(q, max(1, int(k)))
+                result = searcher.search(_within(q, scope), max(1, int(k)))
             except (ValueError, RuntimeError) as exc:  # e.g. a regex Tantivy refuses: an observation
                 raise madqa.SearchError(f"the query {text!r} could not be run: {exc}") from exc
             if result.hits:
+                if note == "stemmed":
+                    note = madqa.stemmed_note({w.lower(): self._variants(searcher, w.lower())
+                                               for w in query_language.query_words(text) if w.isalnum()},
+                                              phrases_loosened=True)
                 return madqa.SearchResult(self._hits(searcher, result.hits, query_language.query_words(text)), text,
                                           budget.with_notes("; ".join([n for n in (note, *sorted(carried)) if n])
                                                             or None))
@@ -341,7 +352,25 @@ class TantivyRetriever:
             hits.append(madqa.Hit(file, page, float(score), snippet(self.corpus.page_text(file, page), terms)))
         return tuple(hits)
 
-    def _plain(self, searcher: Any, text: str, terms: list[str], k: int) -> madqa.SearchResult:
+    def _scope(self, files: AbstractSet[str] | None) -> tantivy.Query | None:
+        """A clause matching the pages of ``files`` (None: the whole collection), scoring nothing."""
+        if files is None:
+            return None
+        names = sorted(files)
+        return tantivy.Query.const_score_query(tantivy.Query.term_set_query(self.schema, "file", names), 0.0)
+
+    def _variants(self, searcher: Any, word: str) -> list[str]:
+        """Indexed words sharing ``word``'s stem (what a stemmed search matched), the word first; a few."""
+        stem = analyzer("stem", self.language).analyze(word)
+        if len(stem) != 1 or len(stem[0]) < 3:  # a short stem would walk much of the dictionary
+            return [word, *stem]
+        # a Porter stem may end otherwise than its words (happi: happy): the words of its prefix, checked
+        found = [t for t, _ in searcher.terms_with_prefix("text", stem[0][:-1], limit=500)
+                 if t != word and analyzer("stem", self.language).analyze(t) == stem]
+        return [word, *sorted(found)[:6]]
+
+    def _plain(self, searcher: Any, text: str, terms: list[str], k: int,
+               scope: tantivy.Query | None = None) -> madqa.SearchResult:
         """A question or keyword query, ranked as ``whoosh`` ranks it: pages holding every word first
         (a constant bonus above any page's BM25 sum), then by BM25 over the words they hold."""
         best: tuple[list[Any], bool, str, float | None, bool] | None = None
@@ -361,7 +390,8 @@ class TantivyRetriever:
                 every = tantivy.Query.boolean_query([(tantivy.Occur.Must, g) for g in groups])
                 should.append((tantivy.Occur.Should, tantivy.Query.const_score_query(every, bound)))
             near = self.proximity > 0 and len(groups) > 1
-            hits = searcher.search(tantivy.Query.boolean_query(should), max(k, proximity.DEPTH) if near else k).hits
+            ranked = _within(tantivy.Query.boolean_query(should), scope)
+            hits = searcher.search(ranked, max(k, proximity.DEPTH) if near else k).hits
             complete = bool(hits) and (len(groups) == 1 or (self.ranking == "all-first" and hits[0][0] >= bound))
             if hits and (best is None or (complete and not best[1])):
                 best = (hits, complete, field, bound if near and self.ranking == "all-first" else None, near)
@@ -376,7 +406,7 @@ class TantivyRetriever:
         if not complete:
             note = "no page matched every word; showing pages that match any of them, most words first"
         elif field == "stem" and not self.stem_first:
-            note = "no page matched exactly; matched stemmed variants (e.g. report/reports)"
+            note = madqa.stemmed_note({t.lower(): self._variants(searcher, t.lower()) for t in terms})
         return madqa.SearchResult(self._hits(searcher, hits, terms), text, budget.with_notes(note))
 
 
@@ -392,6 +422,13 @@ class TantivyRetriever:
         banded = [(1, score - top, address) if score >= top else (0, score, address) for score, address in hits]
         return [(raised + top if band else raised, address)
                 for band, raised, address in proximity.rerank(banded, terms, text_of, self.proximity, k)]
+
+
+def _within(q: tantivy.Query, scope: tantivy.Query | None) -> tantivy.Query:
+    """``q`` limited to a scope's pages (``scope``: a zero-scored clause on ``file``; None: all pages)."""
+    if scope is None:
+        return q
+    return tantivy.Query.boolean_query([(tantivy.Occur.Must, q), (tantivy.Occur.Must, scope)])
 
 
 def _build_in_place(folder: Path, corpus: Any, language: str = madqa.DEFAULT_LANGUAGE) -> None:

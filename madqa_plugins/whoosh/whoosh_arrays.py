@@ -61,8 +61,10 @@ class ArrayBM25:
             return not scaled and q.boost == 1.0 and all(ArrayBM25.supports(sub) for sub in q.subqueries)
         return False
 
-    def top(self, searcher: Any, q: query.Query, k: int) -> list[tuple[float, int]] | None:
-        """[(score, global docnum)] best first, or None when this query or index is not for us."""
+    def top(self, searcher: Any, q: query.Query, k: int,
+            allowed: frozenset[int] | None = None) -> list[tuple[float, int]] | None:
+        """[(score, global docnum)] best first, or None when this query or index is not for us;
+        ``allowed``: the only document numbers that may be returned (a scope), masked before the top k."""
         if not self.supports(q):
             return None
         leaves = searcher.leaf_searchers()
@@ -71,15 +73,16 @@ class ArrayBM25:
         found: list[tuple[float, int]] = []
         for sub, offset in leaves:
             scores, matched = self._eval(searcher, sub, q, self._lengths(sub))
-            found += self._best(scores, matched, k, offset)
+            found += self._best(scores, _within(matched, allowed, offset), k, offset)
         found.sort(key=lambda item: (-item[0], item[1]))
         return found[:k]
 
-    def top_plain(self, searcher: Any, groups: list[query.Query], k: int,
-                  ranking: str) -> list[tuple[float, int, int, float]] | None:
+    def top_plain(self, searcher: Any, groups: list[query.Query], k: int, ranking: str,
+                  allowed: frozenset[int] | None = None) -> list[tuple[float, int, int, float]] | None:
         """[(score, global docnum, words matched, BM25 sum)] best first for a plain query of word
         ``groups`` (each a Term or an OR of variants), ranked by ``ranking`` (see ``plain_scores``);
-        None when a group is not for us. Pages deleted in a segment are masked out."""
+        None when a group is not for us. Pages deleted in a segment, and pages outside ``allowed``
+        (a scope's document numbers), are masked out."""
         if not groups or not all(self.supports(g) for g in groups):
             return None
         found: list[tuple[float, int, int, float]] = []
@@ -88,7 +91,7 @@ class ArrayBM25:
             parts = [self._eval(searcher, sub, g, lengths) for g in groups]
             count = np.sum([m for _, m in parts], axis=0)
             total = np.sum([s for s, _ in parts], axis=0)
-            matched = count > 0
+            matched = _within(count > 0, allowed, offset)
             reader = sub.reader()
             if reader.has_deletions():
                 matched &= ~np.fromiter((reader.is_deleted(d) for d in range(len(lengths))), bool, len(lengths))
@@ -176,6 +179,16 @@ class ArrayBM25:
         sub.__dict__["_madqa_postings_size"] = size
         cache[word] = result
         return result
+
+
+def _within(matched: np.ndarray, allowed: frozenset[int] | None, offset: int) -> np.ndarray:
+    """``matched`` (a segment's pages, from global number ``offset``) limited to ``allowed`` global numbers."""
+    if allowed is None:
+        return matched
+    mask = np.zeros(len(matched), dtype=bool)
+    local = [d - offset for d in allowed if offset <= d < offset + len(matched)]
+    mask[local] = True
+    return matched & mask
 
 
 RANKINGS = ("all-first", "coordination", "or")

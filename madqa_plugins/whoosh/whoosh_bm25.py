@@ -17,6 +17,10 @@ Options (the ``options`` dict of ``WhooshRetriever(corpus, options)``):
 - ``proximity`` (0.5; 0 turns it off): a plain query's top candidates are reordered within their
   band by how many of its adjacent word pairs a page writes side by side (``madqa_plugins.text.proximity``).
 
+A scope (``search(..., files=...)``: one document or a chosen set) is a filter inside the search: the
+pages of other files are masked out before the top k are taken, so a file's best pages are found
+however many pages of other files outrank them.
+
 Words are analyzed by ``madqa_plugins.text.text_analysis`` at index and query time alike: one-character and
 punctuated tokens (``6``, ``-v``, ``image/png``, ``C++``, ``2.0``, ``max_steps``) are searchable.
 The index holds one field, ``text`` (positions kept for phrases), and a marker with the analysis
@@ -36,6 +40,7 @@ import threading
 import traceback
 import warnings
 from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any
 
@@ -131,6 +136,12 @@ def _quietly() -> Iterator[list[str]]:
             damage.append(f"{type(exc).__name__}: {exc}")
             traceback.clear_frames(exc.__traceback__)  # drops Whoosh's frames, and the file they held, now
             gc.collect()
+
+
+def _pages_of(searcher: Any, files: AbstractSet[str]) -> frozenset[int]:
+    """The document numbers of the pages of ``files`` (a scope), from the ``file`` field's postings."""
+    terms = [query.Term("file", name) for name in sorted(files)]
+    return frozenset(searcher.docs_for_query(query.Or(terms))) if terms else frozenset()
 
 
 def _damaged(root: Path, damage: str) -> madqa.IndexDamagedError:
@@ -243,6 +254,7 @@ class _OpenIndex:
 class WhooshRetriever:
     """BM25F over the ``text`` field (shared analysis, ``madqa_plugins.text.text_analysis``) with fallbacks."""
 
+    filters_files = True  # search(..., files=...) searches only those files (madqa.scope)
     update_index_streams = True  # update_index reads its pages once, as they come (madqa.indexers)
     index_analysis = staticmethod(text_analysis.index_text)  # computed once per page with tantivy's (madqa.indexers)
     index_usable = staticmethod(usable)  # madqa.indexers rebuilds an index this says is stale
@@ -336,8 +348,9 @@ class WhooshRetriever:
             return [word] if word == key else [word, key]
         return forms if word in forms else [word, *forms]
 
-    def search(self, query_text: str, k: int = 5) -> madqa.SearchResult:
-        """Pages best first; an empty or syntax-only query gives no hits and a note, never an error."""
+    def search(self, query_text: str, k: int = 5, files: AbstractSet[str] | None = None) -> madqa.SearchResult:
+        """Pages best first (of ``files`` only, when given); an empty or syntax-only query gives no hits
+        and a note, never an error."""
         text = " ".join(str(query_text).split())[:1000]
         if not text:
             return madqa.SearchResult((), text, "empty query: nothing to search for")
@@ -353,20 +366,23 @@ class WhooshRetriever:
         def known(token: str) -> bool:
             return reader.doc_frequency("text", token) > 0
 
+        allowed = None if files is None else _pages_of(searcher, files)
+        if allowed is not None and not allowed:
+            return madqa.SearchResult((), text, "no page of " + ", ".join(sorted(files or ())) + " is in the index")
         try:
             plain = query_language.plain_terms(text, self.analysis)
             if plain is not None:
-                ranked, note = self._plain(state, plain, known, k)
+                ranked, note = self._plain(state, plain, known, k, allowed)
                 if ranked is not None:
                     return self._result(searcher, ranked, text, note, plain)
-            return self._structured(state, text, known, k)
+            return self._structured(state, text, known, k, allowed)
         except madqa.MadqaError:  # a damaged page store, a search error: said as they are
             raise
         except Exception as exc:  # e.g. a wildcard too broad for Whoosh: an observation, not a crash
             raise madqa.SearchError(f"the query {text!r} could not be run: {exc}") from exc
 
-    def _plain(self, state: Any, terms: list[str], known: Callable[[str], bool],
-               k: int) -> tuple[list[tuple[float, int]] | None, str | None]:
+    def _plain(self, state: Any, terms: list[str], known: Callable[[str], bool], k: int,
+               allowed: frozenset[int] | None = None) -> tuple[list[tuple[float, int]] | None, str | None]:
         """A question or keyword query: every word as written first (or stemmed, per ``analyzer``);
         when no page holds them all, stemmed variants too, keeping whichever covers more words."""
         builder = _Builder(known, any_term=False, loose=False, analysis=self.analysis)
@@ -384,7 +400,7 @@ class WhooshRetriever:
                 budget.stop()
                 break
             qs = [_expand(g, self._variants) if stemmed else g for g in groups]
-            ranked = state.fast.top_plain(state.searcher, qs, depth, self.ranking)
+            ranked = state.fast.top_plain(state.searcher, qs, depth, self.ranking, allowed)
             if ranked is None:
                 return None, None  # a phrase among the groups (a compound's parts): the general path
             if ranked and (best is None or ranked[0][2] > best[0][0][2]):
@@ -424,7 +440,8 @@ class WhooshRetriever:
             out.append((raised + (score - bm25 if banded else 0.0), doc, count, bm25))
         return out
 
-    def _structured(self, state: Any, text: str, known: Callable[[str], bool], k: int) -> madqa.SearchResult:
+    def _structured(self, state: Any, text: str, known: Callable[[str], bool], k: int,
+                    allowed: frozenset[int] | None = None) -> madqa.SearchResult:
         loosened = "stemmed"  # the note naming the query's variants, worked out only when it is given
         if self.analyzer == "stemming":
             loosened = "no page matched every phrase exactly; phrases loosened to words"
@@ -448,9 +465,9 @@ class WhooshRetriever:
             if stemmed:
                 parsed = _expand(parsed, self._variants)
             parsed = bound_query(parsed, searcher.reader(), budget)
-            ranked = state.fast.top(searcher, parsed, k)
+            ranked = state.fast.top(searcher, parsed, k, allowed)
             if ranked is None:
-                ranked = timed_search(searcher, parsed, k, budget)
+                ranked = timed_search(searcher, parsed, k, budget, allowed)
             if ranked:
                 if note == "stemmed":
                     note = madqa.stemmed_note({w.lower(): self._variants(w.lower())

@@ -57,10 +57,28 @@ def bound_query(q: query.Query, reader: Any, budget: madqa.SearchBudget) -> quer
     return q.accept(visit).normalize()
 
 
-def timed_search(searcher: Any, q: query.Query, k: int, budget: madqa.SearchBudget) -> list[tuple[float, int]]:
-    """Whoosh's own top-k of ``q`` stopped at the budget's deadline (then: what it had collected)."""
-    timed = collectors.TimeLimitCollector(searcher.collector(limit=k), max(0.01, budget.remaining()),
-                                          use_alarm=False)  # SIGALRM works only in the main thread
+class _TimedWithin(collectors.TimeLimitCollector):
+    """Whoosh's time-limited collector that also keeps only ``allowed`` document numbers (a scope):
+    Whoosh's own FilterCollector is bypassed when wrapped by a time limit, so both are checked here."""
+
+    def __init__(self, child: Any, timelimit: float, allowed: frozenset[int] | None) -> None:
+        super().__init__(child, timelimit, use_alarm=False)  # SIGALRM works only in the main thread
+        self.allowed = allowed
+
+    def collect_matches(self) -> None:
+        child, allowed = self.child, self.allowed
+        for sub_docnum in child.matches():
+            if self.timedout:
+                raise collectors.TimeLimit
+            if allowed is None or child.offset + sub_docnum in allowed:
+                child.collect(sub_docnum)
+
+
+def timed_search(searcher: Any, q: query.Query, k: int, budget: madqa.SearchBudget,
+                 allowed: frozenset[int] | None = None) -> list[tuple[float, int]]:
+    """Whoosh's own top-k of ``q`` stopped at the budget's deadline (then: what it had collected);
+    ``allowed``: the only document numbers it may return (a scope), filtered while collecting."""
+    timed = _TimedWithin(searcher.collector(limit=k), max(0.01, budget.remaining()), allowed)
     try:
         searcher.search_with_collector(q, timed)
     except collectors.TimeLimit:

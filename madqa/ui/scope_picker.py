@@ -1,0 +1,70 @@
+"""Ask's scope picker: what the agent searches, "All documents" or one or several documents of the collection
+the session searches (the demo, or the visitor's uploads), passed to ``Agent.run(scope=...)`` (``madqa.scope``).
+
+Its choices follow the session: drawn with the demo's documents, redrawn when the session switches
+collection or uploads (the session state changes), keeping the documents still there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import gradio as gr
+
+from madqa.errors import MadqaError
+from madqa.index import find_pdfs
+from madqa.scope import scope_options
+from madqa.ui.context import AppContext
+from madqa.ui.messages import md_escape
+
+ALL = "All documents"
+
+
+def corpus_key(session: Any) -> str:
+    """The collection the session searches: ``demo`` or ``mine``."""
+    return session.get("corpus", "demo") if isinstance(session, dict) else "demo"
+
+
+def scope_choices(ctx: AppContext, session: Any) -> list[tuple[str, str]]:
+    """(label, file) of every document the session's collection holds: its page count once it is indexed."""
+    key = corpus_key(session)
+    if key == "demo" and not ctx.sessions.demo.ready:  # still indexing: the names, from the folder
+        root = ctx.sessions.demo.root
+        return [(name, name) for name in (p.relative_to(root).as_posix() for p in find_pdfs(root))] \
+            if root.is_dir() else []
+    try:
+        return scope_options(ctx.sessions.corpus(session, key).documents)
+    except MadqaError:  # no uploads yet, or the demo failed: nothing to choose (Ask says why when asked)
+        return []
+
+
+def build_scope_picker(ctx: AppContext) -> gr.Dropdown:
+    """The picker (empty: all documents); its choices follow the session's collection."""
+    picker = gr.Dropdown(scope_choices(ctx, None), value=[], multiselect=True, label="Search in",
+                         info=f"{ALL}, or only the ones you pick",
+                         elem_id="ask-scope", min_width=240)
+    if ctx.session is not None:
+        def follow(session: Any, chosen: list[str] | None) -> Any:
+            choices = scope_choices(ctx, session)
+            names = {value for _, value in choices}
+            return gr.Dropdown(choices=choices, value=[c for c in chosen or [] if c in names])
+
+        ctx.session.change(follow, [ctx.session, picker], [picker], queue=False, api_visibility="private")
+    return picker
+
+
+def chosen_scope(chosen: Sequence[str] | str | None) -> tuple[str, ...]:
+    """The picker's value as file names (empty: all documents). Checked against the collection by the agent
+    (``Agent.run`` raises ScopeError for a name it lacks: a client that skips the browser), said in the chat."""
+    if not chosen:
+        return ()
+    return tuple(dict.fromkeys(str(c) for c in ([chosen] if isinstance(chosen, str) else chosen) if str(c).strip()))
+
+
+def scope_line(files: Sequence[str]) -> str:
+    """The line shown with an answer that searched only some documents (Markdown); empty for all."""
+    if not files:
+        return ""
+    shown = ", ".join(md_escape(f) for f in files[:8]) + (f" and {len(files) - 8} more" if len(files) > 8 else "")
+    return f"🔎 _Searched only: {shown}._"
