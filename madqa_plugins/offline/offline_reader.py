@@ -16,9 +16,9 @@ from madqa_plugins.offline.offline_codes import SPAN_RES as CODE_RES
 from madqa_plugins.offline.offline_dates import DATE_RE, TIME_RE, YEAR_RE
 from madqa_plugins.offline.offline_names import HONORIFICS, NAME_RE, NOT_NAME, ORG_SUFFIX, PROPER_RE
 from madqa_plugins.offline.offline_numbers import (
+    FACTOR_RE,
     MONEY_RE,
     NUMBER_RE,
-    FACTOR_RE,
     ORDINAL_NOUN_RE,
     PERCENT_RE,
     PORT_RE,
