@@ -169,7 +169,7 @@ def breakdown(rows: list[dict[str, Any]], threshold: float) -> dict[str, Any]:
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--docs", required=True, type=Path)
-    p.add_argument("--questions", type=Path, default=REPO / "data" / "realdocs" / "questions.jsonl")
+    p.add_argument("--questions", type=Path, nargs="+", default=[REPO / "data" / "realdocs" / "questions.jsonl"])
     p.add_argument("--unanswerable", type=Path, default=REPO / "data" / "realdocs" / "unanswerable.jsonl")
     p.add_argument("--home", type=Path, default=REPO / "bench" / ".cache" / "reader-home")
     p.add_argument("--fit", action="store_true", help="fit the logistic weights and use them")
@@ -181,7 +181,7 @@ def main() -> int:
     p.add_argument("--from-rows", type=Path, help="skip the run: fit and plot the records of an earlier --rows")
     args = p.parse_args()
     questions = []
-    for path in (args.questions, args.unanswerable):
+    for path in (*args.questions, args.unanswerable):
         if path.is_file():
             loaded, problems = load_questions(path)
             for problem in problems:

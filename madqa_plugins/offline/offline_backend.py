@@ -165,7 +165,7 @@ class OfflineBackend:
         passages = []
         for q in parts:
             near = closest_passages(q, self._weights(q), shown, self.page_text,
-                                    (best.file, best.page) if best else None)
+                                    (best.file, best.page, best.line) if best else None)
             passages += [p for p in near if all((p.file, p.page) != (o.file, o.page) for o in passages)]
         args: dict[str, Any] = {"answer": [], "citations": [], "closest_passages": [p.to_dict() for p in passages]}
         where = "; closest passages on " + ", ".join(f"{p.file} p.{p.page}" for p in passages) if passages else ""

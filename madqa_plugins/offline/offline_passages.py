@@ -43,12 +43,13 @@ def line_share(line: str, q: Question, weights: dict[str, float]) -> float:
 
 
 def closest_passages(q: Question, weights: dict[str, float], shown: list[tuple[str, int, int]],
-                     page_text: Callable[[str, int], str], first: tuple[str, int] | None = None,
+                     page_text: Callable[[str, int], str], first: tuple[str, int, int] | None = None,
                      max_pages: int = MAX_PAGES) -> list[ClosestPassage]:
     """The pages among ``shown`` whose lines match the question best, each with its best lines.
 
-    ``first``: a page to rank first when it has matching lines (the best candidate's page). Empty
-    when no line holds ``MIN_SHARE`` of the question's weight.
+    ``first``: (file, page, line) of the best candidate: its line (the table row or sentence it was
+    read from) is offered first among its page's lines; pages rank by their best line's share. Empty when no line
+    holds ``MIN_SHARE`` of the question's weight.
     """
     found: list[tuple[float, int, ClosestPassage]] = []
     for order, (file, page, _) in enumerate(shown):
@@ -58,15 +59,15 @@ def closest_passages(q: Question, weights: dict[str, float], shown: list[tuple[s
             if len(line) < 3 or len(line) > MAX_LINE_CHARS:
                 continue
             share = line_share(line, q, weights)
-            if share >= MIN_SHARE:
+            if share >= MIN_SHARE or first == (file, page, n):
                 scored.append((share, n, line))
         if not scored:
             continue
         scored.sort(key=lambda s: (-s[0], s[1]))
         top = scored[0][0]
-        keep = [s for s in scored if s[0] >= 0.6 * top][:MAX_LINES]
+        read = [s for s in scored if first == (file, page, s[1])]  # the best candidate's own line first
+        keep = (read + [s for s in scored if s[0] >= 0.6 * top and s not in read])[:MAX_LINES]
         lines = tuple(line for _, _, line in sorted(keep, key=lambda s: s[1]))  # in page order
-        bonus = 1.0 if first == (file, page) else 0.0
-        found.append((top + bonus, -order, ClosestPassage(file, page, lines, round(top, 4))))
+        found.append((top, -order, ClosestPassage(file, page, lines, round(top, 4))))
     found.sort(key=lambda f: (-f[0], -f[1]))
     return [p for _, _, p in found[:max_pages]]
