@@ -167,7 +167,9 @@ class OfflineBackend:
             near = closest_passages(q, self._weights(q), shown, self.page_text,
                                     (best.file, best.page, best.line) if best else None)
             passages += [p for p in near if all((p.file, p.page) != (o.file, o.page) for o in passages)]
-        args: dict[str, Any] = {"answer": [], "citations": [], "closest_passages": [p.to_dict() for p in passages]}
+        args: dict[str, Any] = {"answer": [], "citations": []}
+        if passages:
+            args["closest_passages"] = [p.to_dict() for p in passages]
         where = "; closest passages on " + ", ".join(f"{p.file} p.{p.page}" for p in passages) if passages else ""
         if best is None:
             text = f"{NOTE}: found no candidate answer on the pages shown (searched {searched}); giving no answer{where}"
