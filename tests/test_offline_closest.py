@@ -127,3 +127,27 @@ def test_an_answer_says_only_its_quote_was_checked():
     step = AnswerStep(1, ("19%",), (PageRef("a.pdf", 1),), quotes=("VAT 19%",), quotes_found=(True,))
     text = answer_message(step, "demo")["content"]
     assert "quote found on the page" in text and "answer itself is not checked" in text
+
+
+# ------------------------------------------------------------------ tables of words, word forms
+
+
+def test_a_table_of_words_is_read_by_row_and_column():
+    """The cell at the row the question names and the column it asks for (cells set apart by gaps,
+    as the text-layer reader lays out a table), not the same kind of cell on another row."""
+    page = ("Table 3: units with special names\n"
+            "Name  Expression in  Symbol  Expression in\n"
+            "SI base units  SI derived units\n"
+            "newton  m kg s-2  N  m kg s-2\n"
+            "pascal  m-1 kg s-2  Pa  N m-2\n"
+            "weber  m2 kg s-2 A-1  Wb  m2 kg s-2 A-1\n"
+            "tesla  kg s-2 A-1  T  Wb m-2\n")
+    assert values("What is the symbol of the unit weber?", page)[0] == "Wb"
+    assert values("What is the symbol of the unit pascal?", page)[0] == "Pa"
+
+
+def test_a_past_participle_stems_as_its_present_does():
+    from madqa_plugins.offline.offline_spans import stem
+
+    assert stem("applied") == stem("applies") == stem("apply")
+    assert stem("carried") == stem("carries")

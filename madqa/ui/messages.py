@@ -386,7 +386,7 @@ def backend_badge(backend: str, model: str, hint: bool = True, label: str = "") 
 
     ``label``: the offline backend's own name for itself (``ui.model_bar.answerer``), the one the Ask bar shows."""
     if backend == "offline":
-        named = f"{label} — {OFFLINE_CAVEAT}" if label else OFFLINE_BADGE
+        named = label or OFFLINE_BADGE  # the backend's own label says what it is and its measured precision
         return f"🏷 _Answered by {md_escape(named)}._" + (f" _{REAL_MODEL_HINT}_" if hint else "")
     return f"🏷 _Answered by {md_escape(model)} (backend {md_escape(backend)})._"
 

@@ -41,7 +41,7 @@ from madqa_plugins.offline.offline_spans import (
     stems_of,
     words,
 )
-from madqa_plugins.offline.offline_tables import label_pairs, table_row
+from madqa_plugins.offline.offline_tables import column_row, label_pairs, table_row
 
 COMPATIBLE = {  # expected kind -> {candidate kind: fit}
     # the typed kinds a question names (a count, a port, a version, a date, a person, a percentage, a
@@ -127,6 +127,8 @@ def find_candidates(text: str, file: str, page: int, q: Question, weights: dict[
         nxt = lines[i + 1].strip() if i + 1 < len(lines) else ""
         joined = line + (" " + nxt if nxt else "")
         row_label, cells = table_row(lines, i)
+        if not cells:  # a table of words: cells under the header line's cells
+            row_label, cells = column_row(lines, i)
         if len(words(row_label)) > 8:
             row_label = ""
         pairs = label_pairs(line)
