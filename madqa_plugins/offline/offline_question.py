@@ -58,7 +58,7 @@ KIND_CUES: tuple[tuple[str, str], ...] = (  # the question word first, then the 
     (r"\bhow many times\b|\b(?:speed-?up|slow-?down)\b|\bby what factor\b|\b(?:what|which)\s+(?:\w+\s+)?factor\b|"
      r"\btimes (?:faster|slower|larger|smaller|more|less)\b", "factor"),
     (r"\bstands? for\b|\babbreviation\b|\bacronym\b|\bshort for\b|\babbreviated\b", "expansion"),
-    (r"\b(?:what|which|since|in|from)\s+(?:\w+\s+){0,2}(?:version|release)s?\b(?!\s+notes?\b)|\bversion number\b",
+    (r"\b(?:what|which|since|in|from)\s+(?:\w+\s+){0,2}(?:version|release|edition)s?\b(?!\s+notes?\b)|\bversion number\b",
      "version"),
     (r"\b(?:command[- ]line\s+)?(?:option|flag|switch|argument)s?\b(?=.*\b(?:command|line|program|run|invok|call|pass|"
      r"give|use|enable|disable|turn|set|print|output|start)\w*)|\bcommand[- ]line\b", "flag"),
