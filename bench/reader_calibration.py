@@ -12,7 +12,9 @@ an unanswerable question is never right when answered). ``--fit`` fits the logis
 these rows and prints them (paste them into ``offline_confidence.py``). Then, for each threshold,
 it prints precision (right answers / answers given), recall (right answers / answerable questions)
 and the refusal rate on unanswerable questions, and draws that curve as a PNG with Pillow.
-Prints JSON figures by answer type and kind at the chosen threshold.
+Prints JSON figures by answer type and kind at the chosen threshold: precision (right / answered),
+coverage (answered / answerable), accuracy, answers given and refused. ``--questions`` takes several
+files (a set's questions and its table / two-page questions).
 """
 
 from __future__ import annotations
@@ -150,8 +152,11 @@ def breakdown(rows: list[dict[str, Any]], threshold: float) -> dict[str, Any]:
     def figures(group: list[dict[str, Any]]) -> dict[str, Any]:
         given = [r for r in group if r["answer"] and r["confidence"] >= threshold]
         right = [r for r in given if r["right"]]
+        answerable = [r for r in group if r["answerable"]]
+        covered = [r for r in given if r["answerable"]]
         return {"n": len(group), "accuracy": round(len(right) / len(group), 3) if group else None,
                 "answered": len(given), "precision": round(len(right) / len(given), 3) if given else None,
+                "coverage": round(len(covered) / len(answerable), 3) if answerable else None,
                 "refused": len(group) - len(given),
                 "quotes_ok": sum(1 for r in given if r["quote_ok"])}
     by_kind: dict[str, list] = defaultdict(list)
@@ -161,7 +166,8 @@ def breakdown(rows: list[dict[str, Any]], threshold: float) -> dict[str, Any]:
         if r["answerable"]:
             by_type[r["type"]].append(r)
     hard = [r for r in rows if r["answerable"] and r["kind"] != "ordinary"]
-    return {"threshold": threshold, "all_answerable": figures([r for r in rows if r["answerable"]]),
+    return {"threshold": threshold, "all": figures(rows),
+            "all_answerable": figures([r for r in rows if r["answerable"]]),
             "hard": figures(hard), "by_kind": {k: figures(v) for k, v in sorted(by_kind.items())},
             "by_type": {k: figures(v) for k, v in sorted(by_type.items())}}
 
