@@ -151,3 +151,13 @@ def test_a_past_participle_stems_as_its_present_does():
 
     assert stem("applied") == stem("applies") == stem("apply")
     assert stem("carried") == stem("carries")
+
+
+def test_the_cli_prints_a_refusal_with_its_closest_passages():
+    from madqa.cli.common import describe_step
+
+    step = AnswerStep(2, (), (), refusal=True,
+                      closest_passages=(Passage("finance/invoice.pdf", 1, ("VAT 19%  2,149.66",)),))
+    text = describe_step(step)
+    assert "(no answer: refusal)" in text
+    assert "closest passage, finance/invoice.pdf p.1: VAT 19%  2,149.66" in text
