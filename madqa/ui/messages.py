@@ -129,6 +129,15 @@ def citation_marks(value: Any) -> tuple[list[str], list[str]]:
     return quotes, words
 
 
+def passage_value(value: Any) -> bool:
+    """Whether a citation value opens a refusal's closest passage (its lines to mark) rather than a citation."""
+    try:
+        data = value if isinstance(value, Mapping) else json.loads(str(value))
+    except ValueError:
+        return False
+    return isinstance(data, Mapping) and isinstance(data.get("lines"), list) and not data.get("quote")
+
+
 def parse_citation_value(value: Any) -> tuple[str, PageRef] | None:
     """The (corpus key, page) of a citation value; None for anything malformed (it comes from a client)."""
     if isinstance(value, Mapping):
@@ -232,8 +241,8 @@ def answer_message(step: AnswerStep, corpus_key: str = "demo", secrets: Sequence
     elif step.answer:
         text = "**Answer:** " + " | ".join(md_escape(a) for a in step.answer)
     elif step.closest_passages:
-        text = ("**No answer: closest passages.** Nothing on the pages read was sure enough to answer; "
-                "these are the lines that came closest (not an answer, not checked).")
+        text = ("**No answer.** Nothing on the pages read was sure enough to answer; these are the closest "
+                "passages, the lines that came nearest (not an answer, not checked).")
     else:
         text = "**No answer.** The agent did not find an answer in the documents."
     if step.citations:
