@@ -12,7 +12,9 @@ an unanswerable question is never right when answered). ``--fit`` fits the logis
 these rows and prints them (paste them into ``offline_confidence.py``). Then, for each threshold,
 it prints precision (right answers / answers given), recall (right answers / answerable questions)
 and the refusal rate on unanswerable questions, and draws that curve as a PNG with Pillow.
-Prints JSON figures by answer type and kind at the chosen threshold.
+Prints JSON figures by answer type and kind at the chosen threshold: precision (right / answered),
+coverage (answered / answerable), accuracy, answers given and refused. ``--questions`` takes several
+files (a set's questions and its table / two-page questions).
 """
 
 from __future__ import annotations
@@ -150,8 +152,11 @@ def breakdown(rows: list[dict[str, Any]], threshold: float) -> dict[str, Any]:
     def figures(group: list[dict[str, Any]]) -> dict[str, Any]:
         given = [r for r in group if r["answer"] and r["confidence"] >= threshold]
         right = [r for r in given if r["right"]]
+        answerable = [r for r in group if r["answerable"]]
+        covered = [r for r in given if r["answerable"]]
         return {"n": len(group), "accuracy": round(len(right) / len(group), 3) if group else None,
                 "answered": len(given), "precision": round(len(right) / len(given), 3) if given else None,
+                "coverage": round(len(covered) / len(answerable), 3) if answerable else None,
                 "refused": len(group) - len(given),
                 "quotes_ok": sum(1 for r in given if r["quote_ok"])}
     by_kind: dict[str, list] = defaultdict(list)
@@ -161,7 +166,8 @@ def breakdown(rows: list[dict[str, Any]], threshold: float) -> dict[str, Any]:
         if r["answerable"]:
             by_type[r["type"]].append(r)
     hard = [r for r in rows if r["answerable"] and r["kind"] != "ordinary"]
-    return {"threshold": threshold, "all_answerable": figures([r for r in rows if r["answerable"]]),
+    return {"threshold": threshold, "all": figures(rows),
+            "all_answerable": figures([r for r in rows if r["answerable"]]),
             "hard": figures(hard), "by_kind": {k: figures(v) for k, v in sorted(by_kind.items())},
             "by_type": {k: figures(v) for k, v in sorted(by_type.items())}}
 
@@ -169,7 +175,7 @@ def breakdown(rows: list[dict[str, Any]], threshold: float) -> dict[str, Any]:
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--docs", required=True, type=Path)
-    p.add_argument("--questions", type=Path, default=REPO / "data" / "realdocs" / "questions.jsonl")
+    p.add_argument("--questions", type=Path, nargs="+", default=[REPO / "data" / "realdocs" / "questions.jsonl"])
     p.add_argument("--unanswerable", type=Path, default=REPO / "data" / "realdocs" / "unanswerable.jsonl")
     p.add_argument("--home", type=Path, default=REPO / "bench" / ".cache" / "reader-home")
     p.add_argument("--fit", action="store_true", help="fit the logistic weights and use them")
@@ -181,7 +187,7 @@ def main() -> int:
     p.add_argument("--from-rows", type=Path, help="skip the run: fit and plot the records of an earlier --rows")
     args = p.parse_args()
     questions = []
-    for path in (args.questions, args.unanswerable):
+    for path in (*args.questions, args.unanswerable):
         if path.is_file():
             loaded, problems = load_questions(path)
             for problem in problems:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from madqa.answer import check_quotes, parse_answer, resolve_citations
+from madqa.answer import check_quotes, parse_answer, read_passages, resolve_citations
 from madqa.budget import Budget
 from madqa.context import ContextOptions, ModelTurn, NoteTurn, ShownPage, ToolTurn, Turn, build_messages
 from madqa.context import image_part as image_part  # re-exported: tests and plugins build messages with it
@@ -394,8 +394,9 @@ class Agent:
         cited = resolve_citations(raw, self.corpus, seen)
         quotes = check_quotes(cited, self.corpus)
         flags += [*cited.flags, *quotes.flags]
+        passages = () if answer else read_passages(payload, self.corpus, seen)
         return AnswerStep(iteration, tuple(answer), cited.refs, tuple(raw), tuple(flags), not answer,
-                          quotes.quotes, quotes.found)
+                          quotes.quotes, quotes.found, closest_passages=passages)
 
 
 def _answer_payload(decision: ModelDecision) -> Any:

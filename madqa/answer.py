@@ -12,7 +12,7 @@ from typing import Any, Protocol
 from madqa.errors import MadqaError
 from madqa.text import match_key as match_key  # re-exported: its home was here
 from madqa.text import quote_on_page
-from madqa.types import PageRef
+from madqa.types import PageRef, Passage
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S | re.I)
 _PAGE_NUMBER = re.compile(r"-?\d+")
@@ -355,3 +355,36 @@ def check_quotes(cited: Citations, corpus: Any) -> QuoteCheck:
             shown = quote if len(quote) <= 80 else quote[:77] + "..."
             flags.append(f"quote not found on cited {ref.label()}: {shown!r}")
     return QuoteCheck(cited.quotes, tuple(found), tuple(flags))
+
+
+MAX_PASSAGES = 5  # pages of closest passages kept on a refusal
+MAX_PASSAGE_LINES = 4  # lines kept per page
+
+
+def read_passages(payload: Any, corpus: PageBook, seen: set[PageRef]) -> tuple[Passage, ...]:
+    """The ``closest_passages`` a refusal payload offers, kept only where they are true.
+
+    Each item is ``{"file", "page", "lines": [str]}``; a page kept must exist and have been shown
+    to the agent, and a line only when it is found on that page's text (as quotes are checked).
+    Anything malformed is left out: the passages are a courtesy beside an empty answer, never an answer.
+    """
+    items = payload.get("closest_passages") if isinstance(payload, dict) else None
+    if not isinstance(items, list):
+        return ()
+    out: list[Passage] = []
+    for item in items:
+        if len(out) >= MAX_PASSAGES:
+            break
+        if not isinstance(item, dict) or not isinstance(item.get("file"), str):
+            continue
+        page, lines = item.get("page"), item.get("lines")
+        if isinstance(page, bool) or not isinstance(page, int) or not isinstance(lines, list):
+            continue
+        ref = PageRef(item["file"], page)
+        if ref not in seen or any(p.ref == ref for p in out):
+            continue
+        kept = tuple(ln.strip()[:MAX_QUOTE_CHARS] for ln in lines if isinstance(ln, str) and ln.strip()
+                     and _quote_on(corpus, ref.file, ref.page, ln.strip()[:MAX_QUOTE_CHARS]))
+        if kept:
+            out.append(Passage(ref.file, ref.page, kept[:MAX_PASSAGE_LINES]))
+    return tuple(out)

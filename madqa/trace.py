@@ -1,7 +1,8 @@
 """A finished question's steps, serialised as a prediction row in the official MADQA format.
 
 Official fields: question, id, answer, citations, search_history, iterations, model.
-Ours beside them: config, backend, answer_always_present (the closed world of the benchmark, or not), trajectory, usage, cost_usd, latency_s, error, flags, quote_check,
+Ours beside them: config, backend, answer_always_present (the closed world of the benchmark, or not), refusal,
+closest_passages (a refusal's nearest pages and lines, never scored), trajectory, usage, cost_usd, latency_s, error, flags, quote_check,
 and a ``quote`` inside each citation that has one (the official harness reads only file and page).
 """
 
@@ -93,6 +94,7 @@ class Trace:
             "backend": self.config.backend,
             "answer_always_present": self.config.answer_always_present,
             "refusal": bool(answer.refusal) if answer else False,
+            "closest_passages": [p.to_dict() for p in answer.closest_passages] if answer else [],
             "flags": list(answer.flags) if answer else [],
             "quote_check": quote_check(answer),
             "trajectory": [s.to_dict() for s in self.steps],

@@ -161,12 +161,32 @@ class ModelStep:
 
 
 @dataclass(frozen=True)
+class Passage:
+    """A page's lines (sentences or table rows) that match a question, offered instead of an answer.
+
+    ``lines`` are verbatim from the page's stored text, so they can be highlighted on the page."""
+
+    file: str
+    page: int
+    lines: tuple[str, ...]
+
+    @property
+    def ref(self) -> PageRef:
+        return PageRef(self.file, self.page)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"file": self.file, "page": self.page, "lines": list(self.lines)}
+
+
+@dataclass(frozen=True)
 class AnswerStep:
     """The final answer: ``citations`` are the validated ones, ``raw_citations`` as given.
 
     ``quotes[i]`` is the supporting quote given for ``citations[i]`` (None: none given) and
     ``quotes_found[i]`` whether it was found on that page's text (None: no quote to check);
-    both are empty when the loop did not check quotes. ``failure`` says why the question has no
+    both are empty when the loop did not check quotes. ``closest_passages``: on a refusal, the pages
+    and lines that came closest to answering, as the backend gave them (checked to exist; never
+    scored: the answer is still empty). ``failure`` says why the question has no
     answer that can be scored (the model failed, no answer could be read, a plugin raised); such a
     step is never a refusal that scores 0: the row carries it as its ``error``."""
 
@@ -179,6 +199,7 @@ class AnswerStep:
     quotes: tuple[str | None, ...] = ()
     quotes_found: tuple[bool | None, ...] = ()
     failure: str | None = None
+    closest_passages: tuple[Passage, ...] = ()
     type: Literal["answer"] = "answer"
 
     def quote_of(self, n: int) -> str | None:
@@ -193,6 +214,7 @@ class AnswerStep:
         d["flags"] = list(self.flags)
         d["quotes"] = list(self.quotes)
         d["quotes_found"] = list(self.quotes_found)
+        d["closest_passages"] = [p.to_dict() for p in self.closest_passages]
         return d
 
 

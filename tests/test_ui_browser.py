@@ -73,7 +73,7 @@ def test_ask_streams_steps_and_a_citation_opens_the_page(visitors: Visitors) -> 
     viewer.wait_for()
     assert viewer.evaluate("img => img.naturalWidth") > 600
     expect(page.locator("#ask-page-caption")).to_contain_text("the quote is marked in yellow")
-    expect(chat).to_contain_text("✓ on the page")
+    expect(chat).to_contain_text("✓ quote found on the page")
     shot(page, "tab-ask")
     page.locator("#ask-page").screenshot(path=str(ARTIFACTS / "highlight-text-page.png"))
     page.locator("#ask-seen img").first.click()  # a thumbnail opens its page too

@@ -70,7 +70,7 @@ def test_an_answer_names_its_backend_and_its_citations_sit_with_it(visitors: Vis
     shot(page, "visitor-empty-1440")
     ask(page, EBIT_QUESTION)
     chat = page.locator("#ask-chat")
-    expect(chat).to_contain_text(f"{OFFLINE_LABEL} — it copies a span")  # the backend's own label
+    expect(chat).to_contain_text(OFFLINE_LABEL)  # the backend's own label, its measured precision in it
     summary = chat.get_by_text(re.compile(r"^Searched \d+×"))
     summary.first.click()
     expect(chat.get_by_text("Search 1:").first).to_be_visible()

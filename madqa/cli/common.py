@@ -220,7 +220,9 @@ def describe_step(step: Any) -> str:
     if step.failure:
         answer = f"(failed: {step.failure})"
     flags = "".join(f"\n    flag: {f}" for f in step.flags)
-    return f"ANSWER: {answer}\n  citations: {cites}{flags}"
+    closest = "".join(f"\n  closest passage, {p.file} p.{p.page}: " + " / ".join(p.lines)
+                      for p in step.closest_passages)
+    return f"ANSWER: {answer}\n  citations: {cites}{closest}{flags}"
 
 
 def positive_int(text: str) -> int:

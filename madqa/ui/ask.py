@@ -35,6 +35,7 @@ from madqa.ui.messages import (
     md_escape,
     page_label,
     parse_citation_value,
+    passage_value,
     pending_message,
     shorten,
     thumbnail_caption,
@@ -69,17 +70,18 @@ def build_page_viewer(label: str, elem_id: str, height: int = 680, hint: str = V
 
 
 def show_page(ctx: AppContext, session: Any, corpus_key: str, ref: PageRef,
-              marks: tuple[list[str], list[str]] | None = None) -> tuple[str, str]:
+              marks: tuple[list[str], list[str]] | None = None, passage: bool = False) -> tuple[str, str]:
     """The large image of a page of the session's corpus ``corpus_key``, and a caption.
 
-    ``marks``: (quotes, answer words) to box on the page, from the citation that was clicked."""
+    ``marks``: (quotes, answer words) to box on the page, from the citation that was clicked;
+    ``passage``: the quotes are a refusal's closest-passage lines, not an answer's quote."""
     corpus = ctx.corpus_or_error(session, corpus_key)
     quotes, answers = marks or ([], [])
     note = ""
     try:
         if quotes or answers:
             path, highlight = highlighted_page_file(corpus, ref, ctx.settings, LARGE_BUDGET_PX, quotes, answers)
-            note = highlight_note(highlight, bool(quotes))
+            note = highlight_note(highlight, bool(quotes), "the matching lines are" if passage else "the quote is")
         else:
             path = page_file(corpus, ref, ctx.settings, LARGE_BUDGET_PX)
         pages = corpus.document(ref.file).pages
@@ -92,12 +94,12 @@ def show_page(ctx: AppContext, session: Any, corpus_key: str, ref: PageRef,
     return str(path), caption
 
 
-def highlight_note(highlight: Highlight, quoted: bool) -> str:
+def highlight_note(highlight: Highlight, quoted: bool, marked: str = "the quote is") -> str:
     """The caption's words on what is highlighted (quote in yellow, answer framed in red) and what is not."""
     kinds = {b.kind for b in highlight.boxes}
     parts = []
     if "quote" in kinds:
-        parts.append("the quote is marked in yellow")
+        parts.append(f"{marked} marked in yellow")
     if "answer" in kinds:
         parts.append("the answer is framed in red")
     if highlight.source == "none":
@@ -114,7 +116,7 @@ def show_citation(ctx: AppContext, value: Any, session: Any) -> tuple[Any, str]:
     parsed = parse_citation_value(value)
     if parsed is None:
         raise shown_error("That is not a page citation.")
-    path, caption = show_page(ctx, session, *parsed, marks=citation_marks(value))
+    path, caption = show_page(ctx, session, *parsed, marks=citation_marks(value), passage=passage_value(value))
     return gr.Image(path, visible=True), caption
 
 

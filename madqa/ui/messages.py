@@ -94,15 +94,19 @@ def page_label(ref: PageRef | Mapping[str, Any]) -> str:
 # --- citations as option values --------------------------------------------------------------
 
 
+QUOTE_FOUND = "✓ quote found on the page (the answer itself is not checked)"  # what the loop checks: the quote only
 MARK_CHARS = 400  # the most characters of one text to highlight that a client may send back
 
 
-def citation_value(corpus_key: str, ref: PageRef, quote: str | None = None, answers: Sequence[str] = ()) -> str:
+def citation_value(corpus_key: str, ref: PageRef, quote: str | None = None, answers: Sequence[str] = (),
+                   lines: Sequence[str] = ()) -> str:
     """The value of a clickable citation: which corpus of the session, which file and page, and the
-    quote and answer words to highlight on it."""
+    quote (or a closest passage's matching ``lines``) and answer words to highlight on it."""
     data: dict[str, Any] = {"corpus": corpus_key, "file": ref.file, "page": ref.page}
     if quote:
         data["quote"] = quote[:MARK_CHARS]
+    if lines:
+        data["lines"] = [ln[:MARK_CHARS] for ln in lines[:10]]
     if answers:
         data["answer"] = [a[:MARK_CHARS] for a in answers[:10]]
     return json.dumps(data, ensure_ascii=False)
@@ -116,11 +120,22 @@ def citation_marks(value: Any) -> tuple[list[str], list[str]]:
         return [], []
     if not isinstance(data, Mapping):
         return [], []
-    quote, answers = data.get("quote"), data.get("answer")
+    quote, answers, lines = data.get("quote"), data.get("answer"), data.get("lines")
     quotes = [quote[:MARK_CHARS]] if isinstance(quote, str) and quote.strip() else []
+    if isinstance(lines, list):
+        quotes += [ln[:MARK_CHARS] for ln in lines[:10] if isinstance(ln, str) and ln.strip()]
     words = [a[:MARK_CHARS] for a in answers[:10] if isinstance(a, str) and a.strip()] \
         if isinstance(answers, list) else []
     return quotes, words
+
+
+def passage_value(value: Any) -> bool:
+    """Whether a citation value opens a refusal's closest passage (its lines to mark) rather than a citation."""
+    try:
+        data = value if isinstance(value, Mapping) else json.loads(str(value))
+    except ValueError:
+        return False
+    return isinstance(data, Mapping) and isinstance(data.get("lines"), list) and not data.get("quote")
 
 
 def parse_citation_value(value: Any) -> tuple[str, PageRef] | None:
@@ -225,6 +240,9 @@ def answer_message(step: AnswerStep, corpus_key: str = "demo", secrets: Sequence
         text = "**Failed.** " + md_escape(hide_paths(redact(step.failure, secrets)))
     elif step.answer:
         text = "**Answer:** " + " | ".join(md_escape(a) for a in step.answer)
+    elif step.closest_passages:
+        text = ("**No answer.** Nothing on the pages read was sure enough to answer; these are the closest "
+                "passages, the lines that came nearest (not an answer, not checked).")
     else:
         text = "**No answer.** The agent did not find an answer in the documents."
     if step.citations:
@@ -233,13 +251,20 @@ def answer_message(step: AnswerStep, corpus_key: str = "demo", secrets: Sequence
             quote = step.quote_of(n)
             if quote:
                 found = step.quotes_found[n] if n < len(step.quotes_found) else None
-                mark = {True: "✓ on the page", False: "✗ not found on the page", None: ""}[found]
+                mark = {True: QUOTE_FOUND, False: "✗ quote not found on the page", None: ""}[found]
                 text += f"  \nQuote, {md_escape(page_label(c))}: “{md_escape(shorten(quote, 200))}” {mark}".rstrip()
         links = " · ".join(cite_link(chip_label(c), citation_value(corpus_key, c, step.quote_of(n), step.answer),
                                      md_escape) for n, c in enumerate(step.citations))
         text += f"  \nOpen a cited page (the quote highlighted): {links}"
     elif step.answer:
         text += "  \n**Cited pages:** none"
+    for p in step.closest_passages:
+        text += f"  \nClosest passage, {md_escape(page_label(p.ref))}: " + " · ".join(
+            f"“{md_escape(shorten(ln, 160))}”" for ln in p.lines)
+    if step.closest_passages:
+        links = " · ".join(cite_link(chip_label(p.ref), citation_value(corpus_key, p.ref, lines=p.lines), md_escape)
+                           for p in step.closest_passages)
+        text += f"  \nOpen a closest page (its matching lines highlighted): {links}"
     for flag in step.flags:
         if flag != step.failure:
             text += f"  \n⚑ {md_escape(redact(flag, secrets))}"
@@ -248,6 +273,9 @@ def answer_message(step: AnswerStep, corpus_key: str = "demo", secrets: Sequence
         message["options"] = [{"label": chip_label(c),
                                "value": citation_value(corpus_key, c, step.quote_of(n), step.answer)}
                               for n, c in enumerate(step.citations)]
+    elif step.closest_passages:
+        message["options"] = [{"label": chip_label(p.ref), "value": citation_value(corpus_key, p.ref, lines=p.lines)}
+                              for p in step.closest_passages]
     return message
 
 
@@ -370,7 +398,7 @@ def backend_badge(backend: str, model: str, hint: bool = True, label: str = "") 
 
     ``label``: the offline backend's own name for itself (``ui.model_bar.answerer``), the one the Ask bar shows."""
     if backend == "offline":
-        named = f"{label} — {OFFLINE_CAVEAT}" if label else OFFLINE_BADGE
+        named = label or OFFLINE_BADGE  # the backend's own label says what it is and its measured precision
         return f"🏷 _Answered by {md_escape(named)}._" + (f" _{REAL_MODEL_HINT}_" if hint else "")
     return f"🏷 _Answered by {md_escape(model)} (backend {md_escape(backend)})._"
 

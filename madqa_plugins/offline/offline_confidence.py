@@ -16,11 +16,16 @@ from dataclasses import dataclass
 
 from madqa_plugins.offline.offline_spans import Candidate
 
-FEATURES = ("score", "local", "on_page", "label", "agree", "margin", "absent")
+FEATURES = ("score", "local", "on_page", "label", "agree", "margin", "absent", "fit", "untyped")
 # set by hand; bench/reader_calibration.py --fit fits them (docs/offline-reader.md)
-WEIGHTS = {"score": 2.0, "local": 1.5, "on_page": 1.5, "label": 0.5, "agree": 0.3, "margin": 1.0, "absent": -6.0}
+# ``fit`` and ``untyped`` are recorded for fitting but weigh nothing: fitted on 88 questions they did not
+# separate right from wrong answers better than the hand weights (docs/offline-reader.md)
+WEIGHTS = {"score": 2.0, "local": 1.5, "on_page": 1.5, "label": 0.5, "agree": 0.3, "margin": 1.0, "absent": -6.0,
+           "fit": 0.0, "untyped": 0.0}
 BIAS = -2.5
-THRESHOLD = 0.5  # refuse below this confidence; chosen on the development set's curve (docs/offline-reader.md)
+# refuse below this confidence: the lowest threshold where the development set's precision (right / answered)
+# reaches 0.75 with coverage (answered / answerable) at least 0.40 (docs/offline-reader.md)
+THRESHOLD = 0.70
 
 
 @dataclass(frozen=True)
@@ -31,8 +36,9 @@ class Confidence:
     value: float
 
 
-def features(best: Candidate, runner_up: Candidate | None, absent: float) -> dict[str, float]:
-    """The model's inputs for ``best`` (0..1 each, ``agree`` capped at 3 other pages)."""
+def features(best: Candidate, runner_up: Candidate | None, absent: float, untyped: bool = False) -> dict[str, float]:
+    """The model's inputs for ``best`` (0..1 each, ``agree`` capped at 3 other pages); ``untyped``: the
+    question names no answer type (a phrase), so any span could be it."""
     return {
         "score": best.score,
         "local": best.local,
@@ -41,15 +47,18 @@ def features(best: Candidate, runner_up: Candidate | None, absent: float) -> dic
         "agree": min(best.support - 1, 3) / 3,
         "margin": max(0.0, best.score - (runner_up.score if runner_up else 0.0)),
         "absent": absent,
+        "fit": best.fit,
+        "untyped": 1.0 if untyped else 0.0,
     }
 
 
 def confidence(best: Candidate | None, runner_up: Candidate | None, absent: float,
-               weights: dict[str, float] | None = None, bias: float | None = None) -> Confidence:
+               weights: dict[str, float] | None = None, bias: float | None = None,
+               untyped: bool = False) -> Confidence:
     """The calibrated probability that ``best`` is the answer (0 when there is no candidate)."""
     if best is None:
         return Confidence({}, 0.0)
-    x = features(best, runner_up, absent)
+    x = features(best, runner_up, absent, untyped)
     return Confidence(x, confidence_of(x, weights, bias))
 
 

@@ -54,8 +54,11 @@ _MONEY_WORDS = (r"\b(?:cost|costs|price|prices|amount|amounts|paid|fee|fees|budg
                 r"dollars|euros|pay|pays|earn|earned|raise|raised|invest|invested|receive|received|owe|owed|save|saved|"
                 r"lose|lost|donate|donated|bill|billed|rent|deposit|fine|penalty|wage|wages|bonus)\b")
 KIND_CUES: tuple[tuple[str, str], ...] = (  # the question word first, then the attribute's own word
+    (r"\b(?:which|what)\s+(?:\w+\s+){0,2}port\b|\bport (?:number|does|is|do)\b|\bon port\b", "port"),
+    (r"\bhow many times\b|\b(?:speed-?up|slow-?down)\b|\bby what factor\b|\b(?:what|which)\s+(?:\w+\s+)?factor\b|"
+     r"\btimes (?:faster|slower|larger|smaller|more|less)\b", "factor"),
     (r"\bstands? for\b|\babbreviation\b|\bacronym\b|\bshort for\b|\babbreviated\b", "expansion"),
-    (r"\b(?:what|which|since|in|from)\s+(?:\w+\s+){0,2}(?:version|release)s?\b(?!\s+notes?\b)|\bversion number\b",
+    (r"\b(?:what|which|since|in|from)\s+(?:\w+\s+){0,2}(?:version|release|edition)s?\b(?!\s+notes?\b)|\bversion number\b",
      "version"),
     (r"\b(?:command[- ]line\s+)?(?:option|flag|switch|argument)s?\b(?=.*\b(?:command|line|program|run|invok|call|pass|"
      r"give|use|enable|disable|turn|set|print|output|start)\w*)|\bcommand[- ]line\b", "flag"),
@@ -84,7 +87,7 @@ KIND_CUES: tuple[tuple[str, str], ...] = (  # the question word first, then the 
     (r"\bdate\b|\bdated\b|\bdeadline\b", "date"),
     (r"\b(?:id|identifier|code|reference|ref|serial|account|invoice|order|policy|case|file|po|tracking|registration|"
      r"licen[cs]e|contract|model|part|ticket|claim|phone|telephone|fax|item|article|project)\s+(?:number|no\.?|#|id|code)\b"
-     r"|\b(?:ip address|iban|bic|swift|vat id|sku|postcode|zip code|class|standard)\b"
+     r"|\b(?:ip address|iban|bic|swift|vat id|sku|postcode|zip code|class|standard|isbn|issn|doi)\b"
      r"|\b(?:what|which)(?: \w+)? (?:id|code|model)\b", "code"),
     (_MONEY_WORDS, "money"),
     (r"\b(?:capacity|weight|duration|length|voltage|distance|size|height|width|speed|temperature|lifetime|warranty|"

@@ -16,13 +16,16 @@ from madqa_plugins.offline.offline_codes import SPAN_RES as CODE_RES
 from madqa_plugins.offline.offline_dates import DATE_RE, TIME_RE, YEAR_RE
 from madqa_plugins.offline.offline_names import HONORIFICS, NAME_RE, NOT_NAME, ORG_SUFFIX, PROPER_RE
 from madqa_plugins.offline.offline_numbers import (
+    FACTOR_RE,
     MONEY_RE,
     NUMBER_RE,
     ORDINAL_NOUN_RE,
     PERCENT_RE,
+    PORT_RE,
     QUANTITY_RE,
     TUPLE_RE,
     UNIT_OF,
+    port_number,
 )
 from madqa_plugins.offline.offline_phrases import expansions
 from madqa_plugins.offline.offline_question import STOPWORDS as STOP
@@ -38,22 +41,26 @@ from madqa_plugins.offline.offline_spans import (
     stems_of,
     words,
 )
-from madqa_plugins.offline.offline_tables import label_pairs, table_row
+from madqa_plugins.offline.offline_tables import column_row, label_pairs, table_row
 
 COMPATIBLE = {  # expected kind -> {candidate kind: fit}
-    "date": {"date": 1.0, "year": 0.3},
+    # the typed kinds a question names (a count, a port, a version, a date, a person, a percentage, a
+    # factor) take candidates of that type only: a date is no count, a URL's digits no port
+    "date": {"date": 1.0},
+    "port": {"port": 1.0},
+    "factor": {"factor": 1.0},
     "year": {"year": 1.0, "date": 0.3},
     "time": {"time": 1.0, "phrase": 0.3},
     "money": {"money": 1.0, "number": 0.8, "quantity": 0.3, "percent": 0.2},
-    "percent": {"percent": 1.0, "number": 0.5},
-    "number": {"number": 1.0, "tuple": 0.5, "quantity": 0.75, "money": 0.6, "percent": 0.55, "year": 0.15},
+    "percent": {"percent": 1.0},
+    "number": {"number": 1.0, "quantity": 0.75},
     "quantity": {"quantity": 1.0, "tuple": 0.5, "number": 0.6, "money": 0.5, "percent": 0.4, "phrase": 0.3},
-    "person": {"person": 1.0, "proper": 0.55},
+    "person": {"person": 1.0},
     "org": {"proper": 1.0, "person": 0.4, "phrase": 0.45},
     "place": {"proper": 1.0, "phrase": 0.45},
     "code": {"code": 1.0, "tuple": 0.6, "number": 0.55, "phrase": 0.35},
     "expansion": {"expansion": 1.0, "phrase": 0.5},
-    "version": {"version": 1.0, "code": 0.6, "number": 0.4},
+    "version": {"version": 1.0},
     "flag": {"flag": 1.0, "quoted": 0.6, "code": 0.5, "ident": 0.4, "phrase": 0.3},
     "file": {"file": 1.0, "code": 0.5, "ident": 0.4, "phrase": 0.3},
     "ident": {"ident": 1.0, "symbol": 1.0, "quoted": 0.8, "code": 0.6, "flag": 0.5, "file": 0.4, "phrase": 0.6},
@@ -61,8 +68,10 @@ COMPATIBLE = {  # expected kind -> {candidate kind: fit}
                "number": 0.55, "percent": 0.6, "time": 0.6, "year": 0.45, "version": 0.6, "flag": 0.6,
                "file": 0.6, "ident": 0.6},
 }
+MEASURED = frozenset({"number", "quantity", "money", "percent", "factor", "port"})  # answered with digits
+TYPED = frozenset({"number", "port", "version", "date", "person", "percent", "factor"})  # only their own type
 SPAN_RES = {"date": DATE_RE, "year": YEAR_RE, "time": TIME_RE, "money": MONEY_RE, "percent": PERCENT_RE,
-            "number": NUMBER_RE, "quantity": QUANTITY_RE, "person": NAME_RE, "proper": PROPER_RE,
+            "number": NUMBER_RE, "quantity": QUANTITY_RE, "factor": FACTOR_RE, "port": PORT_RE, "person": NAME_RE, "proper": PROPER_RE,
             "ordinal": ORDINAL_NOUN_RE, "tuple": TUPLE_RE, "quoted": QUOTED_RE, **CODE_RES}
 
 
@@ -80,6 +89,8 @@ def _kind_spans(text: str, kind: str, limit: int) -> list[tuple[int, str]]:
             if not caps or all(p.strip(".") in NOT_NAME for p in caps) or (kind == "person" and any(
                     p.strip(".") in NOT_NAME for p in caps)):
                 continue
+        if kind == "port" and not port_number(value):
+            continue
         out.append((m.start(), value))
     return out
 
@@ -116,6 +127,8 @@ def find_candidates(text: str, file: str, page: int, q: Question, weights: dict[
         nxt = lines[i + 1].strip() if i + 1 < len(lines) else ""
         joined = line + (" " + nxt if nxt else "")
         row_label, cells = table_row(lines, i)
+        if not cells:  # a table of words: cells under the header line's cells
+            row_label, cells = column_row(lines, i)
         if len(words(row_label)) > 8:
             row_label = ""
         pairs = label_pairs(line)
@@ -131,9 +144,10 @@ def find_candidates(text: str, file: str, page: int, q: Question, weights: dict[
                       if m.start() < len(line) and m.group().lower() not in common and m.group().lower() not in STOP]
         if "expansion" in fits:
             spans += [(pos, s, "expansion") for pos, s in expansions(joined, q)]
-        spans += [(pos, value[:80], "value") for _, pos, value in pairs]
         stated = _defaults(joined, len(line)) if asks_default else []
-        spans += [(pos, value, "value") for pos, value in stated]
+        if q.kind not in TYPED:  # a label's whole value has no type: only an untyped question takes it
+            spans += [(pos, value[:80], "value") for _, pos, value in pairs]
+            spans += [(pos, value, "value") for pos, value in stated]
         if "phrase" in fits:
             spans += [(pos, c, "phrase") for pos, c, _ in cells]
         seen: set[tuple[str, str]] = set()
@@ -151,6 +165,10 @@ def find_candidates(text: str, file: str, page: int, q: Question, weights: dict[
             vstems = set(stems_of(value))
             if not value or (value, kind) in seen or not vstems or vstems <= qstems:
                 continue  # the question's own words are not its answer
+            if q.kind in MEASURED and kind in ("value", "phrase") and not re.search(r"\d", value):
+                continue  # an amount, a size or a count is written with digits ("math" is no size)
+            if q.kind == "number" and kind == "number" and "." in value:
+                continue  # a count is a whole number: "5.4" (a version) counts nothing
             if kind in ("number", "money", "quantity", "percent") and any(a <= pos < b for a, b in dates):
                 continue  # the day of a date or the hour of a time is no amount
             if kind in ("number", "code", "version", "quantity", "ident") and any(a <= pos < b for a, b in wholes) and not \

@@ -35,7 +35,7 @@ def stem(word: str) -> str:
     """A light, deterministic stem: lowercase, no possessive, no common plural or verb suffix."""
     w = re.sub(r"'s$", "", word.lower().strip(".'-/"))
     if w.isalpha() and len(w) > 4 and not w.endswith("ss"):
-        for suffix, keep in (("ies", "y"), ("ing", ""), ("es", "e"), ("ed", ""), ("s", "")):
+        for suffix, keep in (("ies", "y"), ("ied", "y"), ("ing", ""), ("es", "e"), ("ed", ""), ("s", "")):
             if w.endswith(suffix) and len(w) - len(suffix) >= 3:
                 return w[: len(w) - len(suffix)] + keep
     elif w.isalpha() and len(w) == 4 and w.endswith("s") and not w.endswith("ss"):

@@ -1,5 +1,8 @@
 """Answer type table cells and form fields for the offline reader: ``label: value`` pairs, and table
-rows read by their row label and column header (years, quarters, dates, or the header line's words)."""
+rows read by their row label and column header (years, quarters, dates, or the header line's words),
+or, for a table of words, by its columns: the page's stored text keeps a gap of two or more spaces
+between cells (the text-layer reader lays words out by position), so a row's cells line up with the
+cells of the header line above it."""
 
 from __future__ import annotations
 
@@ -83,3 +86,34 @@ def table_row(lines: list[str], i: int) -> tuple[str, list[tuple[int, str, str]]
     return label, [(p, c, h) for (p, c), h in zip(values, heads, strict=True)]
 
 
+
+
+_GAP = re.compile(r"\S(?:.*?\S)?(?=\s{2,}|\s*$)")
+MAX_HEADER_DISTANCE = 40  # lines between a row and its header
+
+
+def gap_cells(line: str) -> list[tuple[int, str]]:
+    """(position, text) of the cells of a line whose cells are set apart by two or more spaces."""
+    return [(m.start(), m.group()) for m in _GAP.finditer(line)]
+
+
+def column_row(lines: list[str], i: int) -> tuple[str, list[tuple[int, str, str]]]:
+    """(row label, [(position, cell, column header)]) of line ``i`` read as a row of a table of words.
+
+    The header is the topmost line of the table (the lines above it with two cells or more) that has
+    as many gap-separated cells, none of them a number; the row label is the first cell. Nothing
+    when the line has fewer than three cells or no header.
+    """
+    cells = gap_cells(lines[i])
+    if len(cells) < 3:
+        return "", []
+    head: list[tuple[int, str]] = []
+    for k in range(i - 1, max(-1, i - MAX_HEADER_DISTANCE), -1):
+        above = gap_cells(lines[k])
+        if len(above) < 2:
+            break  # the table starts below this line
+        if len(above) == len(cells) and not any(_VALUE_TOK.match(c) for _, c in above):
+            head = above
+    if not head:
+        return "", []
+    return cells[0][1], [(p, c, h) for (p, c), (_, h) in zip(cells[1:], head[1:], strict=True)]

@@ -1,0 +1,163 @@
+"""Issue 29: the offline reader answers only when sure; otherwise it offers the closest passages.
+
+Typed answers take candidates of their own type only; a refusal carries the pages and lines that
+came closest (``closest_passages``), checked on their pages by the loop, shown in the chat with the
+lines highlighted, and never scored as an answer."""
+
+from __future__ import annotations
+
+import json
+
+import pymupdf
+
+from madqa.agent import Agent
+from madqa.answer import read_passages
+from madqa.highlight import locate, text_layer_words
+from madqa.settings import load_config
+from madqa.trace import Trace
+from madqa.types import AnswerStep, PageRef, Passage
+from madqa.ui.messages import answer_message, citation_marks
+from madqa_plugins.offline.offline_backend import OfflineBackend
+from madqa_plugins.offline.offline_question import analyze
+from madqa_plugins.offline.offline_reader import find_candidates
+from madqa_plugins.offline.offline_spans import term_weights
+from tests.test_offline_backend import ANSWER, SEARCH, FakeCorpus, shown
+
+
+def values(question: str, text: str) -> list[str]:
+    """Every candidate value the reader proposes for ``question`` on one page of ``text``, best first."""
+    q = analyze(question)
+    found = find_candidates(text, "doc.pdf", 1, q, term_weights(q, {}, 0))
+    return [c.value for c in sorted(found, key=lambda c: -c.score)]
+
+
+# ------------------------------------------------------------------ answer types
+
+
+def test_a_port_is_never_a_piece_of_a_url():
+    text = "The server listens on port 8443 by default.\nDocs: https://example.org/2021/guide/443/index.html"
+    assert analyze("Which port does the server listen on?").kind == "port"
+    found = values("Which port does the server listen on?", text)
+    assert found[0] == "8443"
+    assert "2021" not in found and "443" not in found
+
+
+def test_a_count_is_a_whole_number_never_a_date_or_a_version():
+    text = "Release 5.4 (12 March 2021) samples the function at 100 points by default."
+    found = values("How many points does it sample the function at?", text)
+    assert "5.4" not in found and "12" not in found and "2021" not in found
+    assert found[0] in ("100", "100 points")
+
+
+def test_a_factor_is_a_multiple_not_a_percentage():
+    text = "The new engine is 3.5x faster than before; memory use fell by 12%."
+    assert analyze("What speed-up factor does the new engine give?").kind == "factor"
+    assert values("What speed-up factor does the new engine give?", text)[0] == "3.5x"
+    assert "12%" not in values("What speed-up factor does the new engine give?", text)
+
+
+def test_a_person_is_a_name_not_a_product():
+    text = "The manual was written by Alice Hartmann for PlotMaster Pro."
+    found = values("Who wrote the manual?", text)
+    assert found[0] == "Alice Hartmann"
+    assert "PlotMaster Pro" not in found
+
+
+def test_an_isbn_is_a_code():
+    assert analyze("What is the ISBN of the dictionary?").kind == "code"
+
+
+# ------------------------------------------------------------------ refusing with the closest passages
+
+PAGES = {("manual.pdf", 4): "Network settings\nThe proxy forwards requests to the backend pool.\n"
+                            "Timeouts are set per backend in the pool section.",
+         ("manual.pdf", 9): "Index\nbackend, 4\nproxy, 4"}
+
+
+def test_a_refusal_offers_the_matching_lines_of_the_pages_read():
+    backend = OfflineBackend(FakeCorpus(PAGES), abstain_threshold=0.99)
+    messages = [{"role": "system", "content": "s"},
+                {"role": "user", "content": "How many seconds does the proxy wait for the backend pool?"}]
+    shown(messages, "proxy backend pool", 0, [("manual.pdf", 4), ("manual.pdf", 9)])
+    decision = backend.decide(messages, [SEARCH, ANSWER], True)
+    args = decision.tool_calls[0].arguments
+    assert args["answer"] == [] and args["citations"] == []
+    first = args["closest_passages"][0]
+    assert (first["file"], first["page"]) == ("manual.pdf", 4)
+    assert "The proxy forwards requests to the backend pool." in first["lines"]
+    assert all(line in PAGES[("manual.pdf", 4)] for line in first["lines"])
+    assert "closest passages on manual.pdf p.4" in decision.text
+
+
+def test_the_loop_keeps_only_passages_on_pages_seen_and_lines_on_their_page():
+    corpus = FakeCorpus(PAGES)
+    corpus.has_page = lambda file, page: (file, page) in PAGES  # type: ignore[attr-defined]
+    payload = {"answer": [], "closest_passages": [
+        {"file": "manual.pdf", "page": 4, "lines": ["The proxy forwards requests to the backend pool.",
+                                                    "A line that is on no page."]},
+        {"file": "manual.pdf", "page": 9, "lines": ["backend, 4"]},  # never shown
+        {"file": "manual.pdf", "page": "4", "lines": ["proxy"]},  # malformed
+    ]}
+    kept = read_passages(payload, corpus, {PageRef("manual.pdf", 4)})
+    assert kept == (Passage("manual.pdf", 4, ("The proxy forwards requests to the backend pool.",)),)
+
+
+def test_a_closest_passages_result_is_a_refusal_in_the_row_and_the_chat(demo_corpus, demo_settings, registry):
+    config = load_config("offline").with_overrides(options={"backend": {"abstain_threshold": 0.999}})
+    agent = Agent(demo_corpus, config, registry, demo_settings)
+    question = "What VAT rate is applied on invoice WF-2024-0817?"
+    trace = Trace(question, config, "q1").consume(agent.run(question))
+    row = trace.row()
+    assert row["answer"] == [] and row["refusal"] is True and row["citations"] == []
+    assert row["closest_passages"], "a refusal after reading pages offers its closest passages"
+    passage = row["closest_passages"][0]
+    assert passage["file"] == "finance/invoice_wf_2024_0817.pdf" and passage["lines"]
+    json.dumps(row)  # the row stays plain JSON
+    message = answer_message(trace.answer, "demo")
+    assert "closest passages" in message["content"]
+    value = message["options"][0]["value"]
+    quotes, _ = citation_marks(value)
+    assert quotes == passage["lines"]
+    pdf = pymupdf.open(demo_corpus.root / passage["file"])
+    boxes, missing = locate(text_layer_words(pdf[passage["page"] - 1]), quotes)
+    assert boxes and not missing, "the matching lines are highlighted on the page"
+
+
+def test_an_answer_says_only_its_quote_was_checked():
+    step = AnswerStep(1, ("19%",), (PageRef("a.pdf", 1),), quotes=("VAT 19%",), quotes_found=(True,))
+    text = answer_message(step, "demo")["content"]
+    assert "quote found on the page" in text and "answer itself is not checked" in text
+
+
+# ------------------------------------------------------------------ tables of words, word forms
+
+
+def test_a_table_of_words_is_read_by_row_and_column():
+    """The cell at the row the question names and the column it asks for (cells set apart by gaps,
+    as the text-layer reader lays out a table), not the same kind of cell on another row."""
+    page = ("Table 3: units with special names\n"
+            "Name  Expression in  Symbol  Expression in\n"
+            "SI base units  SI derived units\n"
+            "newton  m kg s-2  N  m kg s-2\n"
+            "pascal  m-1 kg s-2  Pa  N m-2\n"
+            "weber  m2 kg s-2 A-1  Wb  m2 kg s-2 A-1\n"
+            "tesla  kg s-2 A-1  T  Wb m-2\n")
+    assert values("What is the symbol of the unit weber?", page)[0] == "Wb"
+    assert values("What is the symbol of the unit pascal?", page)[0] == "Pa"
+
+
+def test_a_past_participle_stems_as_its_present_does():
+    from madqa_plugins.offline.offline_spans import stem
+
+    assert stem("applied") == stem("applies") == stem("apply")
+    assert stem("carried") == stem("carries")
+
+
+def test_the_cli_prints_a_refusal_with_its_closest_passages():
+    from madqa.cli.common import describe_step
+
+    step = AnswerStep(2, (), (), refusal=True,
+                      closest_passages=(Passage("finance/invoice.pdf", 1, ("VAT 19%  2,149.66",)),))
+    text = describe_step(step)
+    assert "(no answer: refusal)" in text
+    assert "closest passage, finance/invoice.pdf p.1: VAT 19%  2,149.66" in text
