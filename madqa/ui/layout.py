@@ -1,0 +1,54 @@
+"""How the tabs fit the screen: the answer and its page side by side on a desktop, readable on a phone.
+
+On a wide screen Ask's side column (the page viewer first, then the page galleries) stays in view
+(sticky) while the chat and the settings scroll, so a citation opens its page beside the answer
+that cited it, the whole page in view, and never scrolls the answer away. On a phone (``PHONE_PX``)
+tables scroll sideways with whole words in their cells, and the chat's first screen opens at its
+top (the intro and the first example question), not scrolled to its bottom as Gradio leaves it.
+Galleries with no page yet are not drawn as empty frames.
+"""
+
+from __future__ import annotations
+
+from madqa.ui.modal import PHONE_PX
+
+SIDE_ID = "ask-side"  # Ask's side column: viewer, pages found, cited pages
+
+LAYOUT_CSS = f"""
+@media (min-width: {PHONE_PX + 1}px) {{
+  #{SIDE_ID} {{ position: sticky !important; top: 8px; align-self: flex-start !important;
+    max-height: calc(100vh - 16px); overflow-y: auto; overscroll-behavior: contain; }}
+  /* the whole page in view under its caption, whatever the screen's height */
+  #ask-page {{ height: clamp(320px, calc(100vh - 300px), 680px) !important; }}
+}}
+/* a gallery with no page yet (a question just started, an answer with no citation): no empty frame, no title */
+#ask-seen:not(:has(.thumbnail-item)), #ask-cited:not(:has(.thumbnail-item)) {{ display: none !important; }}
+#{SIDE_ID}:not(:has(#ask-seen .thumbnail-item)) #ask-seen-title,
+#{SIDE_ID}:not(:has(#ask-cited .thumbnail-item)) #ask-cited-title {{ display: none !important; }}
+@media (max-width: {PHONE_PX}px) {{
+  /* tables scroll sideways inside their frame; a cell is at least a word wide, never one letter per line */
+  .table-wrap th, .table-wrap td, .table-wrap .body-cell {{ min-width: 12ch !important; max-width: 62vw !important; }}
+  .table-wrap .virtual-row {{ width: max-content !important; min-width: 100% !important; }}
+  /* a citation link may wrap in a narrow bubble instead of running past its edge */
+  a[href^="#madqa-cite="] {{ white-space: normal !important; overflow-wrap: anywhere; }}
+}}
+"""
+
+# Part of the app's ``js``: the phone's chat opens at its top while it holds no message yet.
+LAYOUT_JS = f"""
+  const chatTop = () => {{
+    if (window.innerWidth > {PHONE_PX}) return;
+    document.querySelectorAll('[id$="-chat"]').forEach((chat) => {{
+      if (chat.querySelector('.message')) {{ delete chat.dataset.madqaTop; return; }}
+      if (chat.dataset.madqaTop) return;
+      const box = [...chat.querySelectorAll('*')].find((e) => e.scrollHeight > e.clientHeight + 1
+        && /(auto|scroll)/.test(getComputedStyle(e).overflowY));
+      if (!box) return;
+      chat.dataset.madqaTop = '1';  // once per empty chat: a visitor's own scrolling is left alone
+      box.scrollTop = 0;
+      setTimeout(() => {{ box.scrollTop = 0; }}, 300);  // after Gradio's own scroll to the bottom
+    }});
+  }};
+  new MutationObserver(chatTop).observe(document.body, {{childList: true, subtree: true}});
+  chatTop();
+"""
