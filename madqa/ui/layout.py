@@ -3,7 +3,7 @@
 On a wide screen Ask's side column (the page viewer first, then the page galleries) stays in view
 (sticky) while the chat and the settings scroll, so a citation opens its page beside the answer
 that cited it, the whole page in view, and never scrolls the answer away. On a phone (``PHONE_PX``)
-tables scroll sideways with whole words in their cells, and the chat's first screen opens at its
+tables scroll sideways with whole words in their cells (the numbers of a short table in view), and the chat's first screen opens at its
 top (the intro and the first example question), not scrolled to its bottom as Gradio leaves it.
 Galleries with no page yet are not drawn as empty frames.
 """
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from madqa.ui.modal import PHONE_PX
 
+TABLE_PX = 900  # the width a phone's tables are laid out for (they scroll sideways)
 SIDE_ID = "ask-side"  # Ask's side column: viewer, pages found, cited pages
 
 LAYOUT_CSS = f"""
@@ -26,9 +27,17 @@ LAYOUT_CSS = f"""
 #{SIDE_ID}:not(:has(#ask-seen .thumbnail-item)) #ask-seen-title,
 #{SIDE_ID}:not(:has(#ask-cited .thumbnail-item)) #ask-cited-title {{ display: none !important; }}
 @media (max-width: {PHONE_PX}px) {{
-  /* tables scroll sideways inside their frame; a cell is at least a word wide, never one letter per line */
-  .table-wrap th, .table-wrap td, .table-wrap .body-cell {{ min-width: 12ch !important; max-width: 62vw !important; }}
-  .table-wrap .virtual-row {{ width: max-content !important; min-width: 100% !important; }}
+  /* a column at most half the screen wide (the numbers beside their names in view); a table of many columns is
+     laid out for a tablet's width and scrolls sideways inside its frame: Gradio sizes its columns from that
+     width, so they keep whole words, never one letter per line, and headers stay over their cells */
+  .table-wrap {{ --df-max-col-width: 45vw !important; }}
+  .table-wrap:has(th:nth-child(5)) > .upload-container {{ min-width: {TABLE_PX}px !important; }}
+  /* Compare's summary: laid out for 560 px (its row names 18%, cut to letters on a phone), B a swipe away */
+  #compare-summary .table-wrap > .upload-container {{ min-width: 560px !important; }}
+  /* You search: the answer box and the pages to cite one under the other, each page's name whole (wrapped) */
+  .row:has(#human-cites):not(:has(.row)) {{ flex-wrap: wrap !important; }}
+  .row:has(#human-cites):not(:has(.row)) > * {{ flex: 1 1 100% !important; min-width: 100% !important; }}
+  #human-cites label {{ max-width: 100% !important; overflow-wrap: anywhere; white-space: normal !important; }}
   /* a citation link may wrap in a narrow bubble instead of running past its edge */
   a[href^="#madqa-cite="] {{ white-space: normal !important; overflow-wrap: anywhere; }}
 }}
@@ -49,6 +58,13 @@ LAYOUT_JS = f"""
       setTimeout(() => {{ box.scrollTop = 0; }}, 300);  // after Gradio's own scroll to the bottom
     }});
   }};
-  new MutationObserver(chatTop).observe(document.body, {{childList: true, subtree: true}});
+  // a page viewer's caption is read out when a citation opens its page beside the chat (the focus stays put)
+  const liveCaptions = () => document.querySelectorAll('[id$="-page-caption"]:not([aria-live])')
+    .forEach((c) => c.setAttribute('aria-live', 'polite'));
+  // Gradio's overflow: hidden makes its container a scroll box that never scrolls, so nothing inside could stick
+  // to the screen; clip cuts the same and leaves the page the scroller (set here: the app's CSS is scoped inside it)
+  document.querySelectorAll('.gradio-container').forEach((c) => {{ c.style.overflow = 'clip'; }});
+  new MutationObserver(() => {{ chatTop(); liveCaptions(); }}).observe(document.body, {{childList: true, subtree: true}});
   chatTop();
+  liveCaptions();
 """
