@@ -37,9 +37,10 @@ NARROW_CELLS_JS = """() => { const pen = document.createElement('canvas').getCon
       const words = (c.innerText || '').split(/\\s+/).filter((w) => w && w.length <= 10);
       return words.some((w) => pen.measureText(w).width > room + 2);
     }).map((c) => (c.innerText || '').trim().slice(0, 30)); }"""
-# the widest plot area (its grid) of the plots on screen, in px
-PLOT_WIDTH_JS = """() => Math.max(0, ...[...document.querySelectorAll('.vega-embed .role-axis-grid')]
-  .filter((g) => g.getClientRects().length).map((g) => g.getBoundingClientRect().width))"""
+# the width and height of the smallest plot area (its grid) of the plots on screen, in px
+PLOT_SIZE_JS = """() => { const grids = [...document.querySelectorAll('.vega-embed .role-axis-grid')]
+  .filter((g) => g.getClientRects().length).map((g) => g.getBoundingClientRect());
+  return grids.length ? [Math.min(...grids.map((r) => r.width)), Math.min(...grids.map((r) => r.height))] : [0, 0]; }"""
 # tables whose header cells do not sit over their first row's cells
 MISALIGNED_JS = """() => [...document.querySelectorAll('.table-wrap')].filter((t) => t.getClientRects().length)
   .filter((t) => { const row = t.querySelector('.virtual-row');
@@ -178,7 +179,8 @@ def test_the_phone_cuts_nothing_off_on_ask_compare_evaluate_and_you_search(visit
     expect(page.locator("#eval-status")).to_contain_text("on the demo corpus")
     page.wait_for_timeout(1500)  # the plots drawn
     assert_fits(page, "Evaluate")
-    assert page.evaluate(PLOT_WIDTH_JS) >= 200  # a plot, not a sliver beside its title
+    width, height = page.evaluate(PLOT_SIZE_JS)
+    assert width >= 200 and height >= 150, (width, height)  # a plot, not a sliver beside its title
     value = page.locator("#eval-metrics").get_by_role("columnheader", name="offline").first.bounding_box()
     assert value["x"] + value["width"] <= 390, value  # the numbers beside their names, not off to the side
     assert page.get_by_text("Oracle gap (with the oracle checkbox)").count() == 0  # no oracle run: no empty frame

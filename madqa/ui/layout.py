@@ -22,6 +22,8 @@ LAYOUT_CSS = f"""
   /* the whole page in view under its caption, whatever the screen's height */
   #ask-page {{ height: clamp(320px, calc(100vh - 300px), 680px) !important; }}
 }}
+/* the chat's intro starts under its "Agent" label, not behind it */
+#ask-chat .placeholder-content {{ padding-top: 28px; }}
 /* a gallery with no page yet (a question just started, an answer with no citation): no empty frame, no title */
 #ask-seen:not(:has(.thumbnail-item)), #ask-cited:not(:has(.thumbnail-item)) {{ display: none !important; }}
 #{SIDE_ID}:not(:has(#ask-seen .thumbnail-item)) #ask-seen-title,
