@@ -34,11 +34,13 @@ LAYOUT_CSS = f"""
      width, so they keep whole words, never one letter per line, and headers stay over their cells */
   .table-wrap {{ --df-max-col-width: 45vw !important; }}
   .table-wrap:has(th:nth-child(5)) > .upload-container {{ min-width: {TABLE_PX}px !important; }}
+  /* a plot a little taller: its legend goes under it on a phone, and the plot itself keeps ~200 px */
+  .block:has(.vega-embed) {{ height: 340px !important; }}
   /* Compare's summary: laid out for 560 px (its row names 18%, cut to letters on a phone), B a swipe away */
   #compare-summary .table-wrap > .upload-container {{ min-width: 560px !important; }}
   /* You search: the answer box and the pages to cite one under the other, each page's name whole (wrapped) */
-  .row:has(#human-cites):not(:has(.row)) {{ flex-wrap: wrap !important; }}
-  .row:has(#human-cites):not(:has(.row)) > * {{ flex: 1 1 100% !important; min-width: 100% !important; }}
+  .form:has(> #human-cites) {{ flex-wrap: wrap !important; }}
+  .form:has(> #human-cites) > * {{ flex: 1 1 100% !important; min-width: 100% !important; }}
   #human-cites label {{ max-width: 100% !important; overflow-wrap: anywhere; white-space: normal !important; }}
   /* a citation link may wrap in a narrow bubble instead of running past its edge */
   a[href^="#madqa-cite="] {{ white-space: normal !important; overflow-wrap: anywhere; }}
