@@ -3,9 +3,10 @@
 On a wide screen Ask's side column (the page viewer first, then the page galleries) stays in view
 (sticky) while the chat and the settings scroll, so a citation opens its page beside the answer
 that cited it, the whole page in view, and never scrolls the answer away. On a phone (``PHONE_PX``)
-tables scroll sideways with whole words in their cells (the numbers of a short table in view), and the chat's first screen opens at its
-top (the intro and the first example question), not scrolled to its bottom as Gradio leaves it.
-Galleries with no page yet are not drawn as empty frames.
+tables scroll sideways with whole words in their cells (the numbers of a short table in view), plots
+keep their size, You search's form stacks, and the chat's first screen opens at its top (the intro
+and the first example question), not scrolled to its bottom as Gradio leaves it. Galleries with no
+page yet are not drawn as empty frames.
 """
 
 from __future__ import annotations
