@@ -85,8 +85,9 @@ def assert_fits(page: Any, where: str) -> None:
     assert page.evaluate(MISALIGNED_JS) == [], where
 
 
-def test_a_cited_page_opens_beside_its_answer_both_in_view(visitors: Visitors) -> None:
-    page = visitors.open(1440, 900)
+@pytest.mark.parametrize(("width", "height"), [(1440, 900), (1280, 720)], ids=["1440x900", "1280x720"])
+def test_a_cited_page_opens_beside_its_answer_both_in_view(visitors: Visitors, width: int, height: int) -> None:
+    page = visitors.open(width, height)
     ask(page, EBIT_QUESTION)
     chat = page.locator("#ask-chat")
     answer = chat.locator("strong", has_text="Answer:").last
@@ -100,14 +101,14 @@ def test_a_cited_page_opens_beside_its_answer_both_in_view(visitors: Visitors) -
     assert image.evaluate(INSIDE_VIEWPORT_JS), image.bounding_box()  # the whole page, so its marked quote
     assert page.locator("#ask-page-caption").evaluate(INSIDE_VIEWPORT_JS)
     assert image.bounding_box()["x"] >= chat.bounding_box()["x"] + chat.bounding_box()["width"]  # beside
-    shot(page, "layout-answer-and-page-1440")
+    shot(page, f"layout-answer-and-page-{width}")
     page.get_by_text("Settings: config, model, retrieval").click()  # the visitor opens the settings below the chat
     page.locator("#ask-config").get_by_label("Named config").scroll_into_view_if_needed()
     page.mouse.wheel(0, 400)
     page.wait_for_timeout(500)
-    assert page.evaluate("scrollY") > 400
+    assert page.evaluate("scrollY") > 300
     assert image.evaluate(INSIDE_VIEWPORT_JS), image.bounding_box()  # the page stays beside them (sticky)
-    shot(page, "layout-page-stays-beside-settings-1440")
+    shot(page, f"layout-page-stays-beside-settings-{width}")
 
 
 def test_the_keyboard_reaches_the_latest_answers_citation_in_a_few_keys(visitors: Visitors) -> None:
