@@ -192,6 +192,11 @@ def test_the_phone_cuts_nothing_off_on_ask_compare_evaluate_and_you_search(visit
     page.locator("#human-query textarea, #human-query input").first.fill("revenue 2024")
     page.locator("#human-search").click()
     expect(page.locator("#human-pages img").first).to_be_visible()
+    page.wait_for_timeout(500)
+    thumb = page.locator("#human-pages .thumbnail-item").first
+    assert thumb.bounding_box()["width"] >= 120, thumb.bounding_box()  # a page one can see, not a 60 px stamp
+    caption = thumb.locator(".caption-label")
+    assert caption.evaluate("el => el.scrollWidth <= el.clientWidth + 1")  # its name whole, not "p.4 · q4…"
     page.locator("#human-answer textarea, #human-answer input").first.fill("148,612")
     page.locator("#human-cites label").first.click()
     assert page.locator("#human-cites").evaluate(CUT_LABELS_JS) == []  # each page's name whole

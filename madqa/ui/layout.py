@@ -43,6 +43,15 @@ LAYOUT_CSS = f"""
   .form:has(> #human-cites) {{ flex-wrap: wrap !important; }}
   .form:has(> #human-cites) > * {{ flex: 1 1 100% !important; min-width: 100% !important; }}
   #human-cites label {{ max-width: 100% !important; overflow-wrap: anywhere; white-space: normal !important; }}
+  /* You search's pages: two a row, as tall as they need, names whole under them (five a row left 60 px each) */
+  #human-pages {{ height: auto !important; }}
+  #human-pages .grid-wrap {{ height: auto !important; max-height: 75vh; overflow-y: auto; padding-top: 30px; }}
+  #human-pages .grid-container {{ grid-template-columns: repeat(2, minmax(0, 1fr)) !important; }}
+  #human-pages .thumbnail-item {{ aspect-ratio: auto !important; height: auto !important; display: flex;
+    flex-direction: column; }}
+  #human-pages .thumbnail-item img {{ height: 190px !important; object-fit: contain; }}
+  #human-pages .caption-label {{ position: static !important; max-width: 100% !important; white-space: normal !important;
+    overflow: visible !important; text-overflow: clip !important; overflow-wrap: anywhere; font-size: .85em; }}
   /* a citation link may wrap in a narrow bubble instead of running past its edge */
   a[href^="#madqa-cite="] {{ white-space: normal !important; overflow-wrap: anywhere; }}
 }}
