@@ -92,6 +92,11 @@ def test_a_cited_page_opens_beside_its_answer_both_in_view(visitors: Visitors, w
     chat = page.locator("#ask-chat")
     answer = chat.locator("strong", has_text="Answer:").last
     chip = chat.locator("button.option").first
+    # where the visitor reads the answer (at 720 px the chat ends below the screen)
+    answer.evaluate("el => el.scrollIntoView({block: 'center'})")
+    page.wait_for_timeout(300)
+    assert answer.evaluate(INSIDE_VIEWPORT_JS) and chip.evaluate(INSIDE_VIEWPORT_JS), \
+        (answer.bounding_box(), chip.bounding_box(), chat.bounding_box(), page.evaluate("scrollY"))
     chip.click()
     expect(page.locator("#ask-page-caption")).to_contain_text("the quote is marked in yellow")
     image = page.locator("#ask-page img")
