@@ -28,6 +28,7 @@ from madqa.types import AnswerStep, PageRef, SearchStep, Step
 from madqa.ui.citation_links import PICK_SUFFIX
 from madqa.ui.config_panel import FIELD_NAMES, ConfigPanel, build_config_panel, describe, resolve_config
 from madqa.ui.context import AGENT_CONCURRENCY, AGENT_CONCURRENCY_ID, AppContext, api_parameters, shown_error
+from madqa.ui.layout import SIDE_ID
 from madqa.ui.lazy import send_after_first_paint
 from madqa.ui.messages import (
     StepChat,
@@ -62,10 +63,11 @@ class PageViewer:
 def build_page_viewer(label: str, elem_id: str, height: int = 680, hint: str = VIEWER_HINT) -> PageViewer:
     """The page image and its caption, in a column ``<elem_id>-viewer`` (the modal on a phone)."""
     with gr.Column(elem_id=f"{elem_id}-viewer", elem_classes=["page-viewer"]):
+        # the caption first (which page, what is marked), so it is in view with the page under it
+        caption = gr.Markdown(hint, elem_id=f"{elem_id}-caption")
         # drawn with its first page (not in the first paint: one component less to fetch before it)
         image = gr.Image(label=label, type="filepath", interactive=False, height=height,
                          buttons=["download", "fullscreen"], elem_id=elem_id, visible=False)
-        caption = gr.Markdown(hint, elem_id=f"{elem_id}-caption")
     return PageViewer(image, caption)
 
 
@@ -245,17 +247,20 @@ def build_ask_tab(ctx: AppContext) -> None:
             panel: ConfigPanel = build_config_panel(ctx.configs, ctx.registry, ctx.default_config,
                                                     "Settings: config, model, retrieval", backends=ctx.backends,
                                                     elem_id="ask-config", settings=ctx.settings)
-        with gr.Column(scale=2) as side:  # empty until there is a page: drawn just after the first paint
+        # empty until there is a page: drawn just after the first paint; sticky beside the chat on a wide screen,
+        # the viewer first, so a cited page shows beside the answer that cited it (ui.layout)
+        with gr.Column(scale=2, elem_id=SIDE_ID) as side:
+            viewer = build_page_viewer("Page", "ask-page")
             # galleries (and their titles) stay out of the first paint (their code is a good part of the page's
-            # weight, each block drawn costs it) until a question starts
+            # weight, each block drawn costs it) until a question starts; an empty one is not drawn (ui.layout)
             seen_title = gr.Markdown("**Pages found** (shown to the model)", elem_classes=["gallery-title"],
-                                     visible=False)
+                                     visible=False, elem_id="ask-seen-title")
             seen = gr.Gallery(show_label=False, columns=3, height="auto", allow_preview=False, fit_columns=False,
                               object_fit="contain", elem_id="ask-seen", elem_classes=["page-gallery"], visible=False)
-            cited_title = gr.Markdown("**Cited pages**", elem_classes=["gallery-title"], visible=False)
+            cited_title = gr.Markdown("**Cited pages**", elem_classes=["gallery-title"], visible=False,
+                                      elem_id="ask-cited-title")
             cited = gr.Gallery(show_label=False, columns=3, height="auto", allow_preview=False, fit_columns=False,
                                object_fit="contain", elem_id="ask-cited", elem_classes=["page-gallery"], visible=False)
-            viewer = build_page_viewer("Page", "ask-page")
         send_after_first_paint(side)
     seen_refs = gr.State([])
     cited_refs = gr.State([])

@@ -24,6 +24,7 @@ from madqa.ui.context import AppContext
 from madqa.ui.corpus import build_corpus_tab
 from madqa.ui.evaluate import build_evaluate_tab
 from madqa.ui.human import build_human_tab
+from madqa.ui.layout import LAYOUT_CSS, LAYOUT_JS
 from madqa.ui.lazy import send_when_opened
 from madqa.ui.leftovers import remove_leftovers, sweep_at_start
 from madqa.ui.limits import Limits, RequestGuard
@@ -94,7 +95,7 @@ button[role="tab"].selected { color: #c2410c !important; }  /* the open tab: ora
 /* a config that cannot reach its model here: still choosable (it says why), but greyed */
 .keyless-config, .keyless-config * { color: #6b7280 !important; font-style: italic; }
 #ask-new-chat { white-space: nowrap; flex-shrink: 0; }
-""" + MODAL_CSS + CITE_CSS
+""" + MODAL_CSS + CITE_CSS + LAYOUT_CSS
 # Accessible names Gradio leaves empty (the expand arrow of a thought), kept up as the chat re-renders.
 A11Y_JS = r"""
 () => {
@@ -161,7 +162,7 @@ A11Y_JS = r"""
   };
   name();
   new MutationObserver(name).observe(document.body, {childList: true, subtree: true, characterData: true});
-""" + MODAL_JS + CITE_JS + """
+""" + MODAL_JS + CITE_JS + LAYOUT_JS + """
 }
 """
 

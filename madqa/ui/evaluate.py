@@ -233,10 +233,10 @@ def build_evaluate_tab(ctx: AppContext) -> None:
             metrics = gr.DataFrame(pd.DataFrame(columns=["metric"]), label="Metrics (official MADQA numbers, then ours)", interactive=False,
                                    elem_id="eval-metrics", max_height=420, wrap=True)
             accuracy_plot = gr.ScatterPlot(x="steps", y="accuracy", color="config", y_lim=[0, 1.05], height=260,
-                                           title="Accuracy by steps taken (one point per number of searches)",
+                                           title="Accuracy by steps taken",  # short: a title wider than a phone squeezes the plot
                                            tooltip=["config", "steps", "accuracy", "questions"])
             kuiper_plot = gr.LinePlot(x="k", y="deviation", color="config", height=260,
-                                      title="Kuiper cumulative deviation (questions sorted by effort)")
+                                      title="Kuiper cumulative deviation")  # by effort; short, as above
             error_plot = gr.BarPlot(x="category", y="count", color="config", title="Why answers were wrong",
                                     height=260, y_axis_format="d")
             nothing = gr.Markdown(visible=False, elem_id="eval-nothing-to-plot")  # instead of an empty frame

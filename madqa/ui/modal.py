@@ -1,6 +1,6 @@
 """On a phone the page viewer opens as a modal: a citation (or a thumbnail) shows its page over the chat.
 
-Wide screens keep the viewer beside the chat. On a narrow one (``PHONE_PX``) the viewer's column is
+Wide screens keep the viewer beside the chat (sticky there: ``ui.layout``). On a narrow one (``PHONE_PX``) the viewer's column is
 turned into a dialog by the browser alone (no server round trip): full screen, a close button that
 takes the focus, Tab kept inside, Escape or the button closes it and the focus goes back to the chip.
 """
@@ -32,6 +32,13 @@ MODAL_JS = f"""
     if (window.innerWidth > {PHONE_PX}) {{
       // once the new page is laid out; a viewer showing only its top edge counts as out of view
       setTimeout(() => {{
+        // in a side column that scrolls on its own (sticky beside the chat): the viewer to its top, the page alone
+        for (let a = box.parentElement; a && a !== document.body; a = a.parentElement) {{
+          if (/(auto|scroll)/.test(getComputedStyle(a).overflowY) && a.scrollHeight > a.clientHeight + 1) {{
+            a.scrollTop += box.getBoundingClientRect().top - a.getBoundingClientRect().top;
+            break;
+          }}
+        }}
         const r = box.getBoundingClientRect();
         if (r.top < 0 || r.top > window.innerHeight / 2) box.scrollIntoView({{block: 'start'}});
       }}, 300);
