@@ -21,7 +21,7 @@ LAYOUT_CSS = f"""
   #{SIDE_ID} {{ position: sticky !important; top: 8px; align-self: flex-start !important;
     max-height: calc(100vh - 16px); overflow-y: auto; overscroll-behavior: contain; }}
   /* the whole page in view under its caption, whatever the screen's height */
-  #ask-page {{ height: clamp(320px, calc(100vh - 330px), 680px) !important; }}
+  #ask-page {{ height: clamp(320px, calc(100vh - 370px), 680px) !important; }}
 }}
 /* the chat's intro starts under its "Agent" label, not behind it */
 #ask-chat .placeholder-content {{ padding-top: 28px; }}
