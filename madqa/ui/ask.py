@@ -47,6 +47,7 @@ from madqa.ui.model_bar import answerer, model_bar
 from madqa.ui.pages import LARGE_BUDGET_PX, SOURCE_WORDS, THUMB_BUDGET_PX, highlighted_page_file, page_file
 from madqa.ui.policy import visitor_steps
 from madqa.ui.sessions import disk_reason
+from madqa.ui.steer import build_steer_panel
 
 VIEWER_HINT = "_Click a cited page (or any thumbnail) to see it here._"
 
@@ -238,6 +239,7 @@ def build_ask_tab(ctx: AppContext) -> None:
             panel: ConfigPanel = build_config_panel(ctx.configs, ctx.registry, ctx.default_config,
                                                     "Settings: config, model, retrieval", backends=ctx.backends,
                                                     elem_id="ask-config", settings=ctx.settings)
+            build_steer_panel(ctx, question, panel)  # a person beside the agent (madqa.ui.steer)
         with gr.Column(scale=2) as side:  # empty until there is a page: drawn just after the first paint
             # galleries (and their titles) stay out of the first paint (their code is a good part of the page's
             # weight, each block drawn costs it) until a question starts
