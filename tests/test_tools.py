@@ -240,3 +240,48 @@ def test_steer_replace_runs_another_tool(manuals, registry, settings):
     trace, _ = _steered(manuals, registry, settings, [_call("list_documents"), {"answer": []}], [replace, None])
     assert [s.action for s in trace.steps if s.type == "steer"] == ["replace", "approve"]
     assert trace.searches[0].tool == "search_in"
+
+
+# --- the offline baseline browses; the report counts what each tool did --------------------------------
+
+
+def test_the_offline_baseline_offered_navigation_reads_the_outline_then_opens_the_section(tmp_path, registry,
+                                                                                          settings):
+    root = tmp_path / "pumps"
+    path = make_pdf(root / "pump.pdf", ["Pump manual. Overview: this pump needs lubrication, see its chapter.",
+                                        "Safety notes. Switch the pump off first.",
+                                        "Chapter 3. Use oil of grade SAE 30 every month."])
+    doc = pymupdf.open(path)
+    doc.set_toc([[1, "Overview", 1], [1, "Safety", 2], [1, "Lubrication", 3]])  # the word is only in the outline
+    doc.saveIncr()
+    doc.close()
+    ingest(root, settings, registry, ocr="never")
+    corpus = Corpus.open(root, settings.corpora_dir)
+    config = load_config("offline-navigation")
+    assert set(NAVIGATION) == set(config.tools)
+    question = "How often is lubrication due?"
+    trace = Trace(question, config, "q").consume(Agent(corpus, config, registry, settings).run(question))
+    done = [s.tool if s.type == "search" else s.name for s in trace.steps if s.type in ("search", "tool")]
+    assert done[:3] == ["search_documents", "document_outline", "open_page"], done
+    opened = next(s for s in trace.steps if s.type == "tool" and s.name == "open_page")
+    assert opened.arguments == {"file": "pump.pdf", "page": 3}  # the "Lubrication" chapter, from the bookmarks
+    assert opened.new_pages[0].page == 3
+    assert "next_pages" not in done  # the chapter is the document's last page: no page to turn to
+
+
+def test_the_report_counts_calls_per_tool_pages_by_navigation_and_first_step_success(manuals, registry, settings):
+    from madqa.evaluation.report import evaluate
+
+    trace, _ = _run(manuals, registry, settings, [
+        _call("document_outline", file="widget.pdf"), _call("open_page", file="widget.pdf", page=5),
+        _call("search_documents", query="unpack"),
+        {"answer": ["42 seconds"], "citations": [{"file": "widget.pdf", "page": 5}]}])
+    gold = [{"id": "q", "question": "What is the default timeout?", "answer_variants": [["42 seconds"]],
+             "evidence": [{"document": "widget.pdf", "page": 5}]}]
+    overall = evaluate([trace.row()], gold)["overall"]
+    assert overall["accuracy"] == 1.0
+    assert dict(overall["tool_calls"]) == {"document_outline": 1, "open_page": 1, "search_documents": 1,
+                                           "submit_answer": 1}
+    assert overall["pages_by_navigation"] == 1 and overall["gold_pages_by_navigation"] == 1
+    assert overall["first_step_success"] == 1.0  # the first call that showed pages (open_page) showed the gold page
+    assert overall["first_query_success"] == 0.0  # the paper's figure counts only the search, which came later

@@ -12,6 +12,7 @@ import madqa
 from madqa_plugins.offline.offline_spans import Question, stem, words
 
 _ENTRY = re.compile(r"^\s*- (.+) \(page (\d+)\)$")
+_PAGES = re.compile(r"^Outline of .+ \((\d+) pages;")
 
 
 def _calls(messages: list[dict[str, Any]]) -> list[tuple[str, str, dict[str, Any]]]:
@@ -68,8 +69,10 @@ def navigate(messages: list[dict[str, Any]], offered: set[str], q: Question, wei
         if found is None or (args.get("file"), found[1]) in seen:
             return None
         return madqa.ToolCall("open_page", {"file": args.get("file"), "page": found[1]}, f"offline_{n}")
-    if "next_pages" in offered and not any(name == "next_pages" for _, name, _ in calls):
-        last = opened[-1]
+    pages = _PAGES.match(_result(messages, outlined[-1][0]))
+    last = opened[-1]
+    if "next_pages" in offered and not any(name == "next_pages" for _, name, _ in calls) \
+            and (pages is None or int(last.get("page") or 0) < int(pages.group(1))):
         return madqa.ToolCall("next_pages", {"file": last.get("file"), "page": last.get("page"), "count": 2},
                               f"offline_{n}")
     return None
