@@ -285,3 +285,31 @@ def test_the_report_counts_calls_per_tool_pages_by_navigation_and_first_step_suc
     assert overall["pages_by_navigation"] == 1 and overall["gold_pages_by_navigation"] == 1
     assert overall["first_step_success"] == 1.0  # the first call that showed pages (open_page) showed the gold page
     assert overall["first_query_success"] == 0.0  # the paper's figure counts only the search, which came later
+
+
+def test_the_trajectory_diff_shows_tool_calls(manuals, registry, settings):
+    from madqa.evaluation.diff import diff_runs, format_diff
+
+    browsed, _ = _run(manuals, registry, settings, [
+        _call("search_documents", query="timeout"), _call("document_outline", file="widget.pdf"),
+        _call("open_page", file="widget.pdf", page=5), {"answer": ["42 seconds"]}])
+    searched, _ = _run(manuals, registry, settings, [_call("search_documents", query="timeout"), {"answer": ["7"]}],
+                       tools=("search_documents", "show_pages"))
+    gold = [{"id": "q", "question": "What is the default timeout?", "answer_variants": [["42 seconds"]],
+             "evidence": [{"document": "widget.pdf", "page": 5}]}]
+    result = diff_runs([browsed.row()], [searched.row()], gold)
+    q = result["questions"][0]
+    assert q["a_calls"] == ["timeout", "→ document_outline file=widget.pdf", "→ open_page file=widget.pdf page=5"]
+    assert q["b_calls"] == ["timeout"] and q["first_different_call"] == 2 and q["first_different_query"] is None
+    text = format_diff(result, ("browse", "search"))
+    assert "* 2 → document_outline file=widget.pdf" in text
+
+
+def test_the_docs_tool_shows_in_the_plugins_tab(settings, tmp_path):
+    from madqa.ui.plugins import components_frame
+
+    registry = collect(get_plugin_manager(_docs_tool(tmp_path / "plugins"), entry_points=False))
+    frame = components_frame(registry)
+    row = frame[frame["name"] == "read_page_text"].iloc[0]
+    assert (row["kind"], row["plugin"], row["available"]) == ("tool", "page_text.py (MADQA_PLUGINS_DIR)", "yes")
+    assert set(NAVIGATION) <= set(frame[frame["kind"] == "tool"]["name"])
