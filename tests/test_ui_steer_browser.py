@@ -45,3 +45,12 @@ def test_steer_approve_edit_and_answer_and_the_row_scores(visitors: Visitors) ->
     expect(page.locator("#steer-approve")).to_be_disabled()
     expect(page.locator("#steer-rows").get_by_role("cell", name="steered.jsonl")).to_be_visible()
     shot(page, "steer-answered-1440")
+    # the steered row scores in Evaluate, with the same report as a run of the tab
+    page.get_by_role("tab", name="Evaluate").click()
+    page.locator("#eval-score-rows").get_by_text("Score prediction rows").click()
+    page.locator("#eval-score-button").click()
+    scored = page.locator("#eval-scored")
+    expect(scored).to_contain_text("1 row scored against")
+    expect(scored).to_contain_text("accuracy 1.0")
+    expect(page.locator("#eval-scored-metrics")).to_contain_text("share of scored answers with ANLS*")
+    shot(page, "steer-scored-in-evaluate-1440")

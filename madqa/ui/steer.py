@@ -5,15 +5,17 @@ runs, and the person approves it, edits it (its arguments, or another tool's cal
 or answers instead. It is a face over the same step generator as Ask (``Agent.run_steered``: a
 ``ProposedCalls`` is yielded, a ``SteerReply`` sent back); the trajectory records each person's act as a
 ``SteerStep``. A steered question is a prediction row like any other: scored at once when the question
-is one of the loaded question set's, kept for the session, and downloadable for ``madqa eval`` (or the
-Evaluate tab's predictions box).
+is one of the loaded question set's, kept for the session (Evaluate's "Score prediction rows" scores them,
+``madqa.ui.score_rows``), and downloadable for ``madqa eval``.
 """
 
 from __future__ import annotations
 
 import json
 import tempfile
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +34,28 @@ from madqa.ui.messages import StepChat, call_text, md_code, md_escape, trace_mes
 from madqa.ui.policy import visitor_steps
 
 MAX_ROWS = 200  # steered rows kept per session
+MAX_SESSIONS = 500  # sessions whose steered rows are kept for Evaluate (the oldest go first)
+_STEERED: OrderedDict[str, list[dict[str, Any]]] = OrderedDict()  # session token -> its steered rows
+_steered_lock = threading.Lock()
+
+
+def keep_row(session: Any, row: dict[str, Any]) -> None:
+    """Keep a steered row for the session, so Evaluate can score it (``steered_rows``)."""
+    token = session.get("token") if isinstance(session, dict) else None
+    if not token:
+        return
+    with _steered_lock:
+        rows = _STEERED.pop(token, [])
+        _STEERED[token] = [*rows, row][-MAX_ROWS:]
+        while len(_STEERED) > MAX_SESSIONS:
+            _STEERED.popitem(last=False)
+
+
+def steered_rows(session: Any) -> list[dict[str, Any]]:
+    """The rows this browser session steered in Ask (oldest first)."""
+    token = session.get("token") if isinstance(session, dict) else None
+    with _steered_lock:
+        return list(_STEERED.get(token, [])) if token else []
 INTRO = ("**Steer the agent.** Ask with Steer runs the agent one turn at a time: before each tool call runs you see "
          "it, and you approve it, edit it (change its arguments, or write another tool's call), or answer yourself. "
          "Every change you make is recorded in the row; the row is scored like any agent's.")
@@ -150,12 +174,12 @@ def build_steer_panel(ctx: AppContext, question: gr.Textbox, panel: ConfigPanel)
             cites = gr.Textbox(label="Cited pages (file.pdf, 3; other.pdf, 12)", elem_id="steer-citations")
             answer_btn = gr.Button("Answer", elem_id="steer-answer-button")
         score = gr.Markdown(elem_id="steer-score")
-        download = gr.File(label="Steered rows of this session (JSONL: madqa eval, or Evaluate's predictions box)",
+        download = gr.File(label="Steered rows of this session (JSONL for madqa eval; Evaluate scores them too)",
                            interactive=False, height=90, elem_id="steer-rows")
     live = gr.State(None)
     rows = gr.State([])
 
-    def shown(run: SteerRun | None, kept: list[dict[str, Any]]) -> tuple[Any, ...]:
+    def shown(run: SteerRun | None, kept: list[dict[str, Any]], session: Any = None) -> tuple[Any, ...]:
         messages: list[Any] = []
         if run is not None:
             summary = trace_message(run.chat.trace_id, run.chat.steps, time.perf_counter() - run.started, run.done)
@@ -164,6 +188,7 @@ def build_steer_panel(ctx: AppContext, question: gr.Textbox, panel: ConfigPanel)
         if run is not None and run.done and run.trace.answer is not None:
             row = run.trace.row()
             kept = [*kept, row][-MAX_ROWS:]
+            keep_row(session, row)
             result = score_text(row, run.gold)
             file = write_rows(kept)
         waiting = run is not None and run.proposed is not None
@@ -194,7 +219,7 @@ def build_steer_panel(ctx: AppContext, question: gr.Textbox, panel: ConfigPanel)
                 run.advance()
             except MadqaError as exc:
                 raise shown_error(str(exc)) from None
-        return shown(run, kept or [])
+        return shown(run, kept or [], session)
 
     def reply_with(make: Any, names: list[str]) -> Any:
         @api_parameters(["run", "rows", *names, "session", "request"])
@@ -208,7 +233,7 @@ def build_steer_panel(ctx: AppContext, question: gr.Textbox, panel: ConfigPanel)
                     run.advance(reply)
                 except MadqaError as exc:
                     raise shown_error(str(exc)) from None
-            return shown(run, kept or [])
+            return shown(run, kept or [], session)
         return handler
 
     outputs = [live, rows, chat, proposal, calls, score, download, approve, edit, answer_btn]
