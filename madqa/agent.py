@@ -40,7 +40,7 @@ from madqa.render import render_page
 from madqa.scope import describe_scope, resolve_files, search_scoped
 from madqa.search_call import PluginBug, SearchPipeline
 from madqa.settings import PipelineConfig, Settings, image_budget_px
-from madqa.tool_calls import ToolRunner
+from madqa.tool_calls import ToolRunner, core_call
 from madqa.tool_text import read_tool_calls, strip_reasoning
 from madqa.tools import ANSWER, Observation, QuestionState, call_a_tool, offered_tools
 from madqa.types import (
@@ -319,7 +319,7 @@ class Agent:
             return Observation(text, tuple(pages), step.error, (step,))
 
         return QuestionState(state.question, iteration, self.corpus, self.settings, self.config.top_k, state,
-                             search, runner.display)
+                             core_call(search), core_call(runner.display))
 
     def _failed(self, iteration: int, failure: str, notes: list[str]) -> AnswerStep:
         """The end of a question with no answer that can be scored: the row's ``error``, never a 0."""

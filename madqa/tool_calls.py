@@ -7,12 +7,36 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from madqa.context import ShownPage
 from madqa.errors import MadqaError
 from madqa.search_call import PluginBug
 from madqa.tools import MAX_PAGES_PER_STEP, OfferedTool, QuestionState, run_tool
 from madqa.types import ErrorStep, PageRef, SearchStep, Step, ToolCall, ToolStep
+
+T = TypeVar("T")
+
+
+class CoreError(Exception):
+    """An exception madqa itself raised inside a tool's call to ``state.search`` or ``state.display`` (a bug
+    of the core, not of the tool): raised again as it was, never blamed on the tool."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def core_call(fn: Callable[..., T]) -> Callable[..., T]:
+    """``fn`` (handed to tools) with anything but a madqa error or a plugin's bug marked as the core's."""
+    def call(*args: Any, **kwargs: Any) -> T:
+        try:
+            return fn(*args, **kwargs)
+        except (MadqaError, PluginBug):
+            raise
+        except Exception as exc:
+            raise CoreError(exc) from exc
+    return call
 
 
 @dataclass
@@ -30,6 +54,8 @@ class ToolRunner:
             observation = run_tool(tool, call, state)
         except PluginBug:
             raise
+        except CoreError as core:  # madqa's own bug, inside the tool's search or page drawing
+            raise core.error from None
         except Exception as exc:  # not a madqa error: a bug in the tool, reported with its traceback
             raise PluginBug(f"tool {call.name}", exc) from exc
         steps: list[Step] = list(observation.steps)

@@ -313,3 +313,25 @@ def test_the_docs_tool_shows_in_the_plugins_tab(settings, tmp_path):
     row = frame[frame["name"] == "read_page_text"].iloc[0]
     assert (row["kind"], row["plugin"], row["available"]) == ("tool", "page_text.py (MADQA_PLUGINS_DIR)", "yes")
     assert set(NAVIGATION) <= set(frame[frame["kind"] == "tool"]["name"])
+
+
+def test_a_tools_bug_ends_the_question_as_an_error_row_naming_the_tool(manuals, settings, tmp_path):
+    folder = tmp_path / "plugins"
+    folder.mkdir()
+    (folder / "broken.py").write_text('''import madqa
+
+class Broken:
+    parameters = {"type": "object", "properties": {}}
+
+    def run(self, state, arguments):
+        return {}["missing"]
+
+@madqa.hookimpl
+def register_tools(register):
+    register("broken", lambda corpus, options: Broken(), "always fails")
+''', encoding="utf-8")
+    registry = collect(get_plugin_manager(folder, entry_points=False))
+    trace, _ = _run(manuals, registry, settings, [_call("broken"), {"answer": ["x"]}], tools=("broken",))
+    row = trace.row()
+    assert row["answer"] == [] and row["error"] == "the tool broken raised KeyError: 'missing'"
+    assert "Traceback" in next(s.message for s in trace.steps if s.type == "error" and s.where == "tool broken")

@@ -49,8 +49,8 @@ def call_sequence(row: Mapping[str, Any]) -> list[str]:
             tool = step.get("tool") or "search_documents"
             out.append(query if tool == "search_documents" else f"{tool}: {query}")
         elif step.get("type") == "tool":
-            arguments = step.get("arguments") if isinstance(step.get("arguments"), Mapping) else {}
-            shown = " ".join(f"{k}={v}" for k, v in arguments.items())
+            arguments = step.get("arguments")
+            shown = " ".join(f"{k}={v}" for k, v in arguments.items()) if isinstance(arguments, Mapping) else ""
             out.append(f"→ {step.get('name')}" + (f" {shown}" if shown else ""))
     return out
 
