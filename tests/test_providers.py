@@ -137,3 +137,16 @@ def test_the_gemini_fake_refuses_what_gemini_refuses_in_a_schema():
         "p.properties: should be non-empty for OBJECT type"]
     assert fp._gemini_schema({"type": "object", "properties": {"n": {"type": "integer", "enum": [1, 2]}}}, "p") == [
         "p.properties[n].enum: only strings"]
+
+
+def test_a_text_protocol_model_is_told_the_navigation_tools_and_its_calls_are_read(corpus):
+    replies = [fp.text(json.dumps({"tool": "open_page", "arguments": {"file": "report.pdf", "page": 2}})),
+               fp.json_answer(["62,500"], [{"file": "report.pdf", "page": 1}, {"file": "report.pdf", "page": 2}])]
+    with fp.FakeProvider("openai", replies) as provider:
+        row = ask(corpus, provider, tools=NAVIGATION, native_tools=False)
+    assert row["error"] is None and row["answer"] == ["62,500"]
+    system = json.dumps(provider.requests[0]["body"]["messages"][0])
+    assert "tools" not in provider.requests[0]["body"]
+    assert '{\\"tool\\": \\"<name>\\", \\"arguments\\": {...}}' in system and "- open_page(file: string, page: integer)" in system
+    opened = [s for s in row["trajectory"] if s["type"] == "tool"]
+    assert [(s["name"], [p["page"] for p in s["new_pages"]]) for s in opened] == [("open_page", [2])]
