@@ -335,3 +335,23 @@ def register_tools(register):
     row = trace.row()
     assert row["answer"] == [] and row["error"] == "the tool broken raised KeyError: 'missing'"
     assert "Traceback" in next(s.message for s in trace.steps if s.type == "error" and s.where == "tool broken")
+
+
+def test_tool_and_steer_steps_read_in_the_chat_escaped():
+    from madqa.types import PageRef, SteerStep, ToolStep
+    from madqa.ui.messages import step_message, thumbnail_caption
+
+    step = ToolStep(2, "open_page", {"file": "a_<b>.pdf", "page": 3}, "Opened below: File: a_<b>.pdf, Page: 3",
+                    (PageRef("a_<b>.pdf", 3),), (PageRef("a_<b>.pdf", 3),), by="person")
+    message = step_message(step)
+    import html
+
+    assert html.unescape(message["metadata"]["title"]).startswith('Tool 2: open_page {"file": "a_<b>.pdf"')
+    assert "<b>" not in message["metadata"]["title"]
+    assert "changed by the person steering" in message["content"]
+    assert "**Showed:** a\\_\\<b\\>\\.pdf p\\.3 (1 new)" in message["content"]  # escaped outside the code span
+    assert thumbnail_caption(PageRef("x/a.pdf", 3), step) == "p.3 · a.pdf (open_page, step 2)"
+    steer = step_message(SteerStep(3, "answer", (ToolCall("search_documents", {"query": "q"}),),
+                                   (ToolCall("submit_answer", {"answer": ["8.1%"]}),)))
+    assert html.unescape(steer["metadata"]["title"]) == "Person · step 3: answered in the model's place"
+    assert "Ran instead" in steer["content"] and "submit_answer" in steer["content"]

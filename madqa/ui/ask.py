@@ -24,7 +24,7 @@ from madqa.highlight import Highlight
 from madqa.index import find_pdfs
 from madqa.settings import PipelineConfig
 from madqa.trace import Trace
-from madqa.types import AnswerStep, PageRef, SearchStep, Step
+from madqa.types import AnswerStep, PageRef, SearchStep, Step, ToolStep
 from madqa.ui.citation_links import PICK_SUFFIX
 from madqa.ui.config_panel import FIELD_NAMES, ConfigPanel, build_config_panel, describe, resolve_config
 from madqa.ui.context import AGENT_CONCURRENCY, AGENT_CONCURRENCY_ID, AppContext, api_parameters, shown_error
@@ -153,8 +153,9 @@ def run_steps(ctx: AppContext, session: Any, corpus_key: str, config: PipelineCo
     yield from ctx.timed(steps, keys)
 
 
-def thumbnails(ctx: AppContext, session: Any, corpus_key: str, step: SearchStep) -> list[tuple[str, str, PageRef]]:
-    """(image path, caption, page) of every page a search newly showed the model."""
+def thumbnails(ctx: AppContext, session: Any, corpus_key: str,
+               step: SearchStep | ToolStep) -> list[tuple[str, str, PageRef]]:
+    """(image path, caption, page) of every page a search (or a navigation tool) newly showed the model."""
     corpus = ctx.sessions.corpus(session, corpus_key)
     out = []
     for ref in step.new_pages:
@@ -315,7 +316,7 @@ def build_ask_tab(ctx: AppContext) -> None:
                     yield out(pending_message("Waiting for the demo corpus", item))
                     continue
                 pending = chat.add(item)
-                if isinstance(item, SearchStep):
+                if isinstance(item, (SearchStep, ToolStep)):
                     for path, caption, ref in thumbnails(ctx, session, corpus_key, item):
                         seen_items.append((path, caption))
                         seen_list.append([corpus_key, ref.file, ref.page])

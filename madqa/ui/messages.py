@@ -411,9 +411,12 @@ def chip_label(ref: PageRef) -> str:
     return f"📄 {ref.file} · p.{ref.page}"
 
 
-def thumbnail_caption(ref: PageRef, step: SearchStep | None = None) -> str:
-    """A gallery caption: page first, so a narrow tile still shows it; the file's base name; the search."""
+def thumbnail_caption(ref: PageRef, step: SearchStep | ToolStep | None = None) -> str:
+    """A gallery caption: page first, so a narrow tile still shows it; the file's base name; the search (or
+    the tool that showed it)."""
     caption = f"p.{ref.page} · {ref.file.rsplit('/', 1)[-1]}"
+    if isinstance(step, ToolStep):
+        return caption + f" ({step.name}, step {step.iteration})"
     return caption + (f" (search {step.iteration})" if step is not None else "")
 
 
