@@ -23,7 +23,7 @@ from madqa.conversation import ChatTurn, next_question
 from madqa.errors import MadqaError, ServerLimitError
 from madqa.jsonl import clean_text
 from madqa.prompts import ANSWER_TOOL as ANSWER_TOOL  # re-exported: tests build tool lists with them
-from madqa.prompts import REPAIR_NOTE, system_prompt
+from madqa.prompts import OTHER_TOOLS_NOTE, REPAIR_NOTE, system_prompt
 from madqa.prompts import SEARCH_TOOL as SEARCH_TOOL
 from madqa.prompts import SYSTEM_PROMPT as SYSTEM_PROMPT  # re-exported: the benchmark's prompt
 from madqa.protocols import (
@@ -42,7 +42,7 @@ from madqa.search_call import PluginBug, SearchPipeline
 from madqa.settings import PipelineConfig, Settings, image_budget_px
 from madqa.tool_calls import ToolRunner, core_call
 from madqa.tool_text import read_tool_calls, strip_reasoning
-from madqa.tools import ANSWER, Observation, QuestionState, call_a_tool, offered_tools
+from madqa.tools import ANSWER, PAPER_TOOLS, Observation, QuestionState, call_a_tool, offered_tools
 from madqa.types import (
     AnswerStep,
     ErrorStep,
@@ -166,6 +166,9 @@ class Agent:
         question = clean_text(asked.question)  # a lone surrogate could be neither sent, shown nor saved
         cache = self.context.marks_cache(backend_capabilities(self.backend).provider)
         system = system_prompt(self.answer_always_present)
+        others = [n for n in self.tools if n not in (*PAPER_TOOLS, ANSWER)]
+        if others:  # the paper's prompt is kept as it was for the paper's tools
+            system += "\n\n" + OTHER_TOOLS_NOTE.format(tools=", ".join(others))
         given = [budget] if isinstance(budget, Budget) else list(budget or ())
         budgets = [Budget.from_options(self.config.part_options("budget")), *given]
         history: list[Turn] = []

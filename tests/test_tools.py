@@ -72,14 +72,17 @@ def _run(corpus, registry, settings, script, tools=NAVIGATION, **kwargs):  # noq
 
 
 def _call(name, **arguments):  # noqa: ANN001, ANN003, ANN202
-    return {"tool_calls": [{"name": name, "arguments": arguments}]}
+    return {"tool": name, "arguments": arguments}  # the scripted backend's one-call shorthand
 
 
 def _tool_results(backend, n):  # noqa: ANN001, ANN202
     return [m["content"] for m in backend.calls[n]["messages"] if m["role"] == "tool"]
 
 
-def test_the_default_and_every_preset_offer_the_papers_tools():
+def test_the_default_and_every_preset_offer_the_papers_tools(corpus, registry, settings):
+    _, backend = _run(corpus, registry, settings, [{"answer": []}], tools=("search_documents", "show_pages"))
+    from madqa.prompts import system_prompt
+    assert backend.calls[0]["messages"][0]["content"] == system_prompt(False)  # the paper's prompt, unchanged
     assert PipelineConfig().tools == ("search_documents", "show_pages")
     for name in ("offline", "gpt-4.1-mini", "claude-sonnet-4.5"):
         assert load_config(name).tools == ("search_documents", "show_pages")
@@ -93,6 +96,8 @@ def test_navigation_tools_outline_then_open_then_turn_the_page(manuals, registry
     ])
     offered = {t["function"]["name"] for t in backend.calls[0]["tools"]}
     assert offered == {*NAVIGATION, "submit_answer"}
+    system = backend.calls[0]["messages"][0]["content"]
+    assert "you may use these tools: list_documents, document_outline, open_page, next_pages, search_in" in system
     listing = _tool_results(backend, 1)[0]
     assert "- widget.pdf: 6 pages, text; title: Acme Widget Manual. Version 3." in listing and "3 documents" in listing
     outline = _tool_results(backend, 2)[1]
