@@ -360,3 +360,6 @@ def test_tool_and_steer_steps_read_in_the_chat_escaped():
                                    (ToolCall("submit_answer", {"answer": ["8.1%"]}),)))
     assert html.unescape(steer["metadata"]["title"]) == "Person · step 3: answered in the model's place"
     assert "Ran instead" in steer["content"] and "submit_answer" in steer["content"]
+    from madqa.cli.common import describe_step  # the CLI's view of the same steps
+    assert describe_step(step).startswith('[2] open_page {"file": "a_<b>.pdf", "page": 3}: shown: a_<b>.pdf p.3')
+    assert describe_step(SteerStep(3, "answer", (), (ToolCall("submit_answer", {}),))) == "[3] person: answer submit_answer"

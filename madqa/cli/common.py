@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import atexit
 import gc
+import json
 import sys
 import threading
 import time
@@ -205,6 +206,13 @@ def describe_step(step: Any) -> str:
         return f"[{step.iteration}] model{' (forced to answer)' if step.forced_answer else ''}: {text[:200]}{notes}"
     if kind == "error":
         return f"[{step.iteration}] error in {step.where}: {step.message}"
+    if kind == "tool":  # a tool other than a search (open_page, document_outline, a plugin's)
+        pages = ", ".join(f"{r.file} p.{r.page}" for r in step.new_pages) or "no new pages"
+        result = step.text.strip().replace("\n", " | ")
+        return f"[{step.iteration}] {step.name} {json.dumps(step.arguments, ensure_ascii=False)}: shown: {pages}\n" \
+               f"      {result[:300]}"
+    if kind == "steer":
+        return f"[{step.iteration}] person: {step.action} " + ", ".join(c.name for c in step.calls)
     cites = ", ".join(f"{c.file} p.{c.page}" for c in step.citations) or "none"
     answer = " | ".join(step.answer) if step.answer else "(no answer: refusal)"
     if step.failure:
