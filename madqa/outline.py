@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 HEADING_PAGES = 150  # pages read for headings when a PDF has no bookmarks
 FIRST_LINE_PAGES = 60  # pages listed by their first line when nothing else is found
-_VERSION = 1
+_VERSION = 2  # of what the drawer reads: a change makes cached outlines be read again
 
 
 @dataclass(frozen=True)

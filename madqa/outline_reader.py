@@ -43,16 +43,18 @@ def headings(lines: list[tuple[float, str, int]]) -> list[tuple[int, str, int]]:
     body_size = body.most_common(1)[0][0]
     pages = len({p for _, _, p in lines})
     repeats = Counter(text.lower() for _, text, _ in lines)
-    found = [(size, text, page) for size, text, page in lines
+    found = [(n, size, text, page) for n, (size, text, page) in enumerate(lines)
              if size >= body_size * HEADING_RATIO and 3 <= len(text) <= 120 and LETTERS.search(text)
              and (pages < 4 or repeats[text.lower()] <= max(2, pages // 4))]
-    sizes = sorted({s for s, _, _ in found}, reverse=True)[:3]
+    sizes = sorted({s for _, s, _, _ in found}, reverse=True)[:3]
     level = {s: n + 1 for n, s in enumerate(sizes)}
     out: list[tuple[int, str, int]] = []
-    for size, text, page in found:
+    last = -2
+    for n, size, text, page in found:
         lv = level.get(size, 3)
-        if out and out[-1][2] == page and out[-1][0] == lv and len(out[-1][1]) + len(text) < 120:
-            out[-1] = (lv, f"{out[-1][1]} {text}", page)  # a heading wrapped over two lines
+        if n == last + 1 and out and out[-1][2] == page and out[-1][0] == lv and len(out[-1][1]) + len(text) < 120:
+            out[-1] = (lv, f"{out[-1][1]} {text}", page)  # one heading wrapped over two lines in a row
         else:
             out.append((lv, text, page))
+        last = n
     return out[:MAX_ENTRIES]
