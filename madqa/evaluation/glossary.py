@@ -83,7 +83,7 @@ TERMS: dict[str, Term] = {
                                "tool such as open_page) returned a gold evidence page"),
     "tool_calls": Term("calls per tool", "calls", "how many times each tool was called, over all questions"),
     "tool_calls_per_question": Term("calls per tool, per question", "calls per question",
-                                    "each tool's calls per question (search_documents, open_page, ...)"),
+                                    "each tool's calls per question (search_documents, open_page, ...; the answer aside)"),
     "pages_by_search": Term("pages reached by search", _COUNT, "new pages the searches showed, over all questions"),
     "pages_by_navigation": Term("pages reached by navigation", _COUNT,
                                 "new pages the other tools (open_page, next_pages, ...) showed, over all questions"),

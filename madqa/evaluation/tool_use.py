@@ -69,7 +69,9 @@ def summary(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     hits = [u["first_step_hit"] for u in used if u["first_step_hit"] is not None]
     return {
         "tool_calls": [[name, n] for name, n in sorted(calls.items())],  # [tool, calls] pairs: names vary per run
-        "tool_calls_per_question": ", ".join(f"{name} {n / len(used):.2f}" for name, n in sorted(calls.items())),
+        # the tools the model chose (an answer ends every question: it is in ``tool_calls``, not here)
+        "tool_calls_per_question": " ".join(f"{name} {n / len(used):.2f}" for name, n in sorted(calls.items())
+                                            if name != ANSWER) or "none",
         "pages_by_search": sum(u["pages_search"] for u in used),
         "pages_by_navigation": sum(u["pages_navigation"] for u in used),
         "gold_pages_by_search": sum(u["gold_search"] for u in used),
