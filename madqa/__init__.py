@@ -34,8 +34,11 @@ from madqa.languages import DEFAULT as DEFAULT_LANGUAGE
 from madqa.languages import LANGUAGES, Language, language_named
 from madqa.ocr import OcrWord, find_tessdata, ocr_words
 from madqa.options import Option, read_options
+from madqa.outline import Outline, OutlineEntry, document_outline, outline_text
+from madqa.prompts import ANSWER_TOOL, SEARCH_TOOL, SHOW_TOOL
 from madqa.protocols import (
     CAPABILITIES,
+    AgentTool,
     Backend,
     BackendCapabilities,
     IndexingRetriever,
@@ -49,11 +52,13 @@ from madqa.protocols import (
     retriever_filters_files,
     retriever_indexing,
     run_key_user,
+    tool_checks_arguments,
 )
-from madqa.scope import ScopedQuery, parse_scope, search_scoped
+from madqa.scope import ScopedQuery, parse_scope, resolve_files, search_scoped
 from madqa.search_limits import SearchBudget, glob_regex, literal_prefix
 from madqa.text import lexical_similarity, match_key, quote_on_page, stemmed_note
-from madqa.tool_text import TEXT_PROTOCOL, TextCall, read_tool_calls, strip_reasoning
+from madqa.tool_text import TEXT_PROTOCOL, TextCall, read_tool_calls, strip_reasoning, text_protocol
+from madqa.tools import MAX_PAGES_PER_STEP, Observation, QuestionState
 from madqa.types import (
     NO_PAGES_NOTE,
     AnswerStep,
@@ -64,8 +69,10 @@ from madqa.types import (
     PageRef,
     SearchResult,
     SearchStep,
+    SteerStep,
     Step,
     ToolCall,
+    ToolStep,
     Usage,
 )
 from madqa.usage import estimate_usage
@@ -73,6 +80,8 @@ from madqa.usage import estimate_usage
 __version__ = "0.1.0"
 
 __all__ = [
+    "ANSWER_TOOL", "AgentTool", "MAX_PAGES_PER_STEP", "Observation", "Outline", "OutlineEntry", "QuestionState", "SEARCH_TOOL",
+    "SHOW_TOOL", "SteerStep", "tool_checks_arguments", "ToolStep", "document_outline", "outline_text", "resolve_files", "text_protocol",
     "CAPABILITIES", "Backend", "BackendCapabilities", "IndexingRetriever", "Option", "OptionError", "PageReader",
     "QueryStrategy", "Reranker", "Retriever", "RetrieverIndexing", "backend_capabilities", "reranker_candidates",
     "retriever_filters_files", "retriever_indexing", "run_key_user",

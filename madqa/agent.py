@@ -10,19 +10,21 @@ from __future__ import annotations
 import json
 import time
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Generator, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from functools import partial
+from typing import TYPE_CHECKING, Any, cast
 
 from madqa.answer import check_quotes, parse_answer, read_passages, resolve_citations
 from madqa.budget import Budget
 from madqa.context import ContextOptions, ModelTurn, NoteTurn, ShownPage, ToolTurn, Turn, build_messages
 from madqa.context import image_part as image_part  # re-exported: tests and plugins build messages with it
-from madqa.context import query_terms as _query_terms
 from madqa.conversation import ChatTurn, next_question
-from madqa.errors import MadqaError, SearchError, ServerLimitError
+from madqa.errors import MadqaError, ServerLimitError
 from madqa.jsonl import clean_text
-from madqa.prompts import ANSWER_TOOL, REPAIR_NOTE, SEARCH_TOOL, SHOW_TOOL, system_prompt
+from madqa.prompts import ANSWER_TOOL as ANSWER_TOOL  # re-exported: tests build tool lists with them
+from madqa.prompts import OTHER_TOOLS_NOTE, REPAIR_NOTE, system_prompt
+from madqa.prompts import SEARCH_TOOL as SEARCH_TOOL
 from madqa.prompts import SYSTEM_PROMPT as SYSTEM_PROMPT  # re-exported: the benchmark's prompt
 from madqa.protocols import (
     Backend,
@@ -30,30 +32,42 @@ from madqa.protocols import (
     Reranker,
     Retriever,
     backend_capabilities,
-    reranker_candidates,
     run_key_user,
 )
 from madqa.recovery import Sending, images_in, recover
 from madqa.refusals import is_refusal, refusal_items
 from madqa.render import render_page
-from madqa.scope import combine, describe_scope, parse_scope, resolve_files, search_scoped
+from madqa.scope import describe_scope, resolve_files, search_scoped
+from madqa.search_call import PluginBug, SearchPipeline
 from madqa.settings import PipelineConfig, Settings, image_budget_px
+from madqa.tool_calls import ToolRunner, core_call
 from madqa.tool_text import read_tool_calls, strip_reasoning
-from madqa.types import AnswerStep, ErrorStep, Hit, ModelDecision, ModelStep, PageRef, SearchStep, Step, ToolCall, Usage
+from madqa.tools import ANSWER, PAPER_TOOLS, Observation, QuestionState, call_a_tool, offered_tools
+from madqa.types import (
+    AnswerStep,
+    ErrorStep,
+    Hit,
+    ModelDecision,
+    ModelStep,
+    PageRef,
+    ProposedCalls,
+    SearchStep,
+    SteerReply,
+    SteerStep,
+    Step,
+    ToolCall,
+)
 from madqa.usage import estimate_usage
 
 if TYPE_CHECKING:
     from madqa.corpus import Corpus
     from madqa.plugins import Registry
 
-SEEDED_NOTE = "oracle: these are the gold evidence pages, given instead of a search"
 ASKED_AS = "a follow-up, asked as a standalone question (this backend reads no conversation): "
-MAX_SHOWN_AGAIN = 5  # pages one show_pages call may ask for
 MAX_RECOVERIES = 4  # times one turn is sent again with less after a server limit
 UNREADABLE_ANSWER = "the submit_answer arguments could not be read, even after a repair turn"
 NO_ANSWER_FLAGS = ("the model failed", "no answer could be parsed", UNREADABLE_ANSWER)  # rows of older versions
-CALL_A_TOOL = ("Call search_documents to search, show_pages to see pages again, or submit_answer to answer "
-               "(answer: a list of short values; citations: file, page and a verbatim quote).")
+
 
 
 @dataclass
@@ -102,7 +116,13 @@ class Agent:
         self.sending = Sending(ContextOptions.from_options(config.part_options("context")),
                                image_budget_px(settings, self.config))
         self.answer_always_present = bool(config.answer_always_present)
+        self.tools = offered_tools(registry, self.config.tools, corpus)  # the tools offered, submit_answer last
         Budget.from_options(config.part_options("budget"))  # bad budget options fail here, not mid-run
+
+    @property
+    def searching(self) -> SearchPipeline:
+        """The config's search parts as they are now (a test may swap one on a built agent)."""
+        return SearchPipeline(self.corpus, self.retriever, self.reranker, self.strategy, self.config.top_k)
 
     @property
     def context(self) -> ContextOptions:
@@ -111,6 +131,20 @@ class Agent:
     def run(self, question: str, first_hits: Sequence[Hit] | None = None,
             budget: Budget | Sequence[Budget] | None = None,
             conversation: Sequence[ChatTurn] = (), scope: Sequence[str] = ()) -> Iterator[Step]:
+        """The question's steps as they happen (see ``_loop``); the last one is always an AnswerStep."""
+        return cast(Iterator[Step], self._loop(question, first_hits, budget, conversation, scope, steer=False))
+
+    def run_steered(self, question: str, budget: Budget | Sequence[Budget] | None = None,
+                    conversation: Sequence[ChatTurn] = (),
+                    scope: Sequence[str] = ()) -> Generator[Step | ProposedCalls, SteerReply | None, None]:
+        """``run`` with a person beside the agent (Steer): before the model's tool calls run, a
+        ``ProposedCalls`` is yielded and the face sends back a ``SteerReply`` (``next()`` approves)."""
+        return self._loop(question, None, budget, conversation, scope, steer=True)
+
+    def _loop(self, question: str, first_hits: Sequence[Hit] | None,
+              budget: Budget | Sequence[Budget] | None,
+              conversation: Sequence[ChatTurn], scope: Sequence[str],
+              steer: bool) -> Generator[Step | ProposedCalls, SteerReply | None, None]:
         """Yield each step as it happens; the last one is always an AnswerStep: an answer, a refusal, or
         a failure (``failure`` set: the model or a plugin failed, or no answer could be read).
 
@@ -122,7 +156,10 @@ class Agent:
         their text before the question for a backend that reads it, else a standalone question.
         ``scope``: the files searched (one document, a chosen set; names as the corpus has them, or as a
         person types them: ``madqa.scope.resolve_files``); empty: the whole collection. The model is told.
-        A query's own ``file:NAME`` terms narrow it further. Raises ScopeError for a name not in the corpus."""
+        A query's own ``file:NAME`` terms narrow it further. Raises ScopeError for a name not in the corpus.
+        ``steer`` (a person beside the agent, ``madqa.ui.steer``): before the model's tool calls run, a
+        ``ProposedCalls`` is yielded; the face sends back a ``SteerReply`` (``next()`` approves), and a
+        ``SteerStep`` records what the person did. Without it only steps are yielded."""
         files = resolve_files(scope, self.corpus.documents) if scope else ()
         reads = backend_capabilities(self.backend).reads_conversation
         asked = next_question(conversation, clean_text(question), reads)
@@ -131,6 +168,9 @@ class Agent:
         # the scope is a standing rule of the run, told in the system prompt: a user message before the
         # question would be read as the question by a backend that takes the first one (the offline baseline)
         system = "\n\n".join(t for t in (system_prompt(self.answer_always_present), describe_scope(files)) if t)
+        others = [n for n in self.tools if n not in (*PAPER_TOOLS, ANSWER)]
+        if others:  # the paper's prompt is kept as it was for the paper's tools
+            system += "\n\n" + OTHER_TOOLS_NOTE.format(tools=", ".join(others))
         given = [budget] if isinstance(budget, Budget) else list(budget or ())
         budgets = [Budget.from_options(self.config.part_options("budget")), *given]
         history: list[Turn] = []
@@ -152,7 +192,7 @@ class Agent:
                 return
             spent = spent or next((due for b in budgets if (due := b.answer_due)), None)
             force = iteration >= last or spent is not None
-            tools = [ANSWER_TOOL] if force else [SEARCH_TOOL, SHOW_TOOL, ANSWER_TOOL]
+            tools = [self.tools[ANSWER].schema()] if force else [t.schema() for t in self.tools.values()]
             decision: ModelDecision | None = None
             for attempt in range(MAX_RECOVERIES + 1):
                 # asked each turn: a backend may learn mid-run that its server takes no images
@@ -200,6 +240,13 @@ class Agent:
             if decision.finish_reason in ("content_filter", "length"):
                 yield self._failed(iteration, _cut_off(decision), notes)
                 return
+            by_person: set[str] = set()
+            if steer and (proposed := _proposal(decision, iteration)):  # the face may change the calls first
+                reply = yield ProposedCalls(iteration, proposed, decision.text)
+                decision, steered = _steered(decision, proposed, reply, iteration)
+                yield steered
+                calls = decision.tool_calls
+                by_person = {c.id for c in calls} if steered.action != "approve" else set()
             broken = [c for c in calls if c.error]
             if broken and not repaired_call:  # one repair turn: quote the parse error back to the model
                 repaired_call = True
@@ -233,35 +280,50 @@ class Agent:
                     continue
             if not calls:
                 history.append(ModelTurn(iteration, decision.text))
-                history.append(NoteTurn(iteration, CALL_A_TOOL))
+                history.append(NoteTurn(iteration, call_a_tool(list(self.tools))))
                 continue
             ids = [call.id or f"call_{iteration}_{n}" for n, call in enumerate(calls)]  # tool results answer these
             history.append(ModelTurn(iteration, decision.text, tuple(
                 (call_id, c.name, json.dumps(c.arguments)) for c, call_id in zip(calls, ids, strict=True))))
+            runner = ToolRunner(partial(self._display, vision=vision))
+            asked_state = self._question_state(iteration, state, runner)
             for call, call_id in zip(calls, ids, strict=True):
+                pages: Sequence[ShownPage] = ()
                 if call.error:
-                    pages: Sequence[ShownPage]
-                    text, pages = (f"Error: the arguments of {call.name} could not be read: {call.error}. Call "
-                                   f"{call.name} again with its arguments as one valid JSON object."), ()
-                elif call.name == "search_documents":
+                    text = (f"Error: the arguments of {call.name} could not be read: {call.error}. Call "
+                            f"{call.name} again with its arguments as one valid JSON object.")
+                elif call.name in self.tools and call.name != ANSWER:
                     try:
-                        step, text, pages = self._search(iteration, call, state, vision)
-                    except _PluginBug as bug:
+                        recorded, text, pages = runner.run(self.tools[call.name], call, asked_state,
+                                                       "person" if call.id in by_person else "model")
+                    except PluginBug as bug:
                         yield ErrorStep(iteration, bug.where, _traceback(bug.error))
                         yield self._failed(iteration, f"the {bug.where} raised {_describe(bug.error)}", notes)
                         return
-                    if step.usage.total_tokens or step.cost_usd:  # the query strategy's own model call
-                        for b in budgets:
-                            b.charge(step.usage, step.cost_usd)
-                    yield step
-                elif call.name == "show_pages":
-                    text, pages = self._show(call, state, vision)
-                    if not pages:
-                        yield ErrorStep(iteration, "tool", text)
+                    for done in recorded:
+                        if isinstance(done, SearchStep) and (done.usage.total_tokens or done.cost_usd):
+                            for b in budgets:  # the query strategy's own model call
+                                b.charge(done.usage, done.cost_usd)
+                        yield done
+                elif call.name == ANSWER:
+                    text = ("Error: the submit_answer arguments hold no answer: give 'answer', a list of short "
+                            "values, and 'citations', a list of {file, page, quote}.")
+                    yield ErrorStep(iteration, "tool", text)
                 else:
-                    text, pages = f"unknown tool {call.name!r}; use search_documents, show_pages or submit_answer", ()
+                    names = [n for n in self.tools if n != ANSWER]
+                    text = f"unknown tool {call.name!r}; use {', '.join(names)} or {ANSWER}"
                     yield ErrorStep(iteration, "tool", text)
                 history.append(ToolTurn(iteration, call_id, text, tuple(pages)))
+
+    def _question_state(self, iteration: int, state: SearchState, runner: ToolRunner) -> QuestionState:
+        """What the tools of one model turn may read and do."""
+
+        def search(query: Any, files: Collection[str] | None = None, tool: str = "search_documents") -> Observation:
+            step, text, pages = self.searching.run(iteration, query, state, runner.display, files, tool)
+            return Observation(text, tuple(pages), step.error, (step,))
+
+        return QuestionState(state.question, iteration, self.corpus, self.settings, self.config.top_k, state,
+                             core_call(search), core_call(runner.display))
 
     def _failed(self, iteration: int, failure: str, notes: list[str]) -> AnswerStep:
         """The end of a question with no answer that can be scored: the row's ``error``, never a 0."""
@@ -291,91 +353,6 @@ class Agent:
         except MadqaError:  # a damaged page store: the image is what counts; an excerpt is a courtesy
             text = ""
         return ShownPage(ref, image, mime, text or "", terms)
-
-    def _show(self, call: ToolCall, state: SearchState, vision: bool) -> tuple[str, list[ShownPage]]:
-        """``show_pages``: the pages asked for, again in full in the next request."""
-        wanted = call.arguments.get("pages") if isinstance(call.arguments, dict) else None
-        if not isinstance(wanted, list) or not wanted:
-            return "Error: show_pages needs 'pages', a list of {\"file\", \"page\"} from the page labels.", []
-        pages: list[ShownPage] = []
-        problems: list[str] = []
-        for item in wanted[:MAX_SHOWN_AGAIN]:
-            file = item.get("file") if isinstance(item, dict) else None
-            page = item.get("page") if isinstance(item, dict) else None
-            if not isinstance(file, str) or isinstance(page, bool) or not isinstance(page, int) \
-                    or not self.corpus.has_page(file, page):
-                problems.append(f"no such page: {json.dumps(item)[:120]}")
-                continue
-            ref = PageRef(file, page)
-            try:
-                pages.append(self._display(ref, state.terms.get(ref, ()), vision))
-            except (MadqaError, OSError) as exc:  # a page that cannot be drawn (RenderError, PageLimitError): said
-                problems.append(f"{ref.label()} could not be shown: {_describe(exc)}")
-        state.seen.update(p.ref for p in pages)
-        lines = [f"Shown again below: {'; '.join(p.ref.label() for p in pages)}" if pages else "No page shown."]
-        if len(wanted) > MAX_SHOWN_AGAIN:
-            lines.append(f"Only the first {MAX_SHOWN_AGAIN} pages asked for are shown.")
-        lines += [f"Error: {p}" for p in problems]
-        return "\n".join(lines), pages
-
-    # --- one search ------------------------------------------------------------------------
-
-    def _search(self, iteration: int, call: ToolCall, state: SearchState,
-                vision: bool = True) -> tuple[SearchStep, str, list[ShownPage]]:
-        started = time.perf_counter()
-        written = call.arguments.get("query") if isinstance(call.arguments, dict) else None
-        if not isinstance(written, str) or not written.strip():
-            step = SearchStep(iteration, str(written or ""), "", (), (), error="no query given")
-            return step, "Error: search_documents needs a non-empty 'query' string.", []
-        executed, strategy_note, retriever_note, error = written, None, None, None
-        hits: tuple[Hit, ...] = ()
-        spent: Any = None
-        if state.seeded is not None and not state.queries:
-            hits, retriever_note = state.seeded, SEEDED_NOTE
-        else:
-            where = "query strategy"
-            try:
-                # the query's file:NAME terms are the scope, not words to match (ScopeError: an observation)
-                scoped = parse_scope(written, self.corpus.documents)
-                files = combine(state.scope, scoped.files)
-                if not scoped.query:
-                    raise SearchError("the query has only file: terms; add the words to search for in the file")
-                # (query, note), or (query, note, spent) when the strategy called a model of its own:
-                # ``spent`` has ``usage`` and ``cost_usd`` (a ModelDecision does), counted in the run's totals
-                executed, strategy_note, *extra = self.strategy.rewrite(scoped.query or written, state)
-                spent = extra[0] if extra else None
-                # a reranker may ask to see more candidates than are shown (its ``candidates`` attribute)
-                depth = max(self.config.top_k, reranker_candidates(self.reranker))
-                where = "retriever"
-                result = search_scoped(self.retriever, executed, depth, files)
-                retriever_note = result.note
-                where = "reranker"
-                hits = tuple(self.reranker.rerank(state.question, executed, list(result.hits)))[: self.config.top_k]
-            except MadqaError as exc:  # a plugin's own failure (a bad query, a timeout) is an observation
-                error = _describe(exc)
-            except Exception as exc:  # a bug: the question ends as an error row, with the traceback
-                raise _PluginBug(where, exc) from exc
-        again = _normal(executed) in {_normal(q) for q in state.queries}  # the same search: show its pages again
-        new = tuple(dict.fromkeys(h.ref for h in hits if again or h.ref not in state.seen))
-        terms = _query_terms(executed)
-        displayed: list[ShownPage] = []
-        for ref in new:
-            try:
-                displayed.append(self._display(ref, terms, vision))
-            except (MadqaError, OSError) as exc:  # a page that cannot be drawn is an observation; a bug raises
-                error = (error + "; " if error else "") + f"{ref.label()} could not be shown: {_describe(exc)}"
-        shown = [p.ref for p in displayed if p.ref not in state.seen]
-        for page in displayed:
-            state.terms.setdefault(page.ref, terms)
-        state.seen.update(shown)
-        state.written.append(written)
-        state.queries.append(executed)
-        state.hits.append(hits)
-        state.new_page_counts.append(len(shown))
-        step = SearchStep(iteration, written, executed, hits, tuple(shown), strategy_note, retriever_note, error,
-                          time.perf_counter() - started, usage=getattr(spent, "usage", None) or Usage(),
-                          cost_usd=getattr(spent, "cost_usd", None))
-        return step, _tool_text(step, [p.ref for p in displayed]), displayed
 
     # --- the answer ------------------------------------------------------------------------
 
@@ -410,6 +387,32 @@ def _answer_payload(decision: ModelDecision) -> Any:
     if not decision.tool_calls and text and parse_answer(text) is not None:
         return text
     return None
+
+
+def _proposal(decision: ModelDecision, iteration: int) -> tuple[ToolCall, ...]:
+    """The calls a person is asked about: the model's readable calls, or its structured answer as a call."""
+    if any(c.error for c in decision.tool_calls):
+        return ()  # an unreadable call goes back to the model first (one repair turn)
+    if decision.tool_calls:
+        return tuple(decision.tool_calls)
+    if isinstance(decision.answer, dict):
+        return (ToolCall(ANSWER, dict(decision.answer), f"answer_{iteration}"),)
+    return ()
+
+
+def _steered(decision: ModelDecision, proposed: tuple[ToolCall, ...], reply: SteerReply | None,
+             iteration: int) -> tuple[ModelDecision, SteerStep]:
+    """The decision with the person's calls in place of the model's, and the step recording it."""
+    if reply is None or (reply.calls is None and reply.answer is None):
+        return replace(decision, tool_calls=proposed, answer=None), SteerStep(iteration, "approve", proposed, proposed)
+    if reply.answer is not None:
+        calls: tuple[ToolCall, ...] = (ToolCall(ANSWER, dict(reply.answer), f"person_{iteration}"),)
+        action = "answer"
+    else:
+        calls = tuple(ToolCall(c.name, dict(c.arguments), f"person_{iteration}_{n}")
+                      for n, c in enumerate(reply.calls or ()))
+        action = "edit" if [c.name for c in calls] == [c.name for c in proposed] else "replace"
+    return replace(decision, tool_calls=calls, answer=None), SteerStep(iteration, action, proposed, calls)
 
 
 def _reply_text(decision: ModelDecision) -> str:
@@ -456,33 +459,6 @@ def _cut_off(decision: ModelDecision) -> str:
             "--set backend.max_tokens=N (e.g. 4096)")
 
 
-def _normal(query: str) -> str:
-    return " ".join(query.lower().split())
-
-
-def _tool_text(step: SearchStep, displayed: list[PageRef]) -> str:
-    """The text-only tool result; the pages follow in a user message."""
-    lines = []
-    if step.error:
-        lines.append(f"Error: {step.error}")
-    if step.executed_query != step.query:
-        lines.append(f"The query was run as: {step.executed_query}")
-    if step.retriever_note:
-        lines.append(f"Note: {step.retriever_note}")
-    already = [h.ref.label() for h in step.hits if h.ref not in displayed]
-    again = [ref for ref in displayed if ref not in step.new_pages]
-    if displayed:
-        lines.append(f"Found {len(step.hits)} pages; {len(step.new_pages)} new"
-                     + (f", {len(again)} shown again" if again else "") + ", shown below:")
-    else:
-        lines.append(f"Found {len(step.hits)} pages; none new.")
-    lines += [f"- {ref.label()}" for ref in displayed]
-    if already:
-        lines.append("Already shown earlier (not repeated; see their excerpts, or call show_pages): "
-                     + "; ".join(already))
-    return "\n".join(lines)
-
-
 def _describe(exc: BaseException) -> str:
     return str(exc) if isinstance(exc, MadqaError) else f"{type(exc).__name__}: {exc}"
 
@@ -490,11 +466,3 @@ def _describe(exc: BaseException) -> str:
 def _traceback(exc: BaseException) -> str:
     """The error and its traceback, for the trajectory (the plugin's author reads it there)."""
     return "".join(traceback.format_exception(exc)).strip()[-4000:]
-
-
-class _PluginBug(Exception):
-    """A plugin raised something other than madqa's own errors: the question ends as an error row."""
-
-    def __init__(self, where: str, error: BaseException) -> None:
-        super().__init__(where)
-        self.where, self.error = where, error

@@ -101,3 +101,18 @@ def register_embedders(register: Register) -> None:
     sentence saying what the vectors are, printed beside the figures made with them). Used by the
     embedding query drift of ``madqa eval --embedding-drift``. Returns None.
     """
+
+
+@hookspec
+def register_tools(register: Register) -> None:
+    """Called once per plugin manager to collect agent tools (what the model may call besides answering).
+
+    Register ``name -> factory(corpus, options)``; ``description`` is what the model reads about the tool.
+    The factory returns a ``madqa.AgentTool``: ``parameters`` (the JSON schema of its arguments, an object
+    schema) and ``run(state: madqa.QuestionState, arguments: dict) -> madqa.Observation`` (text, and pages
+    to show as images). A config offers the tools it names (``tools = [...]``); the built-ins are
+    search_documents, show_pages, submit_answer and the navigation tools (``madqa_plugins/tools``). A tool's
+    own failure is a madqa error (the model reads it); anything else it raises ends the question as an
+    error row. The loop checks the arguments against ``parameters`` first, unless the tool declares
+    ``checks_arguments = True``. Returns None.
+    """

@@ -153,7 +153,15 @@ def mark_words(path: str, file: str, page: int, source: str | None, language: st
         return shown, used, missing, pdf_page.rect.width, memo.added
 
 
-OPERATIONS: dict[str, Callable[..., Any]] = {"draw": draw_image, "mark": mark_words}
+def outline_entries(path: str, file: str, max_pages: int, limits: DrawLimits) -> tuple[str, list[tuple[int, str, int]]]:
+    """A document's bookmarks, else its headings by font size (``madqa.outline_reader``), read in the drawer."""
+    from madqa.outline_reader import read_outline
+
+    with _open(Path(path), file) as doc:
+        return read_outline(doc, max_pages)
+
+
+OPERATIONS: dict[str, Callable[..., Any]] = {"draw": draw_image, "mark": mark_words, "outline": outline_entries}
 
 
 def _serve(conn: Connection, memory_mb: int) -> None:

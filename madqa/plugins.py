@@ -21,11 +21,11 @@ import pluggy
 from madqa import hookspecs
 from madqa.errors import PluginError
 from madqa.options import Option, declared_options
-from madqa.protocols import Backend, PageReader, QueryStrategy, Reranker, Retriever
+from madqa.protocols import AgentTool, Backend, PageReader, QueryStrategy, Reranker, Retriever
 from madqa.settings import Settings
 
 _REPO_ROOT = Path(__file__).resolve().parent.parent
-KINDS = ("retriever", "reranker", "query_strategy", "backend", "page_reader", "embedder")
+KINDS = ("retriever", "reranker", "query_strategy", "backend", "page_reader", "embedder", "tool")
 _HOOK_OF_KIND = {
     "retriever": "register_retrievers",
     "reranker": "register_rerankers",
@@ -33,6 +33,7 @@ _HOOK_OF_KIND = {
     "backend": "register_backends",
     "page_reader": "register_page_readers",
     "embedder": "register_embedders",
+    "tool": "register_tools",
 }
 BUILTIN_PLUGINS = (
     "madqa_plugins.whoosh.whoosh_bm25",
@@ -50,6 +51,9 @@ BUILTIN_PLUGINS = (
     "madqa_plugins.scripted",
     "madqa_plugins.offline.offline_backend",
     "madqa_plugins.litellm.litellm_backend",
+    "madqa_plugins.tools.paper_tools",
+    "madqa_plugins.tools.navigation",
+    "madqa_plugins.tools.outline_tool",
 )
 
 
@@ -107,6 +111,8 @@ class Registry:
     def create(self, kind: Literal["backend"], name: str, *args: Any, **kwargs: Any) -> Backend: ...
     @overload
     def create(self, kind: Literal["page_reader"], name: str, *args: Any, **kwargs: Any) -> PageReader: ...
+    @overload
+    def create(self, kind: Literal["tool"], name: str, *args: Any, **kwargs: Any) -> AgentTool: ...
     @overload
     def create(self, kind: str, name: str, *args: Any, **kwargs: Any) -> object: ...
 

@@ -29,6 +29,10 @@ def system_prompt(answer_always_present: bool) -> str:
 
 SYSTEM_PROMPT = system_prompt(True)  # the paper's prompt (benchmark runs)
 
+# Added to the system prompt only when a config offers tools beyond the paper's (search, show_pages): the
+# paper's prompt stays byte for byte what it was for the paper's setup.
+OTHER_TOOLS_NOTE = """Besides searching, you may use these tools: {tools}. Use them the way a person browses a collection: read a document's outline, open the page a section starts on, turn the page."""
+
 # One short turn restating the answer format, after a reply the loop could not read as an answer
 # (prose, other keys, unreadable JSON, a search when it had to answer). No search tool is offered.
 REPAIR_NOTE = """Your last reply could not be read as a final answer{why}. Do not search again. Call submit_answer now, or reply with only this JSON object:

@@ -23,6 +23,7 @@ from madqa.types import Hit, ModelDecision, SearchResult
 
 if TYPE_CHECKING:
     from madqa.agent import SearchState
+    from madqa.tools import Observation, QuestionState
 
 
 @runtime_checkable
@@ -79,6 +80,18 @@ class PageReader(Protocol):
     def read(self, page: Any, file: str, number: int) -> str | None: ...
 
 
+@runtime_checkable
+class AgentTool(Protocol):
+    """A tool the agent may call (``register_tools``): the JSON schema of its arguments and what a call does.
+
+    ``run`` returns a ``madqa.Observation`` (text, and pages to show); a failure it can explain is a madqa
+    error (``madqa.SearchError``, ...), which the model reads as the call's result."""
+
+    parameters: dict[str, Any]
+
+    def run(self, state: QuestionState, arguments: dict[str, Any]) -> Observation: ...
+
+
 @dataclass(frozen=True)
 class Capability:
     """One optional capability: on which kind, on what (the component or its factory), its default."""
@@ -106,6 +119,9 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability("use_run_key", "query_strategy", "component", None,
                "use_run_key(api_key, api_base, provider) -> bool: a strategy calling a model of its own spends "
                "the run's key (a web visitor's) where it goes; returns whether it does"),
+    Capability("checks_arguments", "tool", "component", False,
+               "True: run() gets the model's arguments unchecked and says itself what is wrong with them (a "
+               "search records a failed search); else the loop checks them against the tool's parameters first"),
     Capability("filters_files", "retriever", "component", False,
                "True: search(query, k, files=frozenset) returns hits from those files only (a scope); else the "
                "core asks for more hits and drops those outside the scope (madqa.scope.search_scoped)"),
@@ -161,6 +177,11 @@ RunKeyUser = Callable[[str, str | None, str | None], bool]
 def retriever_filters_files(retriever: Retriever) -> bool:
     """Whether the retriever's ``search`` takes ``files=`` (a scope) and honours it."""
     return _declared(retriever, "filters_files") is True
+
+
+def tool_checks_arguments(tool: AgentTool) -> bool:
+    """Whether the tool checks its arguments itself (else the loop checks them against its schema)."""
+    return _declared(tool, "checks_arguments") is True
 
 
 def run_key_user(strategy: QueryStrategy) -> RunKeyUser | None:

@@ -269,13 +269,24 @@ class PipelineConfig:
     # The benchmark's closed world ("the answer is definitely in the documents"); False (the default for
     # people's own PDFs) lets the model answer that the documents do not hold the answer.
     answer_always_present: bool = False
+    # The tools the agent is offered (``register_tools``; ``submit_answer`` is always offered too). The
+    # default is the MADQA paper's agent: search, plus show_pages to see a page again. Navigation tools:
+    # list_documents, document_outline, open_page, next_pages, search_in (docs/plugins.md).
+    tools: tuple[str, ...] = ("search_documents", "show_pages")
     # Per-part options, handed to the part's factory: {"retriever": {...}, "reranker": {...},
     # "query_strategy": {...}, "backend": {...}, "context": {...} (the context policy, madqa/context.py)}.
     # In TOML: an ``[options.retriever]`` table; on the command line: ``--set retriever.analyzer=stemming``,
     # ``--set backend.timeout=30``, ``--set context.images_kept=1``.
     options: dict[str, dict[str, Any]] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        if isinstance(self.tools, (list, tuple)):  # a TOML array arrives as a list
+            object.__setattr__(self, "tools", tuple(self.tools))
+
     def validate(self) -> PipelineConfig:
+        if not isinstance(self.tools, tuple) or not all(isinstance(t, str) and t for t in self.tools) \
+                or len(set(self.tools)) != len(self.tools):
+            raise SettingsError(f"tools must be a list of distinct tool names, not {self.tools!r}")
         unknown = set(self.options) - set(OPTION_PARTS)
         if unknown or not all(isinstance(v, dict) for v in self.options.values()):
             raise SettingsError(f"options are tables named after a part ({', '.join(OPTION_PARTS)}), "
@@ -323,14 +334,20 @@ class PipelineConfig:
             if "backend" in changed:  # another backend: named by what answers, not by the config it left
                 base = f"{changed['backend']}:{changed.get('model', self.model)}"
                 label = {k: v for k, v in label.items() if k not in ("backend", "model")}
-            changed["name"] = base + ("[" + ",".join(f"{k}={v}" for k, v in sorted(label.items())) + "]"
+            changed["name"] = base + ("[" + ",".join(f"{k}={_label(v)}" for k, v in sorted(label.items())) + "]"
                                       if label else "")
         return replace(self, **changed).validate()
 
     def to_dict(self) -> dict[str, Any]:
         d = {f.name: getattr(self, f.name) for f in fields(self)}
+        d["tools"] = list(self.tools)
         d["options"] = {part: dict(table) for part, table in self.options.items()}
         return d
+
+
+def _label(value: Any) -> str:
+    """A changed value as the config's name shows it (a list of tools as ``a+b``)."""
+    return "+".join(str(v) for v in value) if isinstance(value, (list, tuple)) else str(value)
 
 
 OPTION_PARTS = ("retriever", "reranker", "query_strategy", "backend", "context", "budget")

@@ -29,6 +29,24 @@ TEXT_PROTOCOL = """
 You cannot call tools directly. To search, reply with only {"search": "<query>"}. To see pages again, reply with only {"show_pages": [{"file": "...", "page": 1}]}. To answer, reply with only {"answer": ["..."], "citations": [{"file": "...", "page": 1, "quote": "..."}]}."""
 
 
+
+
+def text_protocol(tools: Sequence[dict[str, Any]] = ()) -> str:
+    """The JSON-in-text protocol's instructions for the tools offered (OpenAI-shape schemas): the paper's
+    three in their short shapes (``TEXT_PROTOCOL``), any other as ``{"tool": name, "arguments": {...}}``."""
+    others = [t.get("function", {}) for t in tools
+              if t.get("function", {}).get("name") not in ("search_documents", "show_pages", "submit_answer")]
+    if not others:
+        return TEXT_PROTOCOL
+    lines = [TEXT_PROTOCOL, 'To call another tool, reply with only {"tool": "<name>", "arguments": {...}}. Other tools:']
+    for fn in others:
+        props = (fn.get("parameters") or {}).get("properties") or {}
+        required = set((fn.get("parameters") or {}).get("required") or ())
+        args = ", ".join(f"{k}: {v.get('type', 'any')}{'' if k in required else ' (optional)'}" for k, v in props.items())
+        lines.append(f"- {fn.get('name')}({args}): {fn.get('description', '')}")
+    return "\n".join(lines)
+
+
 @dataclass(frozen=True)
 class TextCall:
     """One tool call read from text; ``error`` (arguments left empty) says why it could not be read."""

@@ -128,6 +128,7 @@ class SearchStep:
     elapsed_s: float = 0.0
     usage: Usage = field(default_factory=Usage)
     cost_usd: float | None = None
+    tool: str = "search_documents"  # the tool that searched (search_in: within one document)
     type: Literal["search"] = "search"
 
     def to_dict(self) -> dict[str, Any]:
@@ -231,4 +232,66 @@ class ErrorStep:
         return asdict(self)
 
 
-Step = SearchStep | ModelStep | AnswerStep | ErrorStep
+@dataclass(frozen=True)
+class ToolStep:
+    """One call of a tool other than a search (which is a SearchStep): a navigation tool, a plugin's.
+
+    ``pages``: the pages its observation displayed; ``new_pages``: those of them the agent had not seen
+    before (reached by navigation, not by search). ``by``: ``model``, or ``person`` when Steer changed it."""
+
+    iteration: int
+    name: str
+    arguments: dict[str, Any]
+    text: str
+    pages: tuple[PageRef, ...] = ()
+    new_pages: tuple[PageRef, ...] = ()
+    error: str | None = None
+    elapsed_s: float = 0.0
+    by: str = "model"
+    type: Literal["tool"] = "tool"
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["pages"] = [asdict(p) for p in self.pages]
+        d["new_pages"] = [asdict(p) for p in self.new_pages]
+        return d
+
+
+@dataclass(frozen=True)
+class SteerStep:
+    """A person's answer to the model's proposed tool calls (Steer, ``madqa.ui.steer``): what was proposed,
+    what ran instead. ``action``: ``approve``, ``edit`` (same tools, other arguments), ``replace`` (other
+    tools) or ``answer`` (the person answered: ``calls`` is one submit_answer)."""
+
+    iteration: int
+    action: str
+    proposed: tuple[ToolCall, ...]
+    calls: tuple[ToolCall, ...]
+    type: Literal["steer"] = "steer"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"iteration": self.iteration, "action": self.action, "type": self.type,
+                "proposed": [asdict(c) for c in self.proposed], "calls": [asdict(c) for c in self.calls]}
+
+
+@dataclass(frozen=True)
+class ProposedCalls:
+    """The model's next tool calls, before they run: yielded only by ``Agent.run(steer=True)``. The face
+    answers with ``generator.send(SteerReply(...))``; ``next()`` (None) approves. Not part of a trace."""
+
+    iteration: int
+    calls: tuple[ToolCall, ...]
+    text: str | None = None
+    type: Literal["proposed"] = "proposed"
+
+
+@dataclass(frozen=True)
+class SteerReply:
+    """What the person beside the agent decided: approve the proposed calls (both fields None), run
+    ``calls`` instead, or ``answer`` (``{"answer": [...], "citations": [{"file", "page"}]}``) now."""
+
+    calls: tuple[ToolCall, ...] | None = None
+    answer: dict[str, Any] | None = None
+
+
+Step = SearchStep | ModelStep | AnswerStep | ErrorStep | ToolStep | SteerStep

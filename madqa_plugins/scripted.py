@@ -1,7 +1,8 @@
 """Backend ``scripted``: plays a given list of decisions, for tests and for replaying a trajectory.
 
 Each decision is a dict: ``{"search": "query"}``, ``{"answer": [...], "citations": [...]}``,
-``{"text": "..."}``, ``{"tool_calls": [{"name", "arguments"}]}``, ``{"raise": "message"}``,
+``{"text": "..."}``, ``{"tool_calls": [{"name", "arguments"}]}`` (any tool the config offers: ``open_page``,
+``document_outline``, a plugin's), ``{"tool": "name", "arguments": {...}}`` (one such call), ``{"raise": "message"}``,
 ``{"limit": "images_per_request", "value": 1}`` (the server refused the request for a limit:
 ``madqa.ServerLimitError``) or ``{"broken": ToolCall}`` (a call whose arguments could not be read,
 as a real backend reports it). Any decision may add ``"finish_reason"`` (e.g. ``"length"``).
@@ -46,6 +47,9 @@ class ScriptedBackend:
                                        usage=usage, cost_usd=0.0, raw={"notes": [f"{call.name}: {call.error}"]})
         if "search" in item:
             call = madqa.ToolCall("search_documents", {"query": item["search"]}, f"s{len(self.calls)}")
+            return madqa.ModelDecision(text=item.get("text"), tool_calls=(call,), usage=usage, cost_usd=0.0)
+        if "tool" in item:
+            call = madqa.ToolCall(str(item["tool"]), dict(item.get("arguments") or {}), f"t{len(self.calls)}_0")
             return madqa.ModelDecision(text=item.get("text"), tool_calls=(call,), usage=usage, cost_usd=0.0)
         if "tool_calls" in item:
             calls = tuple(madqa.ToolCall(c["name"], c.get("arguments", {}), f"t{len(self.calls)}_{n}")

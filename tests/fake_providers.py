@@ -543,6 +543,7 @@ def _check_gemini(path: str, body: dict[str, Any], size: int) -> list[tuple[str,
             declared.append(fn.get("name"))
             if not GEMINI_NAME.match(str(fn.get("name", ""))) or not _schema_object(fn.get("parameters")):
                 schema.append(f"function {fn.get('name')!r}: needs a valid name and object parameters")
+            schema += [f"function {fn.get('name')!r}: {p}" for p in _gemini_schema(fn.get("parameters"), "parameters")]
     config = (body.get("toolConfig") or body.get("tool_config") or {})
     calling = config.get("functionCallingConfig") or config.get("function_calling_config") or {}
     allowed = calling.get("allowedFunctionNames") or calling.get("allowed_function_names") or []
@@ -551,6 +552,25 @@ def _check_gemini(path: str, body: dict[str, Any], size: int) -> list[tuple[str,
         schema.append(f"function calling config {calling}")
     return [_result("roles", roles), _result("tool results", results), _result("images", images),
             _result("tool schema", schema), _result("request size", sizes)]
+
+
+def _gemini_schema(schema: Any, where: str) -> list[str]:
+    """What Gemini's OpenAPI subset refuses in a function's parameters: an OBJECT with no properties
+    ("should be non-empty for OBJECT type"), an enum of anything but strings, an array without items."""
+    if not isinstance(schema, dict):
+        return []
+    kind = str(schema.get("type", "")).lower()
+    problems = []
+    if kind == "object" and not schema.get("properties"):
+        problems.append(f"{where}.properties: should be non-empty for OBJECT type")
+    if "enum" in schema and not all(isinstance(v, str) for v in schema["enum"]):
+        problems.append(f"{where}.enum: only strings")
+    if kind == "array" and not isinstance(schema.get("items"), dict):
+        problems.append(f"{where}.items: missing field")
+    for name, sub in (schema.get("properties") or {}).items():
+        problems += _gemini_schema(sub, f"{where}.properties[{name}]")
+    problems += _gemini_schema(schema.get("items"), f"{where}.items")
+    return problems
 
 
 # Ollama /api/chat -----------------------------------------------------------------------------------------
@@ -625,7 +645,7 @@ def corpus_env(tmp: Any) -> tuple[Any, Any, Any]:
 
 
 def ask(env: tuple[Any, Any, Any], provider: FakeProvider, api_key: str = "sk-test-SECRET123",
-        **backend: Any) -> dict[str, Any]:
+        tools: tuple[str, ...] | None = None, **backend: Any) -> dict[str, Any]:
     """The prediction row of ``QUESTION`` asked through litellm's real client against ``provider``."""
     from madqa.agent import Agent
     from madqa.settings import load_config
@@ -634,6 +654,6 @@ def ask(env: tuple[Any, Any, Any], provider: FakeProvider, api_key: str = "sk-te
     corpus, settings, registry = env
     options = {"api_base": provider.url, "retry_base_delay": 0.01, "retry_max_delay": 0.05, **backend}
     config = load_config("offline").with_overrides(backend="litellm", model=provider.model, max_steps=6,
-                                                   options={"backend": options})
+                                                   tools=tools, options={"backend": options})
     agent = Agent(corpus, config, registry, settings, {"api_key": api_key})
     return Trace(QUESTION, config, "q").consume(agent.run(QUESTION)).row()

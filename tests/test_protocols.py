@@ -43,7 +43,8 @@ def test_every_capability_is_documented(capability: str) -> None:
     declared = next(c for c in CAPABILITIES if c.name == capability)
     assert declared.kind.replace("_", " ") in row.group(0)
     hook = {"retriever": "register_retrievers", "reranker": "register_rerankers",
-            "query_strategy": "register_query_strategies", "backend": "register_backends"}[declared.kind]
+            "query_strategy": "register_query_strategies", "backend": "register_backends",
+            "tool": "register_tools"}[declared.kind]
     assert f"``{capability}" in (getattr(hookspecs, hook).__doc__ or ""), f"{capability} missing from {hook}'s docstring"
 
 

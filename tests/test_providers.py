@@ -108,3 +108,45 @@ def test_invalid_json_in_tool_arguments_gets_one_repair_turn(corpus):
     assert row["answer"] == ["62,500"] and p.failures() == []
     notes = [s for s in row["trajectory"] if s["type"] == "error" and s["where"] == "tool"]
     assert notes and "search_documents" in notes[0]["message"]
+
+
+NAVIGATION = ("search_documents", "show_pages", "list_documents", "document_outline", "open_page", "next_pages",
+              "search_in")
+
+
+@pytest.mark.parametrize("kind", fp.KINDS)
+def test_the_navigation_tools_schemas_pass_each_providers_rules(corpus, kind):
+    replies = [fp.raw_call("list_documents", "{}"), fp.raw_call("document_outline", '{"file": "report.pdf"}'),
+               fp.raw_call("open_page", '{"file": "report.pdf", "page": 1}'),
+               fp.raw_call("next_pages", '{"file": "report.pdf", "page": 1, "direction": "after"}'),
+               fp.raw_call("search_in", '{"file": "report.pdf", "query": "headcount"}'),
+               fp.answer(["62,500"], [{"file": "report.pdf", "page": 1}, {"file": "report.pdf", "page": 2}])]
+    with fp.FakeProvider(kind, replies) as provider:
+        row = ask(corpus, provider, tools=NAVIGATION)
+    assert row["error"] is None and row["answer"] == ["62,500"], row["trajectory"][-3:]
+    offered = json.dumps(provider.requests[0]["body"])
+    assert all(name in offered for name in NAVIGATION)
+    assert provider.failures() == [], provider.failures()
+    tools = [s["name"] for s in row["trajectory"] if s["type"] == "tool"]
+    assert tools == ["list_documents", "document_outline", "open_page", "next_pages"]
+    assert [s["tool"] for s in row["trajectory"] if s["type"] == "search"] == ["search_in"]
+
+
+def test_the_gemini_fake_refuses_what_gemini_refuses_in_a_schema():
+    assert fp._gemini_schema({"type": "object", "properties": {}}, "p") == [
+        "p.properties: should be non-empty for OBJECT type"]
+    assert fp._gemini_schema({"type": "object", "properties": {"n": {"type": "integer", "enum": [1, 2]}}}, "p") == [
+        "p.properties[n].enum: only strings"]
+
+
+def test_a_text_protocol_model_is_told_the_navigation_tools_and_its_calls_are_read(corpus):
+    replies = [fp.text(json.dumps({"tool": "open_page", "arguments": {"file": "report.pdf", "page": 2}})),
+               fp.json_answer(["62,500"], [{"file": "report.pdf", "page": 1}, {"file": "report.pdf", "page": 2}])]
+    with fp.FakeProvider("openai", replies) as provider:
+        row = ask(corpus, provider, tools=NAVIGATION, native_tools=False)
+    assert row["error"] is None and row["answer"] == ["62,500"]
+    system = json.dumps(provider.requests[0]["body"]["messages"][0])
+    assert "tools" not in provider.requests[0]["body"]
+    assert '{\\"tool\\": \\"<name>\\", \\"arguments\\": {...}}' in system and "- open_page(file: string, page: integer)" in system
+    opened = [s for s in row["trajectory"] if s["type"] == "tool"]
+    assert [(s["name"], [p["page"] for p in s["new_pages"]]) for s in opened] == [("open_page", [2])]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import atexit
 import gc
+import json
 import sys
 import threading
 import time
@@ -187,7 +188,14 @@ def pipeline_config(args: argparse.Namespace, settings: Settings) -> Any:
     return config.with_overrides(backend=args.backend, model=args.model, retriever=args.retriever,
                                  reranker=args.reranker, query_strategy=args.strategy, top_k=args.top_k,
                                  max_steps=args.max_steps, image_budget_px=args.image_budget,
-                                 options=parsed_options(args.set or []))
+                                 tools=tool_list(getattr(args, "tools", None)), options=parsed_options(args.set or []))
+
+
+def tool_list(text: str | None) -> tuple[str, ...] | None:
+    """``--tools search_documents,open_page`` as the config's tool names (None: the config's own)."""
+    if text is None:
+        return None
+    return tuple(dict.fromkeys(t.strip() for t in text.split(",") if t.strip()))
 
 
 def parsed_options(texts: list[str], part: str | None = None) -> dict[str, dict[str, Any]]:
@@ -215,6 +223,13 @@ def describe_step(step: Any) -> str:
         return f"[{step.iteration}] model{' (forced to answer)' if step.forced_answer else ''}: {text[:200]}{notes}"
     if kind == "error":
         return f"[{step.iteration}] error in {step.where}: {step.message}"
+    if kind == "tool":  # a tool other than a search (open_page, document_outline, a plugin's)
+        pages = ", ".join(f"{r.file} p.{r.page}" for r in step.new_pages) or "no new pages"
+        result = step.text.strip().replace("\n", " | ")
+        return f"[{step.iteration}] {step.name} {json.dumps(step.arguments, ensure_ascii=False)}: shown: {pages}\n" \
+               f"      {result[:300]}"
+    if kind == "steer":
+        return f"[{step.iteration}] person: {step.action} " + ", ".join(c.name for c in step.calls)
     cites = ", ".join(f"{c.file} p.{c.page}" for c in step.citations) or "none"
     answer = " | ".join(step.answer) if step.answer else "(no answer: refusal)"
     if step.failure:
@@ -285,6 +300,8 @@ def add_config_args(p: argparse.ArgumentParser, several: bool = False) -> None:
     p.add_argument("--strategy", help="query strategy (passthrough, drift, ...)")
     p.add_argument("--top-k", type=positive_int)
     p.add_argument("--max-steps", type=positive_int)
+    p.add_argument("--tools", metavar="NAME,NAME", help="the tools the agent is offered (see `madqa plugins`), e.g. "
+                   "search_documents,show_pages,list_documents,document_outline,open_page,next_pages,search_in")
     add_image_budget_arg(p)
     p.add_argument("--set", action="append", metavar="PART.KEY=VALUE",
                    help="an option of the retriever, reranker, query_strategy or backend, "

@@ -56,7 +56,8 @@ def cmd_configs(args: argparse.Namespace, settings: Settings) -> int:
     for name, c in configs.items():
         mark = "*" if name == settings.config else " "
         print(f"{mark} {name:{width}} {c.backend}/{c.model} · {c.retriever} · rerank {c.reranker} · "
-              f"{c.query_strategy} · top_k {c.top_k} · {c.max_steps} steps\n  {'':{width}} {c.description}")
+              f"{c.query_strategy} · top_k {c.top_k} · {c.max_steps} steps · tools {', '.join(c.tools)}"
+              f"\n  {'':{width}} {c.description}")
     print(f"\n(* the default, MADQA_CONFIG={settings.config}; pick another with --config NAME)")
     return 0
 

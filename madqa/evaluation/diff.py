@@ -34,6 +34,27 @@ def seen_pages(row: Mapping[str, Any]) -> list[tuple[Any, Any, int]]:
     return [(f, p, n) for (f, p), n in out.items()]
 
 
+def call_sequence(row: Mapping[str, Any]) -> list[str]:
+    """Every tool call of the row in order: a search as its query (``search_in`` names its file), any other
+    tool as ``→ name arguments``; the row's queries (``search_history``) when it called no other tool."""
+    steps = [s for s in row.get("trajectory") or [] if isinstance(s, Mapping)]
+    if not any(s.get("type") == "tool" or s.get("tool") not in (None, "search_documents") for s in steps):
+        return search_queries(row)
+    out: list[str] = []
+    for step in steps:
+        if not isinstance(step, Mapping):
+            continue
+        if step.get("type") == "search":
+            query = str(step.get("executed_query") or step.get("query") or "")
+            tool = step.get("tool") or "search_documents"
+            out.append(query if tool == "search_documents" else f"{tool}: {query}")
+        elif step.get("type") == "tool":
+            arguments = step.get("arguments")
+            shown = " ".join(f"{k}={v}" for k, v in arguments.items()) if isinstance(arguments, Mapping) else ""
+            out.append(f"→ {step.get('name')}" + (f" {shown}" if shown else ""))
+    return out
+
+
 def first_difference(a: Sequence[str], b: Sequence[str]) -> int | None:
     """The 1-based position of the first query that differs (one run stopping counts), None if equal."""
     for i, (x, y) in enumerate(zip(a, b, strict=False), start=1):
@@ -63,7 +84,8 @@ def diff_runs(rows_a: Sequence[Any], rows_b: Sequence[Any], gold: Sequence[Mappi
 
     Each question: ``id``, ``question``, ``hop_type``, ``outcome`` (one of ``OUTCOMES``), per side
     ``a_right``/``b_right``, ``a_error``/``b_error`` (error kind or None), ``a_answer``/``b_answer``,
-    ``a_queries``/``b_queries``, ``first_different_query`` (1-based or None), ``a_first_unique_page``/
+    ``a_queries``/``b_queries``, ``first_different_query`` (1-based or None), ``a_calls``/``b_calls`` (every
+    tool call: ``call_sequence``) and ``first_different_call``, ``a_first_unique_page``/
     ``b_first_unique_page`` (``{file, page, search}`` or None). The summary counts outcomes overall,
     by hop type, and the loser's error kinds for each one-sided win.
     """
@@ -84,6 +106,8 @@ def diff_runs(rows_a: Sequence[Any], rows_b: Sequence[Any], gold: Sequence[Mappi
             "a_error": ra["error_category"], "b_error": rb["error_category"],
             "a_answer": row_a.get("answer"), "b_answer": row_b.get("answer"),
             "a_queries": qa, "b_queries": qb, "first_different_query": first_difference(qa, qb),
+            "a_calls": (ca := call_sequence(row_a)), "b_calls": (cb := call_sequence(row_b)),
+            "first_different_call": first_difference(ca, cb),
             "a_first_unique_page": _first_unique(pa, pb), "b_first_unique_page": _first_unique(pb, pa),
         })
     return {"questions": questions, "summary": summarise(questions, len(records_a), len(records_b))}
@@ -130,10 +154,12 @@ def format_diff(result: Mapping[str, Any], names: tuple[str, str] = ("A", "B"), 
                      f"{_answer(q['a_answer'])[:80]}")
         lines.append(f"   {b}: {mark[q['b_right']]}{' (' + q['b_error'] + ')' if q['b_error'] else ''}: "
                      f"{_answer(q['b_answer'])[:80]}")
-        for i in range(max(len(q["a_queries"]), len(q["b_queries"]))):
-            left = q["a_queries"][i] if i < len(q["a_queries"]) else ""
-            right = q["b_queries"][i] if i < len(q["b_queries"]) else ""
-            flag = "*" if q["first_different_query"] == i + 1 else " "
+        calls_a, calls_b = q.get("a_calls") or q["a_queries"], q.get("b_calls") or q["b_queries"]
+        differ = q.get("first_different_call", q["first_different_query"])
+        for i in range(max(len(calls_a), len(calls_b))):
+            left = calls_a[i] if i < len(calls_a) else ""
+            right = calls_b[i] if i < len(calls_b) else ""
+            flag = "*" if differ == i + 1 else " "
             lines.append(f"  {flag}{i + 1:>2} {left[:width]:<{width}} | {right[:width]}")
         where = q["first_different_query"]
         lines.append(f"   diverged at query {where}" if where else "   same queries")

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from madqa.evaluation import metrics as m
+from madqa.evaluation import tool_use
 from madqa.evaluation.questions import read_jsonl
 from madqa.text import LEXICAL_REPRESENTATION, lexical_similarity
 
@@ -151,7 +152,7 @@ def per_question(predictions: Sequence[Any], gold: Sequence[Mapping[str, Any]],
     ``category``, ``domain``, ``error_category``, ``drift``, ``n_searches``,
     ``evidence_found``, ``evidence_total``, ``evidence_recall``,
     ``first_query_hit``, ``tokens``, ``cost_usd``, ``latency_s``, ``run_error``, ``quotes``,
-    ``quotes_verified``, ``answered``.
+    ``quotes_verified``, ``answered``, ``tool_use`` (``madqa.evaluation.tool_use``).
     """
     matched, _ = m.match_predictions(predictions, gold)
     records = []
@@ -181,6 +182,7 @@ def per_question(predictions: Sequence[Any], gold: Sequence[Mapping[str, Any]],
             "latency_s": _number(row.get("latency_s")),
             "run_error": None if error is None else str(error),
             "unanswerable": not g.get("answer_variants"),
+            "tool_use": tool_use.tool_use(row, evidence),
             **_quotes(row),
         })
     return records
@@ -282,6 +284,7 @@ def _aggregate(records: list[dict[str, Any]], gold_indices: list[int],
         "unanswerable_refused": _mean([0.0 if r["answered"] or r["run_error"] is not None else 1.0
                                        for r in records if r["unanswerable"]]),
         **_quote_shares(records),
+        **tool_use.summary(records),
     }
 
 
@@ -348,6 +351,9 @@ TABLE_ROWS: tuple[tuple[str, str], ...] = (
     ("n_run_errors", "n_run_errors"), ("n_unanswerable", "n_unanswerable"),
     ("unanswerable_refused", "unanswerable_refused"),
     ("quotes_verified", "quotes_verified"), ("answers_with_verified_quote", "answers_with_verified_quote"),
+    ("first_step_success", "first_step_success"), ("tool_calls_per_question", "tool_calls_per_question"),
+    ("pages_by_search", "pages_by_search"), ("pages_by_navigation", "pages_by_navigation"),
+    ("gold_pages_by_search", "gold_pages_by_search"), ("gold_pages_by_navigation", "gold_pages_by_navigation"),
 )
 
 

@@ -24,7 +24,7 @@ from madqa.highlight import Highlight
 from madqa.index import find_pdfs
 from madqa.settings import PipelineConfig
 from madqa.trace import Trace
-from madqa.types import AnswerStep, PageRef, SearchStep, Step
+from madqa.types import AnswerStep, PageRef, SearchStep, Step, ToolStep
 from madqa.ui.citation_links import PICK_SUFFIX
 from madqa.ui.config_panel import FIELD_NAMES, ConfigPanel, build_config_panel, describe, resolve_config
 from madqa.ui.context import AGENT_CONCURRENCY, AGENT_CONCURRENCY_ID, AppContext, api_parameters, shown_error
@@ -50,6 +50,7 @@ from madqa.ui.pages import LARGE_BUDGET_PX, SOURCE_WORDS, THUMB_BUDGET_PX, highl
 from madqa.ui.policy import visitor_steps
 from madqa.ui.scope_picker import build_scope_picker, chosen_scope, scope_line
 from madqa.ui.sessions import disk_reason
+from madqa.ui.steer import build_steer_panel
 
 VIEWER_HINT = "_Click a cited page (or any thumbnail) to see it here._"
 
@@ -160,8 +161,9 @@ def run_steps(ctx: AppContext, session: Any, corpus_key: str, config: PipelineCo
     yield from ctx.timed(steps, keys)
 
 
-def thumbnails(ctx: AppContext, session: Any, corpus_key: str, step: SearchStep) -> list[tuple[str, str, PageRef]]:
-    """(image path, caption, page) of every page a search newly showed the model."""
+def thumbnails(ctx: AppContext, session: Any, corpus_key: str,
+               step: SearchStep | ToolStep) -> list[tuple[str, str, PageRef]]:
+    """(image path, caption, page) of every page a search (or a navigation tool) newly showed the model."""
     corpus = ctx.sessions.corpus(session, corpus_key)
     out = []
     for ref in step.new_pages:
@@ -247,6 +249,7 @@ def build_ask_tab(ctx: AppContext) -> None:
             panel: ConfigPanel = build_config_panel(ctx.configs, ctx.registry, ctx.default_config,
                                                     "Settings: config, model, retrieval", backends=ctx.backends,
                                                     elem_id="ask-config", settings=ctx.settings)
+            build_steer_panel(ctx, question, panel)  # a person beside the agent (madqa.ui.steer)
         # empty until there is a page: drawn just after the first paint; sticky beside the chat on a wide screen,
         # the viewer first, so a cited page shows beside the answer that cited it (ui.layout)
         with gr.Column(scale=2, elem_id=SIDE_ID) as side:
@@ -327,7 +330,7 @@ def build_ask_tab(ctx: AppContext) -> None:
                     yield out(pending_message("Waiting for the demo corpus", item))
                     continue
                 pending = chat.add(item)
-                if isinstance(item, SearchStep):
+                if isinstance(item, (SearchStep, ToolStep)):
                     for path, caption, ref in thumbnails(ctx, session, corpus_key, item):
                         seen_items.append((path, caption))
                         seen_list.append([corpus_key, ref.file, ref.page])

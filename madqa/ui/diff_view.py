@@ -54,7 +54,8 @@ def _answer(value: Any, right: bool, error: str | None) -> str:
 
 
 def _queries(queries: list[str]) -> str:
-    """Numbered searches, each folded to ``QUERY_CHARS``, at most ``QUERIES_SHOWN`` then a count of the rest."""
+    """Numbered searches (and other tool calls, ``→ open_page ...``), each folded to ``QUERY_CHARS``, at most
+    ``QUERIES_SHOWN`` then a count of the rest."""
     def fold(q: str) -> str:
         return q if len(q) <= QUERY_CHARS else q[:QUERY_CHARS - 1].rstrip() + "…"
     lines = [f"{i}. {fold(q)}" for i, q in enumerate(queries[:QUERIES_SHOWN], 1)]
@@ -83,7 +84,7 @@ def diff_frames(result: dict[str, Any], names: tuple[str, str],
              f"search {q['first_different_query']}" if q["first_different_query"] else "same searches",
              _page(q["a_first_unique_page"]), _page(q["b_first_unique_page"]),
              _answer(q["a_answer"], q["a_right"], q["a_error"]), _answer(q["b_answer"], q["b_right"], q["b_error"]),
-             _queries(q["a_queries"]), _queries(q["b_queries"]), HOP_WORDS.get(q["hop_type"], q["hop_type"]), q["id"]]
+             _queries(q.get("a_calls") or q["a_queries"]), _queries(q.get("b_calls") or q["b_queries"]), HOP_WORDS.get(q["hop_type"], q["hop_type"]), q["id"]]
             for q in result["questions"] if not disagreements_only or q["outcome"] in ("A only", "B only")]
     return summary_frame, pd.DataFrame(rows, columns=diff_columns(a, b))
 

@@ -42,6 +42,7 @@ from madqa.ui.context import AppContext, internal_error, shown_error
 from madqa.ui.messages import md_escape, plural, redact, shorten
 from madqa.ui.model_access import config_choices, key_problem, picker_info
 from madqa.ui.policy import visitor_row
+from madqa.ui.score_rows import build_score_rows
 from madqa.ui.sessions import shorten_name
 
 MAX_EVAL_QUESTIONS = 1000
@@ -228,6 +229,7 @@ def build_evaluate_tab(ctx: AppContext) -> None:
             status = gr.Markdown(elem_id="eval-status")
             predictions_file = gr.File(label="Predictions (JSONL)", interactive=False, height=90)
             report_file = gr.File(label="Report (JSON)", interactive=False, height=90)
+            build_score_rows(ctx, question_file, metrics_frame)  # steered rows, prediction files (ui.score_rows)
         with gr.Column(scale=3):
             cards = gr.HTML(elem_id="eval-cards")
             metrics = gr.DataFrame(pd.DataFrame(columns=["metric"]), label="Metrics (official MADQA numbers, then ours)", interactive=False,

@@ -16,11 +16,12 @@ from typing import Any
 from madqa.evaluation.metrics import anls_star, is_correct
 from madqa.evaluation.report import query_drift, search_queries
 from madqa.text import plural as text_plural
-from madqa.types import AnswerStep, ErrorStep, ModelStep, PageRef, SearchStep, Step
+from madqa.types import AnswerStep, ErrorStep, ModelStep, PageRef, SearchStep, SteerStep, Step, ToolCall, ToolStep
 from madqa.ui.citation_links import cite_link
 
 Message = dict[str, Any]
 TITLE_CHARS = 90
+RESULT_CHARS = 1500  # of a tool's text result shown in its step
 SNIPPET_CHARS = 160
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$])")
 _INERT_SPECIAL = re.compile(r"[\\`*_{}\[\]()#+\-.!|<>~$&\"']|:(?=/)")
@@ -279,6 +280,35 @@ def answer_message(step: AnswerStep, corpus_key: str = "demo", secrets: Sequence
     return message
 
 
+def call_text(call: ToolCall) -> str:
+    """A call as one line: ``open_page {"file": "a.pdf", "page": 3}``."""
+    return f"{call.name} {json.dumps(call.arguments, ensure_ascii=False)}" if call.arguments else call.name
+
+
+def tool_message(step: ToolStep, secrets: Sequence[str] = ()) -> Message:
+    lines = [f"**Call:** {md_code(call_text(ToolCall(step.name, step.arguments)))}"
+             + (" · changed by the person steering" if step.by == "person" else "")]
+    if step.pages:
+        lines.append(f"**Showed:** {', '.join(md_escape(page_label(p)) for p in step.pages)} "
+                     f"({len(step.new_pages)} new)")
+    lines.append(md_escape_lines(shorten(hide_paths(redact(step.text, secrets)), RESULT_CHARS)))
+    log = plural(len(step.new_pages), "new page") + (" · error" if step.error else "")
+    metadata: dict[str, Any] = {"title": inert(shorten(f"Tool {step.iteration}: {call_text(ToolCall(step.name, step.arguments))}",
+                                                        TITLE_CHARS)),
+                                "log": log, "duration": round(step.elapsed_s, 3), "status": "done"}
+    return {"role": "assistant", "content": "  \n".join(lines), "metadata": metadata}
+
+
+def steer_message(step: SteerStep) -> Message:
+    said = {"approve": "approved the model's call", "edit": "edited the model's call",
+            "replace": "replaced the model's call", "answer": "answered in the model's place"}[step.action]
+    lines = [f"**Proposed:** {', '.join(md_code(call_text(c)) for c in step.proposed) or '(nothing)'}"]
+    if step.action != "approve":
+        lines.append(f"**Ran instead:** {', '.join(md_code(call_text(c)) for c in step.calls)}")
+    return {"role": "assistant", "content": "  \n".join(lines),
+            "metadata": {"title": inert(f"Person · step {step.iteration}: {said}"), "status": "done"}}
+
+
 def step_message(step: Step, corpus_key: str = "demo", secrets: Sequence[str] = (),
                  parent: str | None = None) -> Message:
     """The chat message for any agent step; ``parent`` nests a thought under the trace summary."""
@@ -290,6 +320,10 @@ def step_message(step: Step, corpus_key: str = "demo", secrets: Sequence[str] = 
         message = error_message(step, secrets)
     elif isinstance(step, AnswerStep):
         return answer_message(step, corpus_key, secrets)
+    elif isinstance(step, ToolStep):  # a tool other than a search
+        message = tool_message(step, secrets)
+    elif isinstance(step, SteerStep):  # a person steering the agent (madqa.ui.steer)
+        message = steer_message(step)
     else:
         raise TypeError(f"not an agent step: {type(step).__name__}")
     if parent is not None:
@@ -408,9 +442,12 @@ def chip_label(ref: PageRef) -> str:
     return f"📄 {ref.file} · p.{ref.page}"
 
 
-def thumbnail_caption(ref: PageRef, step: SearchStep | None = None) -> str:
-    """A gallery caption: page first, so a narrow tile still shows it; the file's base name; the search."""
+def thumbnail_caption(ref: PageRef, step: SearchStep | ToolStep | None = None) -> str:
+    """A gallery caption: page first, so a narrow tile still shows it; the file's base name; the search (or
+    the tool that showed it)."""
     caption = f"p.{ref.page} · {ref.file.rsplit('/', 1)[-1]}"
+    if isinstance(step, ToolStep):
+        return caption + f" ({step.name}, step {step.iteration})"
     return caption + (f" (search {step.iteration})" if step is not None else "")
 
 

@@ -351,7 +351,7 @@ class LiteLLMBackend:
                 request["tool_choice"] = ({"type": "function", "function": {"name": forced}}
                                           if self.force_tool_choice == "named" else "required")
         else:
-            request["messages"] = as_plain_text(messages, force_answer, self.supports_vision, bool(tools))
+            request["messages"] = as_plain_text(messages, force_answer, self.supports_vision, bool(tools), tools)
         for name, value in (("temperature", self.temperature), ("timeout", self.timeout),
                             ("max_tokens", max_tokens), ("api_base", self.api_base)):
             if value is not None:

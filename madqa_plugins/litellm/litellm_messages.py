@@ -33,16 +33,16 @@ def without_images(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def as_plain_text(messages: list[dict[str, Any]], force_answer: bool, vision: bool,
-                  with_protocol: bool = True) -> list[dict[str, Any]]:
+                  with_protocol: bool = True, tools: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """History without tool calls or tool messages, for a model that has no tools.
 
     Assistant tool calls become the JSON the model is asked to write; tool results become user
     text; consecutive user messages are merged (some providers want alternating roles). With
     ``with_protocol`` (the turn offers tools), the system message carries the JSON-in-text
-    instructions (added when not already there).
+    instructions for ``tools`` (added when not already there).
     """
     if with_protocol:
-        messages = with_json_protocol(messages)
+        messages = with_json_protocol(messages, tools)
     names: dict[str, str] = {}
     out: list[dict[str, Any]] = []
     for m in messages if vision else without_images(messages):
@@ -65,21 +65,23 @@ def as_plain_text(messages: list[dict[str, Any]], force_answer: bool, vision: bo
     return out
 
 
-def with_json_protocol(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The messages with the JSON-in-text instructions in the system message (a copy; unchanged when
-    they are there already)."""
+def with_json_protocol(messages: list[dict[str, Any]],
+                       tools: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """The messages with the JSON-in-text instructions (for the tools offered: ``madqa.text_protocol``) in
+    the system message (a copy; unchanged when they are there already)."""
     if any(PROTOCOL_MARK in (content_text(m.get("content")) or "") for m in messages if m.get("role") == "system"):
         return messages
+    protocol = madqa.text_protocol(tools or ())
     out = list(messages)
     for n, m in enumerate(out):
         if m.get("role") == "system":
             content = m.get("content")
             if isinstance(content, list):
-                out[n] = {**m, "content": [*content, {"type": "text", "text": JSON_PROTOCOL.strip()}]}
+                out[n] = {**m, "content": [*content, {"type": "text", "text": protocol.strip()}]}
             else:
-                out[n] = {**m, "content": f"{content or ''}{JSON_PROTOCOL}"}
+                out[n] = {**m, "content": f"{content or ''}{protocol}"}
             return out
-    return [{"role": "system", "content": JSON_PROTOCOL.strip()}, *out]
+    return [{"role": "system", "content": protocol.strip()}, *out]
 
 
 def _call_as_json(call: dict[str, Any]) -> str:

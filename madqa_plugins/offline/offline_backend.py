@@ -21,7 +21,8 @@ from typing import Any
 import madqa
 from madqa_plugins.offline.offline_confidence import THRESHOLD as ABSTAIN
 from madqa_plugins.offline.offline_confidence import Confidence, absent_share, confidence
-from madqa_plugins.offline.offline_passages import closest_passages
+from madqa_plugins.offline.offline_navigation import navigate
+from madqa_plugins.offline.offline_passages import ClosestPassage, closest_passages
 from madqa_plugins.offline.offline_phrases import phrase_after_terms
 from madqa_plugins.offline.offline_question import SYNONYMS, analyze, split_parts
 from madqa_plugins.offline.offline_reader import find_candidates
@@ -114,7 +115,8 @@ class OfflineBackend:
         exclude = {stem(w) for w in words(question)}
         issued, shown = _issued_queries(messages), _shown_pages(messages)
         n = sum(1 for m in messages if m.get("role") == "assistant") + 1
-        can_search = not force_answer and any(_tool_name(t) == "search_documents" for t in tools)
+        offered = {_tool_name(t) for t in tools}
+        can_search = not force_answer and "search_documents" in offered
         plans = [candidate_queries(q, self._weights(q)) for q in parts]
         owner = _owners(plans, issued)
         stale = _fruitless(messages)
@@ -127,6 +129,11 @@ class OfflineBackend:
             best = ranked[0] if ranked else None
             if not can_search or (best is not None and best.score >= self.threshold):
                 continue
+            browse = navigate(messages, offered, q, weights, shown, best.file if best else None, n)
+            if browse is not None:  # the navigation tools, when offered: outline, section, next pages
+                text = f"{NOTE}: {'best candidate so far ' + repr(best.value) if best else 'nothing found yet'}; " \
+                       f"navigating: {browse.name} {json.dumps(browse.arguments)}"
+                return madqa.ModelDecision(text=text, tool_calls=(browse,), usage=madqa.Usage(0, 0), cost_usd=0.0)
             done = {_norm(s) for s in issued}
             nxt = next(((qq, why) for qq, why in plans[k] if _norm(qq) not in done), None)
             if nxt is None or owner.count(k) >= budget or best is not None and stale >= 3:
@@ -169,7 +176,7 @@ class OfflineBackend:
                 shown: list[tuple[str, int, int]], n: int) -> madqa.ModelDecision:
         """No answer, and the closest passages instead: the best-matching lines of the pages read."""
         best = chosen[0] if chosen else None
-        passages = []
+        passages: list[ClosestPassage] = []
         for q in parts:
             near = closest_passages(q, self._weights(q), shown, self.page_text,
                                     (best.file, best.page, best.line) if best else None)
