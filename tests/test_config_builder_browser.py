@@ -1,0 +1,94 @@
+"""A visitor builds plugin configs in Evaluate, runs them side by side and downloads one as a config file.
+
+Headless Chromium on the shared demo app (no provider key): two configs built from the parts (whoosh
+top_k 3 and tantivy top_k 5 on the offline backend), their scores in one table a row each, and the
+downloaded TOML accepted by ``madqa run --config``. Screenshots: ``test-artifacts/builder-*.png``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from playwright.sync_api import expect
+
+from madqa.cli import main
+from tests.browser_support import (  # noqa: F401 - pytestmark applies to this module's tests
+    REPO,
+    Visitors,
+    pytestmark,
+    shot,
+)
+
+
+def choose(page: Any, elem_id: str, option: str) -> None:
+    """Pick ``option`` in the builder's dropdown ``elem_id`` as a visitor does: open it, click the option."""
+    page.locator(f"#{elem_id} input").click()
+    page.get_by_role("option", name=option, exact=True).click()
+
+
+def set_slider(page: Any, elem_id: str, value: int) -> None:
+    field = page.locator(f"#{elem_id} input[type=number]")
+    field.fill(str(value))
+    field.press("Enter")
+
+
+def test_a_visitor_builds_two_configs_runs_them_side_by_side_and_downloads_one(
+        visitors: Visitors, tmp_path: Path, monkeypatch: Any) -> None:
+    page = visitors.open(1440, 900)
+    page.get_by_role("tab", name="Evaluate").click()
+    expect(page.locator("#eval-add")).to_be_visible()
+    backends = page.locator("#eval-backend input")
+    backends.click()
+    expect(page.get_by_role("option", name="offline", exact=True)).to_be_visible()
+    assert page.get_by_role("option", name="litellm", exact=True).count() == 0  # no key given: not offered
+    page.keyboard.press("Escape")
+
+    choose(page, "eval-retriever", "whoosh")
+    set_slider(page, "eval-top-k", 3)
+    page.locator("#eval-add").click()
+    expect(page.locator("#eval-builder-note")).to_contain_text("Added offline[top_k=3]")
+    choose(page, "eval-retriever", "tantivy")
+    set_slider(page, "eval-top-k", 5)
+    page.locator("#eval-add").click()
+    expect(page.locator("#eval-builder-note")).to_contain_text("Added offline[retriever=tantivy]")
+    built = page.locator("#eval-built")
+    expect(built).to_contain_text("offline[top_k=3]")
+    expect(built).to_contain_text("offline[retriever=tantivy]")
+
+    page.locator("#eval-configs label").filter(has_text=re.compile(r"^offline$")).click()  # only the built two
+    page.locator("#eval-limit input").fill("4")
+    page.locator("#eval-run").click()
+    expect(page.locator("#eval-status")).to_contain_text("through 2 configs", timeout=240_000)
+    scores = page.locator("#eval-scores")
+    for header in ("accuracy", "ANLS* (answer similarity)", "page F1"):
+        expect(scores.get_by_role("columnheader", name=header, exact=True)).to_be_visible()
+    rows = scores.locator("tbody tr")
+    expect(rows).to_have_count(2)
+    expect(rows.nth(0)).to_contain_text("offline[top_k=3]")
+    expect(rows.nth(1)).to_contain_text("offline[retriever=tantivy]")
+    for i in range(2):  # a score in every row: both configs ran, none scored for not running
+        assert re.search(r"\b[01]\.\d+|\b[01]\b", rows.nth(i).inner_text()), rows.nth(i).inner_text()
+    shot(page, "builder-evaluate-1440")
+
+    files = page.locator("#eval-config-files a")
+    expect(files).to_have_count(2)
+    link = files.filter(has_text="tantivy")
+    with page.expect_download() as info:
+        link.click()
+    path = tmp_path / "built.toml"
+    info.value.save_as(path)
+    text = path.read_text(encoding="utf-8")
+    assert 'retriever = "tantivy"' in text and "top_k = 5" in text, text
+
+    questions = tmp_path / "one.jsonl"
+    first = (REPO / "data" / "demo" / "questions.jsonl").read_text(encoding="utf-8").splitlines()[0]
+    questions.write_text(first + "\n", encoding="utf-8")
+    out = tmp_path / "pred.jsonl"
+    monkeypatch.setenv("MADQA_HOME", str(tmp_path / "home"))
+    assert main(["run", "--corpus", str(REPO / "data" / "demo" / "docs"), "--questions", str(questions),
+                 "--config", str(path), "-o", str(out)]) == 0
+    row = json.loads(out.read_text(encoding="utf-8").splitlines()[0])
+    assert row["config"] == "offline[retriever=tantivy]" and row["error"] is None, row
