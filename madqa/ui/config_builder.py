@@ -150,7 +150,7 @@ def build_config_builder(ctx: AppContext, prefix: str, api_key: gr.Textbox, api_
     table = gr.DataFrame(empty_table(), label=f"Built configs (at most {MAX_BUILT}; each runs with those ticked above)",
                          interactive=False, wrap=True, elem_id=f"{prefix}-built")
     files = gr.File(label="Config files (TOML: madqa run --config FILE)", file_count="multiple", interactive=False,
-                    height=90, elem_id=f"{prefix}-config-files")
+                    height=150, elem_id=f"{prefix}-config-files")
     fields = [start, backend, model, retriever, reranker, strategy, top_k, max_steps, budget, options]
 
     def fill(name: str, key: str) -> list[Any]:
@@ -174,6 +174,10 @@ def build_config_builder(ctx: AppContext, prefix: str, api_key: gr.Textbox, api_
     def add_config(*values: Any) -> tuple[Any, ...]:
         *chosen, shown, key, base_url = values
         spec = dict(zip(BUILDER_FIELDS, chosen, strict=True))
+        start_config = ctx.configs.get(spec["base"])
+        if start_config is not None and spec["image_budget_mp"] is not None \
+                and float(spec["image_budget_mp"]) == slider_mp(start_config, ctx.settings):
+            spec["image_budget_mp"] = None  # not moved: the preset's own (or MADQA_IMAGE_BUDGET) stays in force
         configs = rebuilt(ctx, shown)
         if len(configs) >= MAX_BUILT:
             raise shown_error(f"The table holds at most {MAX_BUILT} configs: remove one first.")

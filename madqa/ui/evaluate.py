@@ -73,7 +73,7 @@ def plain_metric(label: str) -> tuple[str, str]:
     return entry.label, entry.explained()
 
 
-SCORE_KEYS = ("accuracy", "anls", "page_f1", "doc_f1", "evidence_recall", "steps.mean", "n_run_errors", "n")
+SCORE_KEYS = ("accuracy", "anls", "page_f1", "doc_f1", "evidence_recall", "steps.mean", "n_run_errors")
 
 
 def scores_frame(results: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
@@ -224,7 +224,7 @@ def build_evaluate_tab(ctx: AppContext) -> None:
                       elem_id="eval-builder"):
         builder = build_config_builder(ctx, "eval", api_key, api_base, EVAL_FOLDERS.returned)
     with gr.Row(equal_height=False):
-        with gr.Column(scale=2):
+        with gr.Column(scale=1, min_width=280):
             question_file = gr.File(label=f"Question set (JSONL or Parquet in MADQA format; empty: the "
                                           f"{len(ctx.questions)} demo questions)",
                                     file_types=[".jsonl", ".ndjson", ".parquet", ".pq"], elem_id="eval-file")
@@ -243,7 +243,8 @@ def build_evaluate_tab(ctx: AppContext) -> None:
             report_file = gr.File(label="Report (JSON)", interactive=False, height=90)
         with gr.Column(scale=3):
             scores = gr.DataFrame(pd.DataFrame(columns=["config"]), label="Scores side by side (one row per config)",
-                                  interactive=False, wrap=True, elem_id="eval-scores")
+                                  interactive=False, wrap=True, elem_id="eval-scores",
+                                  column_widths=["30%", *(["10%"] * len(SCORE_KEYS))])
             cards = gr.HTML(elem_id="eval-cards")
             metrics = gr.DataFrame(pd.DataFrame(columns=["metric"]), label="Metrics (official MADQA numbers, then ours)", interactive=False,
                                    elem_id="eval-metrics", max_height=420, wrap=True)
