@@ -386,13 +386,14 @@ def build_evaluate_tab(ctx: AppContext) -> None:
         empty = nothing_to_plot(kuiper, errors, notes)
         EVAL_FOLDERS.returned(folder)
         files = write_config_files(picked, EVAL_FOLDERS.returned)
-        return (text, scores_frame(results), headline_cards(results), metrics_frame(results), accuracy_update,
+        return (text, headline_cards(results), metrics_frame(results), accuracy_update,
                 gr.LinePlot(kuiper, visible="kuiper" not in empty), gr.BarPlot(errors, visible="errors" not in empty),
                 question_frame(rows_by_config, records), str(predictions), str(report),
                 gr.DataFrame(gap_frame(gaps), visible=bool(gaps)),
-                gr.Markdown("  \n".join(md_escape(line) for line in empty.values()), visible=bool(empty)), files)
+                gr.Markdown("  \n".join(md_escape(line) for line in empty.values()), visible=bool(empty)), files,
+                scores_frame(results))  # the last two added after the others: the API's result order stays
 
     run_btn.click(run, [question_file, names, builder.table, limit, workers, api_key, api_base, oracle, ctx.session],
-                  [status, scores, cards, metrics, accuracy_plot, kuiper_plot, error_plot, per_question_table, predictions_file,
-                   report_file, gap_table, nothing, builder.files], api_name="evaluate", concurrency_limit=2,
+                  [status, cards, metrics, accuracy_plot, kuiper_plot, error_plot, per_question_table, predictions_file,
+                   report_file, gap_table, nothing, builder.files, scores], api_name="evaluate", concurrency_limit=2,
                   show_progress_on=[metrics])  # one progress bar, not one over every output
