@@ -90,3 +90,20 @@ def test_a_visitor_builds_two_configs_runs_them_side_by_side_and_downloads_one(
                  "--config", str(path), "-o", str(out)]) == 0
     row = json.loads(out.read_text(encoding="utf-8").splitlines()[0])
     assert row["config"] == "offline[retriever=tantivy]" and row["error"] is None, row
+
+
+def test_compare_offers_its_two_configs_as_files(visitors: Visitors, tmp_path: Path) -> None:
+    page = visitors.open(1440, 900)
+    page.get_by_role("tab", name="Compare").click()
+    page.locator("#compare-question textarea").fill("What was the operating income (EBIT) in 2023?")
+    page.locator("#compare-run").click()
+    expect(page.locator("#compare-summary")).to_contain_text("B: offline[top_k=3]")
+    files = page.locator("#compare-config-files tr")
+    expect(files).to_have_count(2)  # A (the preset) and B (top_k 3), a file each
+    with page.expect_download() as info:
+        files.filter(has_text="top_k").locator("a").click()
+    path = tmp_path / "b.toml"
+    info.value.save_as(path)
+    from madqa.settings import load_config
+
+    assert load_config(str(path)).top_k == 3
