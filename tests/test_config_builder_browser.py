@@ -81,6 +81,12 @@ def test_a_visitor_builds_two_configs_runs_them_side_by_side_and_downloads_one(
     text = path.read_text(encoding="utf-8")
     assert 'retriever = "tantivy"' in text and "top_k = 5" in text, text
 
+    page.locator("#eval-access").get_by_text("Model access").click()
+    page.locator("#eval-api-key input").fill("sk-only-in-this-browser")  # a key given: its backend is offered
+    backends.click()
+    expect(page.get_by_role("option", name="litellm", exact=True)).to_be_visible()
+    page.keyboard.press("Escape")
+
     questions = tmp_path / "one.jsonl"
     first = (REPO / "data" / "demo" / "questions.jsonl").read_text(encoding="utf-8").splitlines()[0]
     questions.write_text(first + "\n", encoding="utf-8")

@@ -41,6 +41,7 @@ from madqa.ui.policy import SERVER_KEY_BACKENDS, VISITOR_LIMITS, Refused
 
 BUILDER_FIELDS = ("base", "backend", "model", "retriever", "reranker", "query_strategy", "top_k", "max_steps",
                   "image_budget_mp", "options")  # the builder's inputs, in order, as spec keys
+BUILT_WIDTHS = ["17%", "8%", "8%", "9%", "9%", "9%", "11%", "6%", "7%", "8%", "8%"]  # headers whole, not cut mid-word
 FILE_NOTE = "A madqa pipeline config, built in the web app. Run it with: madqa run --config THIS_FILE ..."
 
 
@@ -116,11 +117,12 @@ def build_config_builder(ctx: AppContext, prefix: str, api_key: gr.Textbox, api_
     parts = {kind: offered_parts(ctx.registry, kind, ctx.policy) for kind in PART_KINDS}
     gr.Markdown("Build configs from the installed parts and compare them side by side: pick the parts, press "
                 "**Add this config**, change a part, add again. Every config in the table runs over the same "
-                "questions.", elem_id=f"{prefix}-builder-intro")
+                "questions. A backend that needs a provider key is offered once you give yours under Model access; "
+                "the offline baseline needs none.", elem_id=f"{prefix}-builder-intro")
     with gr.Row():
         start = gr.Dropdown(config_choices(ctx.configs), value=base.name, label="Start from", elem_id=f"{prefix}-start")
-        backend = gr.Dropdown(backend_choices(ctx, ""), value=base.backend, label="Backend", elem_id=f"{prefix}-backend",
-                              info="a backend that needs a provider key is offered once you give yours")
+        first = backend_choices(ctx, "")
+        backend = gr.Dropdown(first if base.backend in first else [*first, base.backend], value=base.backend, label="Backend", elem_id=f"{prefix}-backend")
         model = gr.Dropdown(models_of(ctx.configs, base.backend), value=base.model, label="Model",
                             allow_custom_value=True, elem_id=f"{prefix}-model")
     with gr.Row():
@@ -148,7 +150,7 @@ def build_config_builder(ctx: AppContext, prefix: str, api_key: gr.Textbox, api_
         clear = gr.Button("Clear the table", size="sm", elem_id=f"{prefix}-clear")
     note = gr.Markdown(elem_id=f"{prefix}-builder-note")
     table = gr.DataFrame(empty_table(), label=f"Built configs (at most {MAX_BUILT}; each runs with those ticked above)",
-                         interactive=False, wrap=True, elem_id=f"{prefix}-built")
+                         interactive=False, wrap=True, elem_id=f"{prefix}-built", column_widths=BUILT_WIDTHS)
     files = gr.File(label="Config files (TOML: madqa run --config FILE)", file_count="multiple", interactive=False,
                     height=150, elem_id=f"{prefix}-config-files")
     fields = [start, backend, model, retriever, reranker, strategy, top_k, max_steps, budget, options]
@@ -169,7 +171,7 @@ def build_config_builder(ctx: AppContext, prefix: str, api_key: gr.Textbox, api_
 
     def key_given(key: str, current: str) -> Any:
         offered = backend_choices(ctx, key)
-        return gr.Dropdown(choices=offered, value=current if current in offered else offered[0])
+        return gr.Dropdown(choices=offered, value=current if current in offered or not offered else offered[0])
 
     def add_config(*values: Any) -> tuple[Any, ...]:
         *chosen, shown, key, base_url = values

@@ -224,7 +224,7 @@ def build_evaluate_tab(ctx: AppContext) -> None:
                       elem_id="eval-builder"):
         builder = build_config_builder(ctx, "eval", api_key, api_base, EVAL_FOLDERS.returned)
     with gr.Row(equal_height=False):
-        with gr.Column(scale=1, min_width=280):
+        with gr.Column(scale=2):
             question_file = gr.File(label=f"Question set (JSONL or Parquet in MADQA format; empty: the "
                                           f"{len(ctx.questions)} demo questions)",
                                     file_types=[".jsonl", ".ndjson", ".parquet", ".pq"], elem_id="eval-file")
