@@ -140,3 +140,15 @@ def test_the_evaluate_endpoint_rechecks_every_built_config(server: Any) -> None:
             client(server).predict(question_file=None, configs=["offline"],
                                    built_configs={"headers": HEADERS, "data": [list(hostile.values())]},
                                    api_name="/evaluate")
+
+
+def test_a_built_config_that_cannot_reach_its_model_is_not_run_and_not_scored(server: Any,  # noqa: F811
+                                                                               monkeypatch: Any) -> None:
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_BASE"):
+        monkeypatch.delenv(name, raising=False)
+    row = ["", "offline", "litellm", "openai/gpt-4.1-mini", "tantivy", "none", "passthrough", 3, 10, "", ""]
+    result = client(server).predict(question_file=None, configs=["offline"],
+                                    built_configs={"headers": HEADERS, "data": [row]}, limit=2, workers=1,
+                                    api_name="/evaluate")
+    assert "not run, needs a key" in result[0] and "OPENAI\\_API\\_KEY is not set" in result[0]
+    assert [r[0] for r in result[-1]["data"]] == ["offline"]  # no row of 0.0 for the config that never ran
