@@ -21,6 +21,7 @@ import pandas as pd
 from madqa.errors import MadqaError
 from madqa.trace import Trace
 from madqa.ui.ask import build_page_viewer, check_question_length, run_steps, viewer_handlers
+from madqa.ui.built_configs import unavailable_parts
 from madqa.ui.config_builder import write_config_files
 from madqa.ui.config_panel import FIELD_NAMES, build_config_panel, describe, resolve_config
 from madqa.ui.context import (
@@ -98,6 +99,10 @@ def build_compare_tab(ctx: AppContext) -> None:
         with gr.Column(min_width=300):
             viewer = build_page_viewer("Cited page", "compare-page", height=520,
                                        hint="_Click a cited page under either answer to see it here._")
+    missing = unavailable_parts(ctx.registry)
+    if missing:  # shown, never offered in the panels' menus
+        gr.Markdown("Not installed here, so not offered: " + "; ".join(md_escape(m) for m in missing),
+                    elem_id="compare-unavailable")
     summary = gr.DataFrame(empty_summary(), label="Summary (yellow: A and B differ; green/red: right/wrong; grey: failed or not run, no score)",
                            interactive=False, wrap=True, elem_id="compare-summary", column_widths=["18%", "41%", "41%"])
     gr.Markdown(DRIFT_NOTE, elem_id="compare-drift-note")
