@@ -152,3 +152,13 @@ def test_a_built_config_that_cannot_reach_its_model_is_not_run_and_not_scored(se
                                     api_name="/evaluate")
     assert "not run, needs a key" in result[0] and "OPENAI\\_API\\_KEY is not set" in result[0]
     assert [r[0] for r in result[-1]["data"]] == ["offline"]  # no row of 0.0 for the config that never ran
+
+
+def test_the_policy_caps_what_a_visitor_changes_but_not_the_operators_own_config() -> None:
+    offline = CONFIGS["offline"]
+    for change in ({"max_steps": 40}, {"top_k": 50, "image_budget_px": 8_000_000}):
+        with pytest.raises(Refused, match="what the web app allows"):
+            POLICY.check_config(offline.with_overrides(**change), offline)  # Ask's and Compare's panels too
+    generous = offline.with_overrides(name="operator", max_steps=60)  # a preset the operator wrote
+    POLICY.check_config(generous, generous)
+    POLICY.check_config(generous.with_overrides(top_k=3), generous)  # max_steps is the operator's, unchanged
