@@ -162,3 +162,27 @@ def test_the_policy_caps_what_a_visitor_changes_but_not_the_operators_own_config
     generous = offline.with_overrides(name="operator", max_steps=60)  # a preset the operator wrote
     POLICY.check_config(generous, generous)
     POLICY.check_config(generous.with_overrides(top_k=3), generous)  # max_steps is the operator's, unchanged
+
+
+def test_the_add_config_endpoint_checks_what_it_adds(server: Any) -> None:  # noqa: F811
+    from gradio_client.exceptions import AppError
+
+    def add(table: Any, **changes: Any) -> Any:
+        fields = {"base": "offline", "backend": "offline", "model": "offline", "retriever": "whoosh", "reranker": "none",
+                  "query_strategy": "passthrough", "top_k": 5, "max_steps": 10, "image_budget_mp": 1.2, "options": "",
+                  **changes}
+        return client(server).predict(*fields.values(), table, "", "", api_name="/eval_add_config")
+
+    empty = {"headers": HEADERS, "data": []}
+    table, files, note = add(empty, top_k=3)
+    assert "Added" in note and [r[0] for r in table["data"]] == ["offline[top_k=3]"] and len(files) == 1
+    assert add(table, top_k=3)[2].endswith("is already in the table.")
+    with pytest.raises(AppError, match="greater than maximum value 50"):  # Gradio's slider refuses first
+        add(table, top_k=99)
+    with pytest.raises(AppError, match="Not added: backend options cannot be set here"):
+        add(table, options='backend.api_base="http://169.254.169.254"')
+    with pytest.raises(AppError, match="Not added: .*option retriever.analyzer='klingon' is outside|must be one of"):
+        add(table, options='retriever.analyzer="klingon"')
+    full = {"headers": HEADERS, "data": [table["data"][0]] * MAX_BUILT}
+    with pytest.raises(AppError, match=f"at most {MAX_BUILT}"):
+        add(full, top_k=4)

@@ -84,8 +84,10 @@ def test_a_visitor_builds_two_configs_runs_them_side_by_side_and_downloads_one(
     page.locator("#eval-access").get_by_text("Model access").click()
     page.locator("#eval-api-key input").fill("sk-only-in-this-browser")  # a key given: its backend is offered
     backends.click()
-    expect(page.get_by_role("option", name="litellm", exact=True)).to_be_visible()
-    page.keyboard.press("Escape")
+    page.get_by_role("option", name="litellm", exact=True).click()
+    page.locator("#eval-add").click()  # the key is this browser's: the config is added, never stored with it
+    expect(page.locator("#eval-builder-note")).to_contain_text("Added litellm:")
+    expect(page.locator("#eval-config-files tr")).to_have_count(3)
 
     questions = tmp_path / "one.jsonl"
     first = (REPO / "data" / "demo" / "questions.jsonl").read_text(encoding="utf-8").splitlines()[0]
