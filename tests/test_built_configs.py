@@ -174,7 +174,8 @@ def test_the_add_config_endpoint_checks_what_it_adds(server: Any) -> None:  # no
         return client(server).predict(*fields.values(), table, "", "", api_name="/eval_add_config")
 
     empty = {"headers": HEADERS, "data": []}
-    table, files, note = add(empty, top_k=3)
+    table, files, note, listing = add(empty, top_k=3)
+    assert "<b>offline[top_k=3]</b>" in listing and "top_k 3" in listing
     assert "Added" in note and [r[0] for r in table["data"]] == ["offline[top_k=3]"] and len(files) == 1
     assert add(table, top_k=3)[2].endswith("is already in the table.")
     with pytest.raises(AppError, match="greater than maximum value 50"):  # Gradio's slider refuses first

@@ -16,6 +16,7 @@ from playwright.sync_api import expect
 
 from madqa.cli import main
 from tests.browser_support import (  # noqa: F401 - pytestmark applies to this module's tests
+    ARTIFACTS,
     REPO,
     Visitors,
     pytestmark,
@@ -115,3 +116,28 @@ def test_compare_offers_its_two_configs_as_files(visitors: Visitors, tmp_path: P
     from madqa.settings import load_config
 
     assert load_config(str(path)).top_k == 3
+
+
+# each line's words laid out in no more lines than it has words: a word is never broken across lines
+WORDS_WHOLE_JS = """el => [...el.querySelectorAll('li')].every(th => {
+  const walker = document.createTreeWalker(th, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const words = node.textContent.trim().split(/\\s+/).filter(Boolean).length;
+    if (!words) continue;
+    const range = document.createRange(); range.selectNodeContents(node);
+    const lines = new Set([...range.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.top)));
+    if (lines.size > words) return false;
+  }
+  return true; })"""
+
+
+def test_the_builder_on_a_phone_keeps_words_whole_and_the_page_from_scrolling_sideways(visitors: Visitors) -> None:
+    page = visitors.open(390, 844)
+    page.get_by_role("button", name="More tabs").click()
+    page.locator(".overflow-dropdown button", has_text="Evaluate").click()
+    page.locator("#eval-add").click()
+    built = page.locator("#eval-built")
+    expect(built.locator("li")).to_have_count(1)
+    assert built.evaluate(WORDS_WHOLE_JS)
+    assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+    built.screenshot(path=str(ARTIFACTS / "builder-built-390.png"))

@@ -10,6 +10,7 @@ downloaded as the TOML file ``madqa run --config FILE`` reads.
 
 from __future__ import annotations
 
+import html
 import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -41,12 +42,27 @@ from madqa.ui.policy import SERVER_KEY_BACKENDS, VISITOR_LIMITS, Refused
 
 BUILDER_FIELDS = ("base", "backend", "model", "retriever", "reranker", "query_strategy", "top_k", "max_steps",
                   "image_budget_mp", "options")  # the builder's inputs, in order, as spec keys
-BUILT_WIDTHS = ["17%", "8%", "8%", "9%", "9%", "9%", "11%", "6%", "7%", "8%", "8%"]  # headers whole, not cut mid-word
 FILE_NOTE = "A madqa pipeline config, built in the web app. Run it with: madqa run --config THIS_FILE ..."
 
 
 def empty_table() -> pd.DataFrame:
     return pd.DataFrame(columns=HEADERS)
+
+
+def built_list(configs: list[PipelineConfig]) -> str:
+    """The built configs as the visitor reads them: a numbered line each (name, then its parts), words kept whole
+    on a phone (the table the run receives is not drawn: Gradio's narrow columns stacked a word's letters)."""
+    if not configs:
+        return '<p class="built-none">No config built yet: the run takes the presets ticked below.</p>'
+    items = []
+    for c in configs:
+        budget = "" if c.image_budget_px is None else f" · image {c.image_budget_px / 1e6:g} MP"
+        options = "".join(f" · {html.escape(f'{part}.{key}={value}')}" for part, table in sorted(c.options.items())
+                          for key, value in sorted(table.items()))
+        items.append(f"<li><b>{html.escape(c.name)}</b>: {html.escape(c.backend)}/{html.escape(c.model)} · "
+                     f"retriever {html.escape(c.retriever)} · reranker {html.escape(c.reranker)} · "
+                     f"{html.escape(c.query_strategy)} · top_k {c.top_k} · ≤{c.max_steps} steps{budget}{options}</li>")
+    return f'<ol class="built-configs">{"".join(items)}</ol>'
 
 
 def keyed_backends(ctx: AppContext) -> set[str]:
@@ -149,8 +165,11 @@ def build_config_builder(ctx: AppContext, prefix: str, api_key: gr.Textbox, api_
         remove = gr.Button("Remove the last", size="sm", elem_id=f"{prefix}-remove")
         clear = gr.Button("Clear the table", size="sm", elem_id=f"{prefix}-clear")
     note = gr.Markdown(elem_id=f"{prefix}-builder-note")
-    table = gr.DataFrame(empty_table(), label=f"Built configs (at most {MAX_BUILT}; each runs with those ticked above)",
-                         interactive=False, wrap=True, elem_id=f"{prefix}-built", column_widths=BUILT_WIDTHS)
+    gr.Markdown(f"**Built configs** (at most {MAX_BUILT}; each runs with the presets ticked below)",
+                elem_id=f"{prefix}-built-title")
+    listing = gr.HTML(built_list([]), elem_id=f"{prefix}-built")
+    table = gr.DataFrame(empty_table(), label="Built configs (the run's input)", interactive=False, visible=False,
+                         elem_id=f"{prefix}-built-table")  # not drawn; it still takes and gives its value
     files = gr.File(label="Config files (TOML: madqa run --config FILE)", file_count="multiple", interactive=False,
                     height=150, elem_id=f"{prefix}-config-files")
     fields = [start, backend, model, retriever, reranker, strategy, top_k, max_steps, budget, options]
@@ -191,18 +210,19 @@ def build_config_builder(ctx: AppContext, prefix: str, api_key: gr.Textbox, api_
         if problem:
             raise shown_error(f"Not added: {problem}")
         if any(c.name == config.name for c in configs):
-            return gr.skip(), gr.skip(), f"**{md_escape(config.name)}** is already in the table."
+            return gr.skip(), gr.skip(), f"**{md_escape(config.name)}** is already in the table.", gr.skip()
         rows = [*specs_from_table(shown), spec]
         frame = pd.DataFrame([table_row(c, s.get("base") or "", s) for c, s in zip([*configs, config], rows,
                                                                                     strict=True)], columns=HEADERS)
-        return frame, write_config_files([*configs, config], kept), f"Added **{md_escape(config.name)}**."
+        return (frame, write_config_files([*configs, config], kept), f"Added **{md_escape(config.name)}**.",
+                built_list([*configs, config]))
 
     def drop(shown: Any, everything: bool) -> tuple[Any, ...]:
         configs = [] if everything else rebuilt(ctx, shown)[:-1]
         rows = [] if everything else specs_from_table(shown)[:-1]
         frame = pd.DataFrame([table_row(c, s.get("base") or "", s) for c, s in zip(configs, rows, strict=True)],
                              columns=HEADERS)
-        return frame, write_config_files(configs, kept) or None, ""
+        return frame, write_config_files(configs, kept) or None, "", built_list(configs)
 
     start.input(fill, [start, api_key], fields[1:], queue=False, api_visibility="private")
     backend.input(backend_picked, [backend, model], [model], queue=False, api_visibility="private")
@@ -210,10 +230,10 @@ def build_config_builder(ctx: AppContext, prefix: str, api_key: gr.Textbox, api_
     for part in (retriever, reranker, strategy):
         part.input(lambda r, k, s: gr.Textbox(info=options_info(ctx, r, k, s)), [retriever, reranker, strategy],
                    [options], queue=False, api_visibility="private")
-    add.click(add_config, [*fields, table, api_key, api_base], [table, files, note], api_name=f"{prefix}_add_config",
+    add.click(add_config, [*fields, table, api_key, api_base], [table, files, note, listing], api_name=f"{prefix}_add_config",
               concurrency_limit=4)
-    remove.click(lambda shown: drop(shown, False), [table], [table, files, note], api_visibility="private",
+    remove.click(lambda shown: drop(shown, False), [table], [table, files, note, listing], api_visibility="private",
                  concurrency_limit=4)
-    clear.click(lambda shown: drop(shown, True), [table], [table, files, note], api_visibility="private",
+    clear.click(lambda shown: drop(shown, True), [table], [table, files, note, listing], api_visibility="private",
                 concurrency_limit=4)
     return ConfigBuilder(table, files)
