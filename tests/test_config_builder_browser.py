@@ -66,6 +66,9 @@ def test_a_visitor_builds_two_configs_runs_them_side_by_side_and_downloads_one(
     scores = page.locator("#eval-scores")
     for header in ("accuracy", "ANLS* (answer similarity)", "page F1"):
         expect(scores.get_by_role("columnheader", name=header, exact=True)).to_be_visible()
+    scores.scroll_into_view_if_needed()
+    assert scores.evaluate(WORDS_WHOLE_JS.replace("'li'", "'th'"))  # the glossary's labels, words whole, none cut:
+    assert scores.evaluate("el => [...el.querySelectorAll('th span')].every(s => s.scrollWidth <= s.clientWidth + 1)")
     for name in ("offline[top_k=3]", "offline[retriever=tantivy]"):  # a row each, with a score: both ran
         row = scores.get_by_role("row").filter(has_text=name)
         expect(row).to_have_count(1)
