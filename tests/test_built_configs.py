@@ -187,3 +187,27 @@ def test_the_add_config_endpoint_checks_what_it_adds(server: Any) -> None:  # no
     full = {"headers": HEADERS, "data": [table["data"][0]] * MAX_BUILT}
     with pytest.raises(AppError, match=f"at most {MAX_BUILT}"):
         add(full, top_k=4)
+
+
+def test_a_config_that_cannot_start_is_said_not_run_and_the_others_keep_their_scores(server: Any,  # noqa: F811
+                                                                                       monkeypatch: Any) -> None:
+    import madqa.ui.evaluate as evaluate_tab
+    from madqa.errors import PluginError
+
+    real = evaluate_tab.run_batch
+
+    def failing_for_tantivy(questions: Any, corpus: Any, config: Any, *args: Any, **kwargs: Any) -> Any:
+        if config.retriever == "tantivy":
+            raise PluginError("retriever tantivy: its index cannot be opened")
+        return real(questions, corpus, config, *args, **kwargs)
+
+    monkeypatch.setattr(evaluate_tab, "run_batch", failing_for_tantivy)
+    rows = [["", "offline", "offline", "offline", r, "none", "passthrough", 3, 10, "", ""] for r in ("tantivy", "whoosh")]
+    result = client(server).predict(question_file=None, configs=[], built_configs={"headers": HEADERS, "data": rows},
+                                    limit=2, workers=1, api_name="/evaluate")
+    assert "offline\\[retriever=tantivy,top\\_k=3\\]: not run, it could not start." in result[0]
+    assert "its index cannot be opened" in result[0] and "through 1 config " in result[0]
+    assert [r[0] for r in result[-1]["data"]] == ["offline[top_k=3]"]  # the failed one has no row, no 0.0
+    with pytest.raises(Exception, match="its index cannot be opened"):  # nothing ran at all: an error, no report
+        client(server).predict(question_file=None, configs=[], built_configs={"headers": HEADERS, "data": rows[:1]},
+                               limit=1, api_name="/evaluate")

@@ -316,6 +316,7 @@ def build_evaluate_tab(ctx: AppContext) -> None:
         total, done = len(questions) * len(runs), 0
         rows_by_config: dict[str, list[dict[str, Any]]] = {}
         oracle_rows: dict[str, list[dict[str, Any]]] = {}
+        broken: dict[str, str] = {}  # configs whose run could not start (a part cannot be built): name -> why
         started = time.perf_counter()
         for config, seeded in runs:
             finished: queue.Queue[Any] = queue.Queue()
@@ -346,13 +347,18 @@ def build_evaluate_tab(ctx: AppContext) -> None:
                 progress((done, total), desc=f"{config.name}{' (oracle)' if seeded else ''}: {item.get('id')}",
                          unit="questions")
             thread.join()
-            if "error" in outcome:
+            if "error" in outcome:  # this config could not run at all: said so, never scored; the others stand
                 failure = outcome["error"]
                 what = str(failure) if isinstance(failure, MadqaError) else internal_error(failure, "evaluate")
-                raise shown_error(redact(f"{config.name}: {what}", secrets))
+                broken[config.name + (" (oracle)" if seeded else "")] = redact(what, secrets)
+                continue
             rows = [visitor_row(row, options) for row in outcome["rows"]]
             (oracle_rows if seeded else rows_by_config)[config.name] = scrub(rows, secrets)
-        gaps = {name: oracle_gap(rows_by_config[name], rows, questions) for name, rows in oracle_rows.items()}
+        if not rows_by_config and not oracle_rows:
+            raise shown_error(" ".join(f"{name}: {what}" for name, what in broken.items()))
+        picked = [c for c in picked if c.name in rows_by_config or c.name in oracle_rows]
+        gaps = {name: oracle_gap(rows_by_config[name], rows, questions) for name, rows in oracle_rows.items()
+                if name in rows_by_config}
         rows_by_config.update({f"{name} (oracle)": rows for name, rows in oracle_rows.items()})
         results = {name: evaluate(rows, questions) for name, rows in rows_by_config.items()}
         records = {name: per_question(rows, questions) for name, rows in rows_by_config.items()}
@@ -369,6 +375,8 @@ def build_evaluate_tab(ctx: AppContext) -> None:
         text = (f"Ran {plural(len(questions), 'question')} of **{md_escape(label)}** through "
                 f"{plural(len(picked), 'config')} on "
                 f"**{where}** in {time.perf_counter() - started:.1f}s.")
+        for name, problem in broken.items():
+            text += f"  \n⚠ **{md_escape(name)}: not run, it could not start.** {md_escape(problem)}"
         for name, problem in keyless.items():
             text += f"  \n⚠ **{md_escape(name)}: not run, needs a key.** {md_escape(problem)}"
         if missing_docs:
