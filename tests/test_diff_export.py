@@ -114,7 +114,8 @@ def test_diff_cli_end_to_end(demo_runs, capsys):
     capsys.readouterr()
     assert main(["diff", str(paths["passthrough"]), str(paths["drift"]), "--gold", str(questions)]) == 0
     text = capsys.readouterr().out
-    assert "summary over 6 questions" in text and "passthrough only right" in text and "== demo-001" in text
+    assert "summary over 6 questions" in text and "passthrough.jsonl · offline only right" in text and "== demo-001" in text
+    assert "drift.jsonl · offline[query_strategy=drift]" in text and "A only" not in text and "= A" not in text  # named, not A and B
     assert main(["diff", str(paths["passthrough"]), str(paths["drift"]), "--gold", str(questions), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     s = data["summary"]

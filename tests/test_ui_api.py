@@ -229,7 +229,10 @@ def test_compare_without_a_gold_question_has_no_score(server: SimpleNamespace) -
 def test_evaluate_reports_metrics_plots_and_downloads(server: SimpleNamespace) -> None:
     result = client(server).predict(question_file=None, configs=["offline"], limit=3, workers=2,
                                     api_key=SECRET, api_name="/evaluate")
-    status, cards, metrics, accuracy, kuiper, errors, per_question, predictions, report, gap, nothing = result
+    status, cards, metrics, accuracy, kuiper, errors, per_question, predictions, report, gap, nothing, files, scores \
+        = result
+    assert scores["headers"][:4] == ["config", "accuracy", "ANLS* (answer similarity)", "page F1"]
+    assert [r[0] for r in scores["data"]] == ["offline"]  # a row per config
     assert gap["visible"] is False  # no oracle asked for: no empty "Oracle gap" frame
     assert gap["value"]["data"] in ([], [[]]) or not any(gap["value"]["data"])
     assert "Ran 3 questions of **demo questions** through 1 config on **the demo corpus**" in status
@@ -243,7 +246,7 @@ def test_evaluate_reports_metrics_plots_and_downloads(server: SimpleNamespace) -
     for plot in (accuracy, kuiper, errors):
         assert plot is not None
     downloaded = {}
-    for name, info in (("predictions", predictions), ("report", report)):
+    for name, info in (("predictions", predictions), ("report", report), ("config", files[0])):
         response = httpx.get(info["url"], timeout=30)
         assert response.status_code == 200 and SECRET not in response.text
         downloaded[name] = response.text
@@ -251,6 +254,7 @@ def test_evaluate_reports_metrics_plots_and_downloads(server: SimpleNamespace) -
     assert len(lines) == 3 and {r["config"] for r in lines} == {"offline"}
     assert {r["id"] for r in lines} <= {q["id"] for q in map(json.loads, DEMO_QUESTIONS.read_text().splitlines())}
     assert json.loads(downloaded["report"])["results"]["offline"]["overall"]["n"] == 3
+    assert 'name = "offline"' in downloaded["config"] and "madqa run --config" in downloaded["config"]
 
 
 def test_evaluate_an_uploaded_question_set(server: SimpleNamespace) -> None:

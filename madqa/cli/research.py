@@ -39,7 +39,7 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("a", metavar="A.jsonl")
     p.add_argument("b", metavar="B.jsonl")
     p.add_argument("--gold", required=True, metavar="FILE")
-    p.add_argument("--only", choices=("A only", "B only", "both", "neither"), help="show only these questions")
+    p.add_argument("--only", choices=("A only", "B only", "both", "neither"), help="show only these questions (A: the first file, B: the second)")
     p.add_argument("--summary", action="store_true", help="only the summary")
     p.add_argument("--json", action="store_true")
 
@@ -123,7 +123,7 @@ def print_eval_extras(extras: dict[str, Any], results: dict[str, Any]) -> None:
 
 @command("diff")
 def cmd_diff(args: argparse.Namespace, settings: Settings) -> int:
-    from madqa.evaluation.diff import diff_runs, format_diff, format_summary
+    from madqa.evaluation.diff import diff_runs, format_diff, format_summary, run_name, run_names
     from madqa.evaluation.questions import load_questions
 
     gold, problems = load_questions(args.gold)
@@ -142,9 +142,7 @@ def cmd_diff(args: argparse.Namespace, settings: Settings) -> int:
     if args.json:
         print(json.dumps(result, indent=1, ensure_ascii=False))
         return 0
-    names = (Path(args.a).stem, Path(args.b).stem)
-    if names[0] == names[1]:
-        names = (f"A:{names[0]}", f"B:{names[1]}")
+    names = run_names((run_name(Path(args.a).name, sides[0]), run_name(Path(args.b).name, sides[1])))
     print(format_summary(result["summary"], names) if args.summary
           else format_diff(result, names, only=args.only))
     return 0

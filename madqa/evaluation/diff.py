@@ -18,6 +18,25 @@ from madqa.evaluation.report import ERROR_CATEGORIES, per_question, search_queri
 OUTCOMES = ("A only", "B only", "both", "neither")
 
 
+def run_name(file_name: str, rows: Sequence[Any]) -> str:
+    """A run named by its file and its config (``baseline.jsonl · offline``), not A or B: the web diff and
+    ``madqa diff`` both say it so."""
+    configs = sorted({str(r["config"]) for r in rows if isinstance(r, Mapping) and r.get("config")})
+    return f"{file_name} · {', '.join(configs)}" if configs else file_name
+
+
+def run_names(names: tuple[str, str]) -> tuple[str, str]:
+    """Two runs' names, told apart by `` (first)``/`` (second)`` when their files and configs are named alike."""
+    return (f"{names[0]} (first)", f"{names[1]} (second)") if names[0] == names[1] else names
+
+
+def error_words(kind: str | None) -> str:
+    """An error kind in words (``wrong_page`` -> ``wrong page``), from the report's glossary."""
+    from madqa.evaluation.glossary import term
+
+    return term(f"errors.{kind}").label.removeprefix("wrong answers: ") if kind else ""
+
+
 def seen_pages(row: Mapping[str, Any]) -> list[tuple[Any, Any, int]]:
     """The pages the row's searches returned, in order of first appearance: (file, page, search number)."""
     out: dict[tuple[Any, Any], int] = {}
@@ -143,16 +162,17 @@ def format_diff(result: Mapping[str, Any], names: tuple[str, str] = ("A", "B"), 
                 only: str | None = None) -> str:
     """The diff as plain text: per question (``only`` keeps one outcome), then the summary."""
     a, b = names
+    label = {"A only": f"only {a}", "B only": f"only {b}", "both": "both", "neither": "neither"}
     lines: list[str] = []
     for q in result["questions"]:
         if only and q["outcome"] != only:
             continue
         mark = {True: "right", False: "wrong"}
-        lines.append(f"== {q['id']} [{q['hop_type']}] {q['outcome'].replace('A', a, 1).replace('B', b, 1)}: "
+        lines.append(f"== {q['id']} [{q['hop_type'].replace('_', ' ')}] {label[q['outcome']]} right: "
                      f"{str(q['question'])[:100]}")
-        lines.append(f"   {a}: {mark[q['a_right']]}{' (' + q['a_error'] + ')' if q['a_error'] else ''}: "
+        lines.append(f"   {a}: {mark[q['a_right']]}{' (' + error_words(q['a_error']) + ')' if q['a_error'] else ''}: "
                      f"{_answer(q['a_answer'])[:80]}")
-        lines.append(f"   {b}: {mark[q['b_right']]}{' (' + q['b_error'] + ')' if q['b_error'] else ''}: "
+        lines.append(f"   {b}: {mark[q['b_right']]}{' (' + error_words(q['b_error']) + ')' if q['b_error'] else ''}: "
                      f"{_answer(q['b_answer'])[:80]}")
         calls_a, calls_b = q.get("a_calls") or q["a_queries"], q.get("b_calls") or q["b_queries"]
         differ = q.get("first_different_call", q["first_different_query"])
@@ -171,17 +191,19 @@ def format_diff(result: Mapping[str, Any], names: tuple[str, str] = ("A", "B"), 
 def format_summary(s: Mapping[str, Any], names: tuple[str, str] = ("A", "B")) -> str:
     a, b = names
     label = {"A only": f"{a} only", "B only": f"{b} only", "both": "both", "neither": "neither"}
-    lines = [f"summary over {s['n']} questions answered in both ({a} = A, {b} = B):",
+    lines = [f"summary over {s['n']} questions answered in both ({a} first, {b} second):",
              "  " + ", ".join(f"{label[o]} right: {s[o]}" for o in OUTCOMES) + f"; same queries: {s['same_queries']}"]
-    lines.append(f"  {'hop type':10} " + " ".join(f"{label[o]:>10}" for o in OUTCOMES))
+    short = {"A only": "only first", "B only": "only second", "both": "both", "neither": "neither"}  # fits a column
+    lines.append(f"  {'hop type':10} " + " ".join(f"{short[o]:>11}" for o in OUTCOMES) + "   (right)")
     for hop, counts in s["by_hop_type"].items():
-        lines.append(f"  {hop:10} " + " ".join(f"{counts[o]:>10}" for o in OUTCOMES))
+        lines.append(f"  {hop.replace('_', ' '):10} " + " ".join(f"{counts[o]:>11}" for o in OUTCOMES))
     for o, errors in s["loser_errors"].items():
         loser = b if o == "A only" else a
         lines.append(f"  where {label[o]} was right, {loser} erred by: "
-                     + ", ".join(f"{c} {n}" for c, n in errors.items()))
+                     + ", ".join(f"{error_words(c)} {n}" for c, n in errors.items()))
     lines.append("  where neither was right: "
-                 + ", ".join(f"{c} {v['A']}/{v['B']}" for c, v in s["neither_errors"].items()) + f" ({a}/{b})")
+                 + ", ".join(f"{error_words(c)} {v['A']}/{v['B']}" for c, v in s["neither_errors"].items())
+                 + f" ({a} / {b})")
     if s["n_only_a"] or s["n_only_b"]:
         lines.append(f"  not compared: {s['n_only_a']} questions only in {a}, {s['n_only_b']} only in {b}")
     return "\n".join(lines)

@@ -70,6 +70,11 @@ CSS = """
 .eval-card-value { font-size: 1.8rem; font-weight: 700; line-height: 1.1; }
 .eval-card-name { font-weight: 600; }
 .eval-card-why { font-size: .82em; color: #4b5563; }
+#eval-built ol { margin: 0; padding-left: 1.4em; } #eval-built li { margin: .2em 0; }
+#eval-built .built-none { color: #4b5563; margin: 0; }
+#eval-scores th span, #eval-scores td span { word-break: normal !important; overflow-wrap: normal !important; }
+/* a slider's range ends (Gradio's light grey reads 1.9:1; axe's colour contrast wants 4.5:1) */
+.slider_input_container .min_value, .slider_input_container .max_value { color: #4b5563 !important; }
 #ask-counter p, #ask-documents p { font-size: .85em; color: #4b5563; margin: 0; }  /* a colour, not opacity: AA */
 /* a dropdown's typed filter text (Gradio greys it to #bbbbc2 while options show): read at AA, 4.5:1 */
 input.subdued { color: #4b5563 !important; }

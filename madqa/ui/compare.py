@@ -21,6 +21,8 @@ import pandas as pd
 from madqa.errors import MadqaError
 from madqa.trace import Trace
 from madqa.ui.ask import build_page_viewer, check_question_length, run_steps, viewer_handlers
+from madqa.ui.built_configs import unavailable_parts
+from madqa.ui.config_builder import write_config_files
 from madqa.ui.config_panel import FIELD_NAMES, build_config_panel, describe, resolve_config
 from madqa.ui.context import (
     AGENT_CONCURRENCY,
@@ -31,6 +33,7 @@ from madqa.ui.context import (
     shown_error,
 )
 from madqa.ui.diff_view import build_diff_view
+from madqa.ui.evaluate import EVAL_FOLDERS  # the download folders: a few kept, none after the server stops
 from madqa.ui.messages import (
     StepChat,
     md_escape,
@@ -96,9 +99,15 @@ def build_compare_tab(ctx: AppContext) -> None:
         with gr.Column(min_width=300):
             viewer = build_page_viewer("Cited page", "compare-page", height=520,
                                        hint="_Click a cited page under either answer to see it here._")
+    missing = unavailable_parts(ctx.registry)
+    if missing:  # shown, never offered in the panels' menus
+        gr.Markdown("Not installed here, so not offered: " + "; ".join(md_escape(m) for m in missing),
+                    elem_id="compare-unavailable")
     summary = gr.DataFrame(empty_summary(), label="Summary (yellow: A and B differ; green/red: right/wrong; grey: failed or not run, no score)",
                            interactive=False, wrap=True, elem_id="compare-summary", column_widths=["18%", "41%", "41%"])
     gr.Markdown(DRIFT_NOTE, elem_id="compare-drift-note")
+    config_files = gr.File(label="The two configs as files (TOML: madqa run --config FILE)", file_count="multiple",
+                           interactive=False, height=120, elem_id="compare-config-files")
     build_diff_view(ctx)
 
     @api_parameters(["question", "question_id", *(f"{side.lower()}_{n}" for side in SIDES for n in FIELD_NAMES),
@@ -212,6 +221,16 @@ def build_compare_tab(ctx: AppContext) -> None:
                       concurrency_limit=AGENT_CONCURRENCY, concurrency_id=AGENT_CONCURRENCY_ID,
                       show_progress="minimal", trigger_mode="once")
     event.then(lambda: gr.Button(interactive=False), None, stop_btn, queue=False, api_visibility="private")
+
+    def config_files_of(*values: Any) -> list[str]:
+        """Both sides' configs as TOML files, each rebuilt from its panel and checked by the policy again."""
+        configs = [resolve_config(ctx.configs, values[i * PANEL_SIZE:(i + 1) * PANEL_SIZE], ctx.policy,
+                                  settings=ctx.settings)[0] for i in range(len(SIDES))]
+        unique = list({c.name: c for c in configs}.values())  # two sides alike: one file
+        return write_config_files(unique, EVAL_FOLDERS.returned)
+
+    event.success(config_files_of, [*panel_a.inputs, *panel_b.inputs], [config_files], api_visibility="private",
+                  concurrency_limit=4, show_progress="hidden")
     stop_btn.click(lambda: gr.Button(interactive=False), None, stop_btn, cancels=[event], queue=False,
                    api_visibility="private")  # Stop only while a run goes on
 

@@ -18,11 +18,11 @@ from madqa.settings import PipelineConfig, Settings, image_budget_px, parse_opti
 from madqa.ui.context import shown_error
 from madqa.ui.lazy import defer_until_opened
 from madqa.ui.model_access import config_choices, picker_info
-from madqa.ui.policy import WebPolicy
+from madqa.ui.policy import VISITOR_LIMITS, WebPolicy
 
 FIELD_NAMES = ("config", "backend", "model", "retriever", "reranker", "query_strategy", "top_k", "max_steps",
                "image_budget_mp", "options", "api_key", "api_base")  # the API names of a panel's values, in order
-MAX_STEPS_UI = 30
+MAX_STEPS_UI = VISITOR_LIMITS["max_steps"][1]  # the sliders offer what the web policy allows, no more
 
 
 @dataclass
@@ -108,10 +108,11 @@ def build_config_panel(configs: dict[str, PipelineConfig], registry: Any, defaul
             strategy = gr.Dropdown(_choices(registry.names("query_strategy"), config.query_strategy),
                                    value=config.query_strategy, label="Query strategy")
         with gr.Row():
-            top_k = gr.Slider(1, 50, value=config.top_k, step=1, label="Pages per search (top_k)")
+            top_k = gr.Slider(*VISITOR_LIMITS["top_k"], value=config.top_k, step=1, label="Pages per search (top_k)")
             max_steps = gr.Slider(1, MAX_STEPS_UI, value=min(config.max_steps, MAX_STEPS_UI), step=1,
                                   label="Max steps")
-            budget = gr.Slider(0.1, 6.0, value=slider_mp(config, settings), step=0.1,
+            budget = gr.Slider(*(px / 1e6 for px in VISITOR_LIMITS["image_budget_px"]), value=slider_mp(config, settings),
+                               step=0.1,
                                label="Image budget (megapixels per page)")
         options = gr.Textbox(options_text(config), label="Part options", lines=1, max_lines=6,
                              placeholder="one PART.KEY=VALUE per line, e.g. query_strategy.threshold=0.6",

@@ -12,7 +12,8 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
-from madqa.evaluation.diff import OUTCOMES, diff_runs
+from madqa.evaluation.diff import OUTCOMES, diff_runs, run_names
+from madqa.evaluation.diff import run_name as named_run
 from madqa.evaluation.glossary import term
 from madqa.evaluation.questions import QuestionFileError, load_questions
 from madqa.evaluation.report import PredictionFileError, load_predictions
@@ -38,9 +39,7 @@ DIFF_WIDTHS = ["17%", "8%", "6%", "9%", "9%", "9%", "9%", "12%", "12%", "5%", "4
 
 def run_name(path: str, rows: list[dict[str, Any]]) -> str:
     """A run named by its file and its config (``baseline.jsonl · offline``), not A or B."""
-    configs = sorted({str(r["config"]) for r in rows if isinstance(r, dict) and r.get("config")})
-    name = shorten_name(Path(path).name)
-    return f"{name} · {', '.join(configs)}" if configs else name
+    return named_run(shorten_name(Path(path).name), rows)
 
 
 def _page(p: dict[str, Any] | None) -> str:
@@ -127,9 +126,7 @@ def build_diff_view(ctx: AppContext) -> None:
         result = diff_runs(sides[0], sides[1], gold)
         if not result["questions"]:
             raise shown_error("No question is answered in both files (matched by question text, then id).")
-        names = (run_name(a, sides[0]), run_name(b, sides[1]))
-        if names[0] == names[1]:
-            names = (f"{names[0]} (A)", f"{names[1]} (B)")
+        names = run_names((run_name(a, sides[0]), run_name(b, sides[1])))
         s = result["summary"]
         text = (f"{plural(s['n'], 'question')} answered in both: only **{md_escape(names[0])}** right {s['A only']}, "
                 f"only **{md_escape(names[1])}** right {s['B only']}, both {s['both']}, neither {s['neither']}; "

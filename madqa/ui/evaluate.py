@@ -38,6 +38,7 @@ from madqa.evaluation.report import (
 )
 from madqa.evaluation.runner import run_batch
 from madqa.jsonl import dumps
+from madqa.ui.config_builder import build_config_builder, rebuilt, write_config_files
 from madqa.ui.context import AppContext, internal_error, shown_error
 from madqa.ui.messages import md_escape, plural, redact, shorten
 from madqa.ui.model_access import config_choices, key_problem, picker_info
@@ -71,6 +72,16 @@ def plain_metric(label: str) -> tuple[str, str]:
     both from the one glossary the CLI report uses too."""
     entry = term(label)
     return entry.label, entry.explained()
+
+
+# the headline scores, few enough that their glossary labels fit beside each other (the metrics table has the rest)
+SCORE_KEYS = ("accuracy", "anls", "page_f1", "evidence_recall", "n_run_errors")
+
+
+def scores_frame(results: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
+    """The configs side by side: one row per config, one column per headline score (labels from the glossary)."""
+    rows = [[name, *(str(cell(lookup(results[name]["overall"], key))) for key in SCORE_KEYS)] for name in results]
+    return pd.DataFrame(rows, columns=["config", *(term(key).label for key in SCORE_KEYS)])
 
 
 HEADLINES = (("Accuracy", "accuracy"), ("Page F1", "page_f1"), ("Evidence recall", "evidence_recall"))
@@ -207,6 +218,13 @@ atexit.register(EVAL_FOLDERS.clear)
 
 
 def build_evaluate_tab(ctx: AppContext) -> None:
+    with gr.Accordion("Model access (this browser session only)", open=False, elem_id="eval-access"):
+        api_key = gr.Textbox("", label="API key", type="password", elem_id="eval-api-key",
+                             placeholder="uses the server's environment when empty")
+        api_base = gr.Textbox("", label="api_base (OpenAI-compatible server)", elem_id="eval-api-base")
+    with gr.Accordion("Build configs from the parts (retriever, reranker, query strategy, model, top_k…)", open=True,
+                      elem_id="eval-builder"):
+        builder = build_config_builder(ctx, "eval", api_key, api_base, EVAL_FOLDERS.returned)
     with gr.Row(equal_height=False):
         with gr.Column(scale=2):
             question_file = gr.File(label=f"Question set (JSONL or Parquet in MADQA format; empty: the "
@@ -214,14 +232,10 @@ def build_evaluate_tab(ctx: AppContext) -> None:
                                     file_types=[".jsonl", ".ndjson", ".parquet", ".pq"], elem_id="eval-file")
             names = gr.CheckboxGroup(config_choices(ctx.configs), value=[ctx.default_config] if ctx.default_config in
                                      ctx.configs else [], label="Configs to run", elem_id="eval-configs",
-                                     info=picker_info(ctx.configs, "") or None)
+                                     info=picker_info(ctx.configs, "presets; the built configs above run too") or None)
             with gr.Row():
                 limit = gr.Number(0, precision=0, minimum=0, label="Questions (0 = all)", elem_id="eval-limit")
                 workers = gr.Slider(1, MAX_WORKERS, value=2, step=1, label="Questions at once")
-            with gr.Accordion("Model access (this browser session only)", open=False):
-                api_key = gr.Textbox("", label="API key", type="password",
-                                     placeholder="uses the server's environment when empty")
-                api_base = gr.Textbox("", label="api_base (OpenAI-compatible server)")
             oracle = gr.Checkbox(False, label="Also run with the oracle (each question's gold pages as its first "
                                  "search result): the oracle gap, lost to retrieval vs lost to reading",
                                  elem_id="eval-oracle")
@@ -231,6 +245,9 @@ def build_evaluate_tab(ctx: AppContext) -> None:
             report_file = gr.File(label="Report (JSON)", interactive=False, height=90)
             build_score_rows(ctx, question_file, metrics_frame)  # steered rows, prediction files (ui.score_rows)
         with gr.Column(scale=3):
+            scores = gr.DataFrame(pd.DataFrame(columns=["config"]), label="Scores side by side (one row per config)",
+                                  interactive=False, wrap=True, elem_id="eval-scores",
+                                  column_widths=["33%", "13%", "15%", "13%", "13%", "13%"])  # ANLS*: its label is the longest
             cards = gr.HTML(elem_id="eval-cards")
             metrics = gr.DataFrame(pd.DataFrame(columns=["metric"]), label="Metrics (official MADQA numbers, then ours)", interactive=False,
                                    elem_id="eval-metrics", max_height=420, wrap=True)
@@ -247,15 +264,16 @@ def build_evaluate_tab(ctx: AppContext) -> None:
     per_question_table = gr.DataFrame(pd.DataFrame(columns=QUESTION_COLUMNS), label="Per question",
                                       column_widths=["12%", "8%", "38%", "14%", "7%", "6%", "6%", "9%"], interactive=False, wrap=True, max_height=420)
 
-    def run(question_file: str | None, configs: list[str] | None, limit: float | None, workers: float,
-            api_key: str, api_base: str, oracle: bool, session: Any, request: gr.Request,
+    def run(question_file: str | None, configs: list[str] | None, built_configs: Any, limit: float | None,
+            workers: float, api_key: str, api_base: str, oracle: bool, session: Any, request: gr.Request,
             progress: gr.Progress = gr.Progress()) -> tuple[Any, ...]:  # noqa: B008 - how Gradio injects a progress bar
+        built = rebuilt(ctx, built_configs)  # the browser's table is not trusted: every row is checked again
         with ctx.job_slot(session, request) as keys:
-            return evaluate_for(question_file, configs, limit, workers, api_key, api_base, bool(oracle), session, keys,
-                                progress)
+            return evaluate_for(question_file, configs, built, limit, workers, api_key, api_base, bool(oracle), session,
+                                keys, progress)
 
-    def evaluate_for(question_file: str | None, configs: list[str] | None, limit: float | None, workers: float,
-                     api_key: str, api_base: str, oracle: bool, session: Any, keys: list[str],
+    def evaluate_for(question_file: str | None, configs: list[str] | None, built: list[Any], limit: float | None,
+                     workers: float, api_key: str, api_base: str, oracle: bool, session: Any, keys: list[str],
                      progress: Any) -> tuple[Any, ...]:
         if question_file:
             label = shorten_name(Path(question_file).name)
@@ -268,14 +286,16 @@ def build_evaluate_tab(ctx: AppContext) -> None:
         if not questions:
             raise shown_error(f"{label}: no usable questions" + (f" ({problems[0]})" if problems else ""))
         picked = [ctx.configs[n] for n in configs or [] if n in ctx.configs]
+        picked += [c for c in built if c.name not in {p.name for p in picked}]  # a built preset runs once
         if not picked:
-            raise shown_error("Pick at least one config.")
+            raise shown_error("Pick at least one config, or build one above.")
         n = min(int(limit or 0) or len(questions), len(questions), MAX_EVAL_QUESTIONS)
         questions = questions[:n]
         try:
             options_by_config = {}
             for config in picked:
-                ctx.policy.check_config(config, config)
+                if config.name in ctx.configs:
+                    ctx.policy.check_config(config, config)  # built ones were checked against their preset
                 options_by_config[config.name] = ctx.policy.backend_options(config, api_key, api_base)
             keyless = {c.name: p for c in picked if (p := key_problem(c, options_by_config[c.name]))}
             picked = [c for c in picked if c.name not in keyless]  # a keyless run is not scored 0.0: it is not run
@@ -298,6 +318,7 @@ def build_evaluate_tab(ctx: AppContext) -> None:
         total, done = len(questions) * len(runs), 0
         rows_by_config: dict[str, list[dict[str, Any]]] = {}
         oracle_rows: dict[str, list[dict[str, Any]]] = {}
+        broken: dict[str, str] = {}  # configs whose run could not start (a part cannot be built): name -> why
         started = time.perf_counter()
         for config, seeded in runs:
             finished: queue.Queue[Any] = queue.Queue()
@@ -328,13 +349,18 @@ def build_evaluate_tab(ctx: AppContext) -> None:
                 progress((done, total), desc=f"{config.name}{' (oracle)' if seeded else ''}: {item.get('id')}",
                          unit="questions")
             thread.join()
-            if "error" in outcome:
+            if "error" in outcome:  # this config could not run at all: said so, never scored; the others stand
                 failure = outcome["error"]
                 what = str(failure) if isinstance(failure, MadqaError) else internal_error(failure, "evaluate")
-                raise shown_error(redact(f"{config.name}: {what}", secrets))
+                broken[config.name + (" (oracle)" if seeded else "")] = redact(what, secrets)
+                continue
             rows = [visitor_row(row, options) for row in outcome["rows"]]
             (oracle_rows if seeded else rows_by_config)[config.name] = scrub(rows, secrets)
-        gaps = {name: oracle_gap(rows_by_config[name], rows, questions) for name, rows in oracle_rows.items()}
+        if not rows_by_config and not oracle_rows:
+            raise shown_error(" ".join(f"{name}: {what}" for name, what in broken.items()))
+        picked = [c for c in picked if c.name in rows_by_config or c.name in oracle_rows]
+        gaps = {name: oracle_gap(rows_by_config[name], rows, questions) for name, rows in oracle_rows.items()
+                if name in rows_by_config}
         rows_by_config.update({f"{name} (oracle)": rows for name, rows in oracle_rows.items()})
         results = {name: evaluate(rows, questions) for name, rows in rows_by_config.items()}
         records = {name: per_question(rows, questions) for name, rows in rows_by_config.items()}
@@ -351,6 +377,8 @@ def build_evaluate_tab(ctx: AppContext) -> None:
         text = (f"Ran {plural(len(questions), 'question')} of **{md_escape(label)}** through "
                 f"{plural(len(picked), 'config')} on "
                 f"**{where}** in {time.perf_counter() - started:.1f}s.")
+        for name, problem in broken.items():
+            text += f"  \n⚠ **{md_escape(name)}: not run, it could not start.** {md_escape(problem)}"
         for name, problem in keyless.items():
             text += f"  \n⚠ **{md_escape(name)}: not run, needs a key.** {md_escape(problem)}"
         if missing_docs:
@@ -368,13 +396,15 @@ def build_evaluate_tab(ctx: AppContext) -> None:
         accuracy_update = gr.ScatterPlot(accuracy.assign(steps=steps), sort=order)
         empty = nothing_to_plot(kuiper, errors, notes)
         EVAL_FOLDERS.returned(folder)
+        files = write_config_files(picked, EVAL_FOLDERS.returned)
         return (text, headline_cards(results), metrics_frame(results), accuracy_update,
                 gr.LinePlot(kuiper, visible="kuiper" not in empty), gr.BarPlot(errors, visible="errors" not in empty),
                 question_frame(rows_by_config, records), str(predictions), str(report),
                 gr.DataFrame(gap_frame(gaps), visible=bool(gaps)),
-                gr.Markdown("  \n".join(md_escape(line) for line in empty.values()), visible=bool(empty)))
+                gr.Markdown("  \n".join(md_escape(line) for line in empty.values()), visible=bool(empty)), files,
+                scores_frame(results))  # the last two added after the others: the API's result order stays
 
-    run_btn.click(run, [question_file, names, limit, workers, api_key, api_base, oracle, ctx.session],
+    run_btn.click(run, [question_file, names, builder.table, limit, workers, api_key, api_base, oracle, ctx.session],
                   [status, cards, metrics, accuracy_plot, kuiper_plot, error_plot, per_question_table, predictions_file,
-                   report_file, gap_table, nothing], api_name="evaluate", concurrency_limit=2,
+                   report_file, gap_table, nothing, builder.files, scores], api_name="evaluate", concurrency_limit=2,
                   show_progress_on=[metrics])  # one progress bar, not one over every output

@@ -29,6 +29,9 @@ TEST_ONLY_BACKENDS = frozenset({"scripted"})  # read scripts given by the caller
 VISITOR_BASE_PROVIDERS = ("openai", "hosted_vllm")  # a typed api_base is an OpenAI-compatible server
 # What a config may ask of the server's keys (a visitor with their own key is not limited this way).
 SERVER_KEY_LIMITS = {"top_k": 10, "max_steps": 15, "image_budget_px": 2_000_000}
+# The most a visitor may ask of any run (what the web app's sliders offer): a changed top_k, max_steps or image budget
+# outside these is refused whatever the backend; a named config's own values are the operator's and pass.
+VISITOR_LIMITS = {"top_k": (1, 50), "max_steps": (1, 30), "image_budget_px": (100_000, 6_000_000)}
 SERVER_KEY_BACKENDS = ("litellm",)  # backends that call a provider with the server's key when a visitor gives none
 SERVER_KEY_STRATEGIES = ("llm-rewrite",)  # query strategies that do the same for their own model call
 WEB_ATTEMPTS = 2  # a model call from the web app: tried twice, then the question ends with what it has
@@ -126,11 +129,16 @@ class WebPolicy:
     # --- one request -----------------------------------------------------------------------
 
     def check_config(self, config: PipelineConfig, base: PipelineConfig) -> None:
-        """Refused unless the config's backend is offered and every option the visitor changed from
-        the named config ``base`` is on the visitor allow-list with an allowed value."""
+        """Refused unless the config's backend is offered, the top_k, max_steps and image budget the visitor changed
+        from the named config ``base`` are within ``VISITOR_LIMITS``, and every option the visitor changed is on
+        the visitor allow-list with an allowed value."""
         if not self.backend_allowed(config.backend):
             raise Refused(f"backend {config.backend!r} is not offered in the web app "
                           f"(offered: {', '.join(self.backends) or 'none'})")
+        for name, (least, most) in VISITOR_LIMITS.items():
+            value = getattr(config, name)
+            if value is not None and value != getattr(base, name) and not least <= value <= most:
+                raise Refused(f"{name} {value:,} is outside {least:,}..{most:,}, what the web app allows")
         for part, table in config.options.items():
             for key, value in table.items():
                 if base.options.get(part, {}).get(key, _MISSING) == value:
