@@ -12,16 +12,17 @@ development set's precision/recall curve (docs/offline-reader.md). Below it the 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 from madqa_plugins.offline.offline_spans import Candidate
 
-FEATURES = ("score", "local", "on_page", "label", "agree", "margin", "absent", "fit", "untyped")
+FEATURES = ("score", "local", "on_page", "label", "agree", "margin", "absent", "fit", "untyped", "wordy")
 # set by hand; bench/reader_calibration.py --fit fits them (docs/offline-reader.md)
 # ``fit`` and ``untyped`` are recorded for fitting but weigh nothing: fitted on 88 questions they did not
 # separate right from wrong answers better than the hand weights (docs/offline-reader.md)
 WEIGHTS = {"score": 2.0, "local": 1.5, "on_page": 1.5, "label": 0.5, "agree": 0.3, "margin": 1.0, "absent": -6.0,
-           "fit": 0.0, "untyped": 0.0}
+           "fit": 0.0, "untyped": 0.0, "wordy": 0.0}
 BIAS = -2.5
 # refuse below this confidence: the lowest threshold where the development set's precision (right / answered)
 # reaches 0.75 with coverage (answered / answerable) at least 0.40 (docs/offline-reader.md)
@@ -49,7 +50,16 @@ def features(best: Candidate, runner_up: Candidate | None, absent: float, untype
         "absent": absent,
         "fit": best.fit,
         "untyped": 1.0 if untyped else 0.0,
+        "wordy": wordy(best.value),
     }
+
+
+def wordy(value: str) -> float:
+    """1 when ``value`` is only words of running text (lower-case letters, hyphens, spaces: "location",
+    "no anti aliasing"), 0 otherwise (a number, a name, code, a path, a unit such as "3bp"). An untyped
+    question's confident wrong answers on the development sets were mostly such words, picked from the
+    sentence around a label (docs/offline-reader.md)."""
+    return 1.0 if re.fullmatch(r"[a-z][a-z' -]*", value.strip()) else 0.0
 
 
 def confidence(best: Candidate | None, runner_up: Candidate | None, absent: float,

@@ -251,12 +251,18 @@ def _closeness(pos: int, length: int, anchors: list[int]) -> float:
     return max(0.0, 1 - min(gaps) / 60) if gaps else 0.0
 
 
-_DEFAULT = re.compile(r"\b[Dd]efaults?(?:\s+(?:value|setting|size|resolution|level|width|is|to|of|for|are|will be))*"
-                      r"\s*(?::|=|\bis\b|\bto\b)?\s*(?:is\s+)?(?:set\s+to\s+)?"
+# a stated default is the value after a connector ("defaults to 75 dpi", "Default: #f", "the default is 300 ms",
+# "the default location is /usr/local", "the default value being auto-auto"): the words between "default" and
+# the connector name the attribute ("location", "value of outputtemplate") and are never the value itself
+_DEFAULT = re.compile(r"\b[Dd]efaults?(?:\s+to\b|(?:\s+[\w-]+){0,4}?\s*(?::|=|\bis\b|\bbeing\b|\bwill be\b))"
+                      r"\s*(?:is\s+)?(?:set\s+to\s+)?"
                       r"([^\s,;]+?(?:\s(?:ms|s|seconds?|dpi|points?|pt|bp|cm|mm|in|inches|px|pixels|%|lines?))?)(?=[\s,;)]|\.\s|\.?$)")
 
 
 _MARKED_DEFAULT = re.compile(r"([^\s,;()]+)\s*\((?:the\s+)?default\)")
+
+
+_NO_VALUE = frozenset(("the", "a", "an", "value", "setting", "is", "this", "not", "to", "used", "set", "given", "that"))
 
 
 def _defaults(text: str, limit: int) -> list[tuple[int, str]]:
@@ -265,6 +271,6 @@ def _defaults(text: str, limit: int) -> list[tuple[int, str]]:
     out = [(m.start(1), m.group(1).strip("\"'`")) for m in _MARKED_DEFAULT.finditer(text) if m.start(1) < limit]
     for m in _DEFAULT.finditer(text):
         value = m.group(1).strip("\"'`")
-        if m.start(1) < limit and value and value.lower() not in ("the", "a", "an", "value", "setting", "is", "this"):
+        if m.start(1) < limit and value and value.lower() not in _NO_VALUE:
             out.append((m.start(1), value))
     return out
