@@ -182,3 +182,17 @@ def test_a_value_marked_default_in_a_list_is_the_default():
 ])
 def test_a_typographic_quantity_keeps_its_unit(question, page, answer):
     assert best(question, page) == answer
+
+
+@pytest.mark.parametrize(("question", "page", "answer"), [
+    # the words between "default" and its connector name the attribute, never the value (data/realdocs2 rd2-003)
+    ("What is the default installation prefix?", "Programs go to $prefix/bin. The default location is /usr/local "
+                                                 "unless you pass another prefix.", "/usr/local"),
+    ("What is the default kernel name?", "A fully qualified kernel name is of the form Level0-Level1, the default "
+                                         "value being auto-auto.", "auto-auto"),
+    # a count written as a word before the thing it counts (data/realdocs2 rd2-036)
+    ("How many data types are there in the language?", "3 Data types\nThere are ten data types in the language: "
+                                                       "numeric, pair and path among them. See Figure 3.", "ten"),
+])
+def test_stated_defaults_and_counts_in_words(question, page, answer):
+    assert best(question, page) == answer

@@ -28,6 +28,7 @@ from madqa_plugins.offline.offline_numbers import (
     port_number,
 )
 from madqa_plugins.offline.offline_phrases import expansions
+from madqa_plugins.offline.offline_question import NUMBER_WORDS
 from madqa_plugins.offline.offline_question import STOPWORDS as STOP
 from madqa_plugins.offline.offline_spans import (
     Bag,
@@ -144,6 +145,9 @@ def find_candidates(text: str, file: str, page: int, q: Question, weights: dict[
                       if m.start() < len(line) and m.group().lower() not in common and m.group().lower() not in STOP]
         if "expansion" in fits:
             spans += [(pos, s, "expansion") for pos, s in expansions(joined, q)]
+        if q.kind == "number":  # "There are ten data types": a count written as a word, before what it counts
+            spans += [(m.start(1), m.group(1), "number") for m in _COUNT_WORD.finditer(joined)
+                      if m.start(1) < len(line) and {stem(w) for w in words(m.group(2))} & qterms]
         stated = _defaults(joined, len(line)) if asks_default else []
         if q.kind not in TYPED:  # a label's whole value has no type: only an untyped question takes it
             spans += [(pos, value[:80], "value") for _, pos, value in pairs]
@@ -259,6 +263,8 @@ _DEFAULT = re.compile(r"\b[Dd]efaults?(?:\s+to\b|(?:\s+[\w-]+){0,4}?\s*(?::|=|\b
                       r"([^\s,;]+?(?:\s(?:ms|s|seconds?|dpi|points?|pt|bp|cm|mm|in|inches|px|pixels|%|lines?))?)(?=[\s,;)]|\.\s|\.?$)")
 
 
+_COUNT_WORD = re.compile(r"\b(" + "|".join(w for w in NUMBER_WORDS if w != "both") + r")\s+((?:[A-Za-z-]+\s+){0,1}[A-Za-z-]+)",
+                         re.I)
 _MARKED_DEFAULT = re.compile(r"([^\s,;()]+)\s*\((?:the\s+)?default\)")
 
 
