@@ -188,6 +188,7 @@ def test_a_typographic_quantity_keeps_its_unit(question, page, answer):
     # the words between "default" and its connector name the attribute, never the value (data/realdocs2 rd2-003)
     ("What is the default installation prefix?", "Programs go to $prefix/bin. The default location is /usr/local "
                                                  "unless you pass another prefix.", "/usr/local"),
+    ("What is the default diameter of the dot?", "dotdiam\n21\nDiameter of the dot drawn by dotlabel (default 3bp)", "3bp"),
     ("What is the default kernel name?", "A fully qualified kernel name is of the form Level0-Level1, the default "
                                          "value being auto-auto.", "auto-auto"),
     # a count written as a word before the thing it counts (data/realdocs2 rd2-036)

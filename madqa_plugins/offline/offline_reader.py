@@ -266,6 +266,7 @@ _DEFAULT = re.compile(r"\b[Dd]efaults?(?:\s+to\b|(?:\s+[\w-]+){0,4}?\s*(?::|=|\b
 _COUNT_WORD = re.compile(r"\b(" + "|".join(w for w in NUMBER_WORDS if w != "both") + r")\s+((?:[A-Za-z-]+\s+){0,1}[A-Za-z-]+)",
                          re.I)
 _MARKED_DEFAULT = re.compile(r"([^\s,;()]+)\s*\((?:the\s+)?default\)")
+_BRACKETED_DEFAULT = re.compile(r"\((?:the\s+)?defaults?:?\s+([^\s,;()]+)\s*\)")  # "Size of arrowheads (default: 4bp)"
 
 
 _NO_VALUE = frozenset(("the", "a", "an", "value", "setting", "is", "this", "not", "to", "used", "set", "given", "that"))
@@ -274,7 +275,8 @@ _NO_VALUE = frozenset(("the", "a", "an", "value", "setting", "is", "this", "not"
 def _defaults(text: str, limit: int) -> list[tuple[int, str]]:
     """(position, value) stated as a default ("Default: #f", "defaults to 75 dpi", "the default is 300 ms",
     "PROGRESS (default)")."""
-    out = [(m.start(1), m.group(1).strip("\"'`")) for m in _MARKED_DEFAULT.finditer(text) if m.start(1) < limit]
+    out = [(m.start(1), m.group(1).strip("\"'`")) for r in (_MARKED_DEFAULT, _BRACKETED_DEFAULT)
+           for m in r.finditer(text) if m.start(1) < limit]
     for m in _DEFAULT.finditer(text):
         value = m.group(1).strip("\"'`")
         if m.start(1) < limit and value and value.lower() not in _NO_VALUE:
