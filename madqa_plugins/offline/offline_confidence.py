@@ -17,12 +17,14 @@ from dataclasses import dataclass
 
 from madqa_plugins.offline.offline_spans import Candidate
 
-FEATURES = ("score", "local", "on_page", "label", "agree", "margin", "absent", "fit", "untyped", "wordy")
+FEATURES = ("score", "local", "on_page", "label", "agree", "margin", "absent", "fit", "untyped", "wordy", "untyped_wordy",
+            "lone_digit")
 # set by hand; bench/reader_calibration.py --fit fits them (docs/offline-reader.md)
 # ``fit`` and ``untyped`` are recorded for fitting but weigh nothing: fitted on 88 questions they did not
 # separate right from wrong answers better than the hand weights (docs/offline-reader.md)
 WEIGHTS = {"score": 2.0, "local": 1.5, "on_page": 1.5, "label": 0.5, "agree": 0.3, "margin": 1.0, "absent": -6.0,
-           "fit": 0.0, "untyped": 0.0, "wordy": 0.0}
+           "fit": 0.0, "untyped": 0.0, "wordy": 0.0,
+           "untyped_wordy": 0.0, "lone_digit": 0.0}
 BIAS = -2.5
 # refuse below this confidence: the lowest threshold where the development set's precision (right / answered)
 # reaches 0.75 with coverage (answered / answerable) at least 0.40 (docs/offline-reader.md)
@@ -51,6 +53,8 @@ def features(best: Candidate, runner_up: Candidate | None, absent: float, untype
         "fit": best.fit,
         "untyped": 1.0 if untyped else 0.0,
         "wordy": wordy(best.value),
+        "untyped_wordy": wordy(best.value) if untyped else 0.0,
+        "lone_digit": 1.0 if re.fullmatch(r"\d", best.value.strip()) else 0.0,
     }
 
 
