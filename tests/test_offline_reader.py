@@ -197,3 +197,15 @@ def test_a_typographic_quantity_keeps_its_unit(question, page, answer):
 ])
 def test_stated_defaults_and_counts_in_words(question, page, answer):
     assert best(question, page) == answer
+
+
+def test_confidence_falls_for_the_shapes_the_development_sets_got_wrong():
+    """A lone digit, running-text words for an untyped question and an identifier span are weighed down
+    (data/realdocs and data/realdocs2); the same evidence for a value of another shape is not."""
+    def sure(value: str, kind: str, untyped: bool = False) -> float:
+        c = Candidate(value, kind, "m.pdf", 1, 0.8, 0, local=0.85, on_page=1.0, label=0.6, fit=1.0)
+        return confidence(c, None, 0.0, untyped=untyped).value
+    assert sure("3", "number") < 0.5 < sure("28.34645", "number")
+    assert sure("location", "value", untyped=True) < sure("/usr/local", "value", untyped=True)
+    assert sure("location", "value", untyped=True) < sure("location", "value")
+    assert sure("METAFONT", "ident") < sure("METAFONT", "quoted")
