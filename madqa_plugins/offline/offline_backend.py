@@ -46,7 +46,7 @@ NOTE = "offline extractive baseline (no language model)"
 # often it is right when it answers, on the development set and on the held-out set (docs/offline-reader.md)
 LABEL = ("the offline search-and-extract baseline, no language model: it answers only when its evidence looks "
          "strong and otherwise shows the closest passages; measured, 75-93% of its answers were right on its "
-         "two development sets and 40-46% on documents it was not tuned on")
+         "development sets, 40-46% on new documents")
 _LABEL = re.compile(r"^File: (.+?), Page: (\d+)(?::|$)")  # a label, or an earlier page's "label: excerpt" line
 
 
