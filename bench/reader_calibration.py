@@ -15,6 +15,11 @@ and the refusal rate on unanswerable questions, and draws that curve as a PNG wi
 Prints JSON figures by answer type and kind at the chosen threshold: precision (right / answered),
 coverage (answered / answerable), accuracy, answers given and refused. ``--questions`` takes several
 files (a set's questions and its table / two-page questions).
+
+``--cross A.jsonl B.jsonl`` (the ``--rows`` of two development sets) skips the run and checks that the
+confidence generalises: it fits the weights on A and prints precision / coverage / unanswerable refused at
+each threshold on A and on B, then the other way round, then fitted on both; and the same for the
+weights in ``offline_confidence.py``.
 """
 
 from __future__ import annotations
@@ -147,6 +152,31 @@ def plot(points: list[dict[str, float]], chosen: float, path: Path) -> None:
     image.save(path)
 
 
+def figures_at(rows: list[dict[str, Any]], weights: dict[str, float], bias: float, t: float) -> str:
+    """Precision (right / answered), coverage (answered / answerable) and unanswerable refused at ``t``."""
+    given = [r for r in rows if r["answer"] and r["features"] and oc.confidence_of(r["features"], weights, bias) >= t]
+    right = sum(1 for r in given if r["right"])
+    answerable = sum(1 for r in rows if r["answerable"])
+    unanswerable = sum(1 for r in rows if not r["answerable"])
+    covered = sum(1 for r in given if r["answerable"])
+    precision = f"{right / len(given):.3f}" if given else "-"
+    return (f"P {precision} ({right}/{len(given)}) C {covered / max(answerable, 1):.3f} "
+            f"U {unanswerable - (len(given) - covered)}/{unanswerable}")
+
+
+def cross(a: Path, b: Path) -> None:
+    """Fit on one development set, check on the other (both ways), then on both; and the weights in use."""
+    def load(path: Path) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    ra, rb = load(a), load(b)
+    fits = [(f"fit on {a.name}", *fit(ra)), (f"fit on {b.name}", *fit(rb)), ("fit on both", *fit(ra + rb)),
+            ("offline_confidence.py", oc.WEIGHTS, oc.BIAS)]
+    for name, weights, bias in fits:
+        print(f"{name}: {json.dumps({'WEIGHTS': weights, 'BIAS': bias})}")
+        for t in THRESHOLDS[20:46:2]:
+            print(f"  t={t:.2f}  {a.name}: {figures_at(ra, weights, bias, t)}  |  {b.name}: {figures_at(rb, weights, bias, t)}")
+
+
 def breakdown(rows: list[dict[str, Any]], threshold: float) -> dict[str, Any]:
     """Accuracy, answers given and their precision by kind and by expected answer type."""
     def figures(group: list[dict[str, Any]]) -> dict[str, Any]:
@@ -185,7 +215,12 @@ def main() -> int:
     p.add_argument("--limit", type=int)
     p.add_argument("--rows", type=Path, help="append each question's record here (JSONL) as it is done")
     p.add_argument("--from-rows", type=Path, help="skip the run: fit and plot the records of an earlier --rows")
+    p.add_argument("--cross", type=Path, nargs=2, metavar=("A", "B"),
+                   help="skip the run: fit on one set's --rows, check on the other's, both ways")
     args = p.parse_args()
+    if args.cross:
+        cross(*args.cross)
+        return 0
     questions = []
     for path in (*args.questions, args.unanswerable):
         if path.is_file():

@@ -46,8 +46,8 @@ NOTE = "offline extractive baseline (no language model)"
 # the baseline's one label, shown by every face (the Ask bar, each answer's badge): what it is and how
 # often it is right when it answers, on the development set and on the held-out set (docs/offline-reader.md)
 LABEL = ("the offline search-and-extract baseline, no language model: it answers only when its evidence looks "
-         "strong and otherwise shows the closest passages; measured, 79% of its answers were right on its "
-         "development set and 41% on documents it was not tuned on")
+         "strong and otherwise shows the closest passages; measured, 75-93% of its answers were right on its "
+         "development sets, 40-46% on new documents")
 _LABEL = re.compile(r"^File: (.+?), Page: (\d+)(?::|$)")  # a label, or an earlier page's "label: excerpt" line
 
 

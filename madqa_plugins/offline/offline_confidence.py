@@ -3,28 +3,37 @@
 A logistic model over a few features of the best candidate: its score, how much of the question
 (weighted by rarity) sits near it and on its page, whether a label or header names the asked
 attribute, how many pages agree, its lead over the runner-up, and how much of the question the
-corpus never mentions at all (a question about something absent is one to refuse). The weights
-are set by hand (``bench/reader_calibration.py --fit`` fits them on the development set, which
-had not finished a full run in time to replace them); the threshold was chosen on the real-document
-development set's precision/recall curve (docs/offline-reader.md). Below it the backend refuses.
+corpus never mentions at all (a question about something absent is one to refuse), less for the
+shapes of answer that were confidently wrong on the development sets (a lone digit, running-text
+words for an untyped question, an identifier span). The weights are set by hand and checked on two
+development sets, data/realdocs and data/realdocs2 (a logistic fit, ``bench/reader_calibration.py
+--fit`` / ``--cross``, did no better on the other set); the threshold is chosen on both sets'
+precision/coverage curves (docs/offline-reader.md). Below it the backend refuses.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 from madqa_plugins.offline.offline_spans import Candidate
 
-FEATURES = ("score", "local", "on_page", "label", "agree", "margin", "absent", "fit", "untyped")
-# set by hand; bench/reader_calibration.py --fit fits them (docs/offline-reader.md)
-# ``fit`` and ``untyped`` are recorded for fitting but weigh nothing: fitted on 88 questions they did not
-# separate right from wrong answers better than the hand weights (docs/offline-reader.md)
+FEATURES = ("score", "local", "on_page", "label", "agree", "margin", "absent", "fit", "untyped", "wordy", "untyped_wordy",
+            "lone_digit", "ident_span")
+# set by hand (docs/offline-reader.md); bench/reader_calibration.py --fit fits them, --cross checks a fit on
+# one development set against the other. ``fit``, ``untyped`` and ``wordy`` are recorded for fitting but weigh
+# nothing. The last three were added on the two development sets (data/realdocs, data/realdocs2), where
+# the confident wrong answers were: a lone digit (a page, section or figure number in a table row), an untyped
+# question answered with words of running text, and a code-like identifier span (an acronym or a word of the
+# page, such as CPU, PATH, METAFONT, rather than the variable asked for)
 WEIGHTS = {"score": 2.0, "local": 1.5, "on_page": 1.5, "label": 0.5, "agree": 0.3, "margin": 1.0, "absent": -6.0,
-           "fit": 0.0, "untyped": 0.0}
+           "fit": 0.0, "untyped": 0.0, "wordy": 0.0,
+           "untyped_wordy": -2.0, "lone_digit": -4.0, "ident_span": -1.5}
 BIAS = -2.5
-# refuse below this confidence: the lowest threshold where the development set's precision (right / answered)
-# reaches 0.75 with coverage (answered / answerable) at least 0.40 (docs/offline-reader.md)
+# refuse below this confidence: on both development sets precision (right / answered) reaches 0.75 there with
+# coverage (answered / answerable) at least 0.40 (docs/offline-reader.md); the demo's example chips answer
+# (the lowest of them has 0.72)
 THRESHOLD = 0.70
 
 
@@ -49,7 +58,19 @@ def features(best: Candidate, runner_up: Candidate | None, absent: float, untype
         "absent": absent,
         "fit": best.fit,
         "untyped": 1.0 if untyped else 0.0,
+        "wordy": wordy(best.value),
+        "untyped_wordy": wordy(best.value) if untyped else 0.0,
+        "lone_digit": 1.0 if re.fullmatch(r"\d", best.value.strip()) else 0.0,
+        "ident_span": 1.0 if best.kind == "ident" else 0.0,
     }
+
+
+def wordy(value: str) -> float:
+    """1 when ``value`` is only words of running text (lower-case letters, hyphens, spaces: "location",
+    "no anti aliasing"), 0 otherwise (a number, a name, code, a path, a unit such as "3bp"). An untyped
+    question's confident wrong answers on the development sets were mostly such words, picked from the
+    sentence around a label (docs/offline-reader.md)."""
+    return 1.0 if re.fullmatch(r"[a-z][a-z' -]*", value.strip()) else 0.0
 
 
 def confidence(best: Candidate | None, runner_up: Candidate | None, absent: float,

@@ -28,6 +28,7 @@ from madqa_plugins.offline.offline_numbers import (
     port_number,
 )
 from madqa_plugins.offline.offline_phrases import expansions
+from madqa_plugins.offline.offline_question import NUMBER_WORDS
 from madqa_plugins.offline.offline_question import STOPWORDS as STOP
 from madqa_plugins.offline.offline_spans import (
     Bag,
@@ -144,6 +145,9 @@ def find_candidates(text: str, file: str, page: int, q: Question, weights: dict[
                       if m.start() < len(line) and m.group().lower() not in common and m.group().lower() not in STOP]
         if "expansion" in fits:
             spans += [(pos, s, "expansion") for pos, s in expansions(joined, q)]
+        if q.kind == "number":  # "There are ten data types": a count written as a word, before what it counts
+            spans += [(m.start(1), m.group(1), "number") for m in _COUNT_WORD.finditer(joined)
+                      if m.start(1) < len(line) and {stem(w) for w in words(m.group(2))} & qterms]
         stated = _defaults(joined, len(line)) if asks_default else []
         if q.kind not in TYPED:  # a label's whole value has no type: only an untyped question takes it
             spans += [(pos, value[:80], "value") for _, pos, value in pairs]
@@ -251,20 +255,30 @@ def _closeness(pos: int, length: int, anchors: list[int]) -> float:
     return max(0.0, 1 - min(gaps) / 60) if gaps else 0.0
 
 
-_DEFAULT = re.compile(r"\b[Dd]efaults?(?:\s+(?:value|setting|size|resolution|level|width|is|to|of|for|are|will be))*"
-                      r"\s*(?::|=|\bis\b|\bto\b)?\s*(?:is\s+)?(?:set\s+to\s+)?"
+# a stated default is the value after a connector ("defaults to 75 dpi", "Default: #f", "the default is 300 ms",
+# "the default location is /usr/local", "the default value being auto-auto"): the words between "default" and
+# the connector name the attribute ("location", "value of outputtemplate") and are never the value itself
+_DEFAULT = re.compile(r"\b[Dd]efaults?(?:\s+to\b|(?:\s+[\w-]+){0,4}?\s*(?::|=|\bis\b|\bbeing\b|\bwill be\b))"
+                      r"\s*(?:is\s+)?(?:set\s+to\s+)?"
                       r"([^\s,;]+?(?:\s(?:ms|s|seconds?|dpi|points?|pt|bp|cm|mm|in|inches|px|pixels|%|lines?))?)(?=[\s,;)]|\.\s|\.?$)")
 
 
+_COUNT_WORD = re.compile(r"\b(" + "|".join(w for w in NUMBER_WORDS if w != "both") + r")\s+((?:[A-Za-z-]+\s+){0,1}[A-Za-z-]+)",
+                         re.I)
 _MARKED_DEFAULT = re.compile(r"([^\s,;()]+)\s*\((?:the\s+)?default\)")
+_BRACKETED_DEFAULT = re.compile(r"\((?:the\s+)?defaults?:?\s+([^\s,;()]+)\s*\)")  # "Size of arrowheads (default: 4bp)"
+
+
+_NO_VALUE = frozenset(("the", "a", "an", "value", "setting", "is", "this", "not", "to", "used", "set", "given", "that"))
 
 
 def _defaults(text: str, limit: int) -> list[tuple[int, str]]:
     """(position, value) stated as a default ("Default: #f", "defaults to 75 dpi", "the default is 300 ms",
     "PROGRESS (default)")."""
-    out = [(m.start(1), m.group(1).strip("\"'`")) for m in _MARKED_DEFAULT.finditer(text) if m.start(1) < limit]
+    out = [(m.start(1), m.group(1).strip("\"'`")) for r in (_MARKED_DEFAULT, _BRACKETED_DEFAULT)
+           for m in r.finditer(text) if m.start(1) < limit]
     for m in _DEFAULT.finditer(text):
         value = m.group(1).strip("\"'`")
-        if m.start(1) < limit and value and value.lower() not in ("the", "a", "an", "value", "setting", "is", "this"):
+        if m.start(1) < limit and value and value.lower() not in _NO_VALUE:
             out.append((m.start(1), value))
     return out
