@@ -28,7 +28,9 @@ def test_a_follow_up_answers_and_the_first_answers_citations_stay_clickable(visi
     page = visitors.open(1440, 900)
     offline = collect(get_plugin_manager(entry_points=False)).get("backend", "offline").description
     bar = page.locator("#ask-model-bar")
-    expect(bar).to_contain_text(offline)  # before any question: the no-key baseline, by its own label
+    name, _, caveat = offline.partition(":")
+    expect(bar).to_contain_text(name)  # before any question: the no-key baseline, by its own label ...
+    expect(bar).to_contain_text(caveat.strip())  # ... its measured caveat folded under it
     expect(bar).to_contain_text("no API key needed")
     assert bar.bounding_box()["y"] < page.locator("#ask-chat").bounding_box()["y"]  # above the chat
     chat = page.locator("#ask-chat")

@@ -355,7 +355,8 @@ def test_the_model_bar_names_the_baseline_by_its_own_label_and_a_keyless_model_a
     registry = collect(get_plugin_manager(entry_points=False))
     label = registry.get("backend", "offline").description
     offline = model_bar(registry, load_config("offline"))
-    assert md_escape(label) in offline and "no API key needed" in offline
+    name, _, caveat = label.partition(":")
+    assert md_escape(name) in offline and html.escape(caveat.strip()) in offline and "no API key needed" in offline
     keyless = model_bar(registry, load_config("gpt-4.1-mini"), {}, env={})
     assert md_escape("openai/gpt-4.1-mini") in keyless and "cannot be reached" in keyless
     assert md_escape("OPENAI_API_KEY") in keyless

@@ -82,10 +82,11 @@ def _number(spec: Mapping[str, Any], key: str, what: str, whole: bool) -> float 
     if isinstance(value, bool):
         raise Refused(f"{what} must be a number, not {value!r}")
     if isinstance(value, str):
+        text = value.strip()
         try:
-            value = float(value.strip())
+            value = float(text)
         except ValueError:
-            raise Refused(f"{what} must be a number, not {value[:40]!r}") from None
+            raise Refused(f"{what} must be a number, not {text[:40]!r}") from None
         if not math.isfinite(value):
             raise Refused(f"{what} must be a finite number")
     if isinstance(value, float) and math.isnan(value):

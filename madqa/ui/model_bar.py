@@ -7,6 +7,7 @@ backend itself.
 
 from __future__ import annotations
 
+import html
 from collections.abc import Mapping
 from typing import Any
 
@@ -35,7 +36,12 @@ def model_bar(registry: Any, config: PipelineConfig, options: Mapping[str, Any] 
     the model cannot be reached from here."""
     who = md_escape(answerer(registry, config.backend, config.model))
     if config.backend == OFFLINE:
-        return f"**Answers:** {who} — no API key needed. _{REAL_MODEL_HINT}_"  # the badge adds its caveat
+        # the label's first clause in the bar, its measured caveat folded under it: on a phone the whole
+        # label pushed the question box below the first screen (the badge under each answer says it all)
+        name, _, caveat = answerer(registry, config.backend, config.model).partition(":")
+        folded = (f"<details><summary>How far to trust it</summary>{html.escape(caveat.strip())}. "
+                  f"<em>{REAL_MODEL_HINT}</em></details>") if caveat.strip() else f"_{REAL_MODEL_HINT}_"
+        return f"**Answers:** {md_escape(name)} — no API key needed.\n{folded}"
     problem = key_problem(config, options, env)
     if problem:
         return f"**Answers:** {who} — ⚠ cannot be reached from here: {md_escape(problem)}"
