@@ -146,7 +146,7 @@ def test_an_ingest_reading_at_most_some_files_keeps_the_previous_version_of_the_
     ingest(folder, settings, registry)
     for i in range(3):  # every file changes; only one is read this time
         make_pdf(folder / f"doc{i:02d}.pdf", [f"Changed document {i}."])
-    make_pdf(folder / "added.pdf", ["Added."])
+    make_pdf(folder / "zz-added.pdf", ["Added."])  # read last: files are read in path order
     report = ingest(folder, settings, registry, read_at_most=1)
     assert (report.updated, report.added, report.pending, report.files) == (1, 0, 3, 3)
     corpus = Corpus.open(folder, settings.corpora_dir)

@@ -26,6 +26,7 @@ from madqa.settings import PipelineConfig
 from madqa.trace import Trace
 from madqa.types import AnswerStep, PageRef, SearchStep, Step
 from madqa.ui.citation_links import PICK_SUFFIX
+from madqa.ui.collection_picker import build_picker, collection_status, partial_note
 from madqa.ui.config_panel import FIELD_NAMES, ConfigPanel, build_config_panel, describe, resolve_config
 from madqa.ui.context import AGENT_CONCURRENCY, AGENT_CONCURRENCY_ID, AppContext, api_parameters, shown_error
 from madqa.ui.lazy import send_after_first_paint
@@ -46,7 +47,7 @@ from madqa.ui.model_access import key_problem
 from madqa.ui.model_bar import answerer, model_bar
 from madqa.ui.pages import LARGE_BUDGET_PX, SOURCE_WORDS, THUMB_BUDGET_PX, highlighted_page_file, page_file
 from madqa.ui.policy import visitor_steps
-from madqa.ui.sessions import disk_reason
+from madqa.ui.sessions import MINE, disk_reason
 
 VIEWER_HINT = "_Click a cited page (or any thumbnail) to see it here._"
 
@@ -142,9 +143,10 @@ def run_steps(ctx: AppContext, session: Any, corpus_key: str, config: PipelineCo
     budgets there (a spent one forces the answer, flagged "stopped early"). Raises MadqaError when the corpus or
     a component cannot be used, or the question's time runs out. ``conversation``: the turns before a follow-up.
     """
-    if corpus_key != "mine":
-        while not ctx.sessions.demo.wait(0.5):
-            yield ctx.sessions.demo.status()
+    if corpus_key != MINE:  # a shared collection: what is searchable so far, once its first round is in
+        collection = ctx.sessions.shared_collection(corpus_key)
+        while not collection.wait_searchable(0.5):
+            yield collection_status(collection)
     corpus = ctx.sessions.corpus(session, corpus_key)
     config = ctx.bounded(config, corpus_key, corpus)
     agent = Agent(corpus, config, ctx.registry, ctx.settings, options)
@@ -187,7 +189,7 @@ def example_questions(ctx: AppContext, n: int = EXAMPLES_SHOWN) -> list[dict[str
     """One-click example questions for the empty chat: one per document category, in file order."""
     picked: list[dict[str, Any]] = []
     categories: set[Any] = set()
-    for q in ctx.questions:
+    for q in ctx.questions_for(ctx.sessions.default_key):
         category = q.get("document_category") or q.get("domain")
         if category not in categories:
             categories.add(category)
@@ -199,6 +201,8 @@ def example_questions(ctx: AppContext, n: int = EXAMPLES_SHOWN) -> list[dict[str
 
 def documents_strip(ctx: AppContext) -> str:
     """The demo corpus's documents in one line, so a first visitor sees what can be asked about."""
+    if ctx.sessions.demo is None:
+        return ""
     root = ctx.sessions.demo.root
     docs = [p.relative_to(root).as_posix() for p in find_pdfs(root)] if root.is_dir() else []
     if not docs:
@@ -210,7 +214,10 @@ def documents_strip(ctx: AppContext) -> str:
 
 def build_ask_tab(ctx: AppContext) -> None:
     default = ctx.configs.get(ctx.default_config)
-    bar = gr.Markdown(model_bar(ctx.registry, default) if default else "", elem_id="ask-model-bar")
+    with gr.Row(elem_id="ask-top-bar", equal_height=True):  # the one bar at the top: collection, who answers
+        build_picker(ctx, "ask-collection", scale=1, min_width=240)
+        with gr.Column(scale=3):
+            bar = gr.Markdown(model_bar(ctx.registry, default) if default else "", elem_id="ask-model-bar")
     with gr.Row(equal_height=False):
         with gr.Column(scale=3):
             chatbot = gr.Chatbot(label="Agent", height=620, buttons=["copy"], elem_id="ask-chat",
@@ -232,8 +239,9 @@ def build_ask_tab(ctx: AppContext) -> None:
             with gr.Column(elem_id="ask-hints") as hints:
                 counter = gr.Markdown(f"0 / {QUESTION_CHARS:,} characters", elem_id="ask-counter")
                 gr.Markdown(documents_strip(ctx), elem_id="ask-documents")
-                example = gr.Dropdown(ctx.question_choices, value=None, label="Or pick a demo question",
-                                      visible=bool(ctx.questions), elem_id="ask-example")
+                example = gr.Dropdown(ctx.question_choices, value=None, label="Or pick a question of this collection",
+                                      visible=bool(ctx.question_choices), elem_id="ask-example")
+                ctx.question_lists.append(example)
             send_after_first_paint(hints)
             panel: ConfigPanel = build_config_panel(ctx.configs, ctx.registry, ctx.default_config,
                                                     "Settings: config, model, retrieval", backends=ctx.backends,
@@ -270,7 +278,7 @@ def build_ask_tab(ctx: AppContext) -> None:
     def answer(text: str, history: list[dict[str, Any]] | None, config: PipelineConfig, options: dict[str, Any],
                session: Any, keys: list[str], turns: tuple[ChatTurn, ...]) -> Iterator[tuple[Any, ...]]:
         secrets = [options.get("api_key", "")]
-        corpus_key = session.get("corpus", "demo") if isinstance(session, dict) else "demo"
+        corpus_key = ctx.sessions.key_of(session)
         history = list(history or [])
         trace_id = f"trace-{len(history)}"
         chat = StepChat(trace_id, corpus_key, config.backend, config.model, secrets,
@@ -304,13 +312,16 @@ def build_ask_tab(ctx: AppContext) -> None:
             yield ("", *out(done=True)[1:])
             return
         follows = f" · a follow-up: {len(turns)} earlier turn(s) go with it" if turns else ""
+        collection = ctx.sessions.shared.get(corpus_key)
+        partial = partial_note(collection) if collection is not None else ""
+        follows += f" · {partial}" if partial else ""
         yield ("", *out(pending_message("Starting", md_escape(describe(config) + follows)))[1:])
         trace = Trace(text, config)
         final: AnswerStep | None = None
         try:
             for item in run_steps(ctx, session, corpus_key, config, options, text, trace, keys, turns):
                 if isinstance(item, str):
-                    yield out(pending_message("Waiting for the demo corpus", item))
+                    yield out(pending_message("Waiting for the collection's first files to be indexed", item))
                     continue
                 pending = chat.add(item)
                 if isinstance(item, SearchStep):
@@ -376,7 +387,7 @@ def build_ask_tab(ctx: AppContext) -> None:
               concurrency_id=AGENT_CONCURRENCY_ID, show_progress="minimal") \
         .then(lambda: gr.Button(interactive=False), None, stop_btn, queue=False, api_visibility="private")
 
-    example.change(ctx.pick_question, [example], [question], queue=False, api_visibility="private")
+    example.change(ctx.pick_question, [example, ctx.session], [question], queue=False, api_visibility="private")
     on_option, on_thumbnail = viewer_handlers(ctx)
     view_out = [viewer.image, viewer.caption]
     chatbot.option_select(on_option, [ctx.session], view_out, api_visibility="private", concurrency_limit=8) \
