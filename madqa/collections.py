@@ -27,6 +27,7 @@ from madqa.errors import CorpusError, SettingsError
 from madqa.evaluation.dataset import pdf_folder, split_files
 from madqa.evaluation.questions import QuestionFileError, load_questions
 
+DEMO_DOCS = Path(__file__).resolve().parent.parent / "data" / "demo" / "docs"  # the bundled demo corpus
 RESERVED_NAMES = ("demo", "mine")  # the bundled demo corpus and a session's uploads
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 LANGUAGE_PATTERN = re.compile(r"^[a-z]{2,3}$")

@@ -155,3 +155,32 @@ def test_an_ingest_reading_at_most_some_files_keeps_the_previous_version_of_the_
     corpus.close()
     report = ingest(folder, settings, registry, read_at_most=10)
     assert (report.updated, report.added, report.pending, report.files) == (2, 1, 0, 4)
+
+
+def test_madqa_collections_lists_what_the_app_would_serve_and_how_far_each_is_indexed(
+        tmp_path: Path, registry, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from madqa.cli import main
+
+    folder = tmp_path / "papers"
+    make_collection(folder, 3)
+    (folder / "broken.pdf").write_bytes(b"%PDF-1.4 no")
+    home = tmp_path / "home"
+    monkeypatch.setenv("MADQA_HOME", str(home))
+    monkeypatch.setenv("MADQA_COLLECTIONS", f"papers={folder}:de")
+    assert main(["collections", "--json"]) == 0
+    rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
+    assert list(rows) == ["demo", "papers"]
+    assert (rows["papers"]["files"], rows["papers"]["indexed_files"], rows["papers"]["pending"],
+            rows["papers"]["language"]) == (4, 0, 4, "de")
+    ingest(folder, Settings.from_env(env={}, home=home), registry)
+    assert main(["collections", "--no-demo", "--corpus", f"more={tmp_path}", "--json"]) == 0
+    rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
+    assert list(rows) == ["papers", "more"]
+    papers = rows["papers"]
+    assert (papers["files"], papers["indexed_files"], papers["pages"], papers["pending"]) == (4, 3, 3, 0)
+    assert [f["file"] for f in papers["failures"]] == ["broken.pdf"]
+    assert main(["collections"]) == 0
+    out = capsys.readouterr().out
+    assert "papers" in out and "broken.pdf could not be indexed" in out
+    assert main(["collections", "--corpus", f"{tmp_path}/nowhere"]) == 2
+    assert "nowhere' does not exist" in capsys.readouterr().err
