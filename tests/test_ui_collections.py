@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gc
 import json
+import shutil
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +22,7 @@ from madqa.plugins import collect, get_plugin_manager
 from madqa.settings import Settings
 from madqa.ui import build_app, launch_options
 from madqa.ui.build import stop_app
+from madqa.ui.collection_picker import collection_label, collection_status
 from tests.browser_support import GRADIO_QUIRKS, close_app
 from tests.test_ui_api import free_port, text
 
@@ -78,8 +80,6 @@ def test_the_collection_is_indexed_served_and_reports_its_bad_file(served_papers
     state = papers.state()
     assert (state.files, state.indexed_files, state.pages) == (4, 3, 4)
     assert [f for f, _ in state.failures] == ["broken.pdf"]
-    from madqa.ui.collection_picker import collection_label, collection_status
-
     assert "**papers** ready: 3 documents, 4 pages" in collection_status(papers)
     assert "1 file could not be indexed: broken\\.pdf (corrupt PDF" in collection_status(papers)  # Markdown-escaped
     assert collection_label(papers) == "papers — 3 documents, 4 pages, 1 failed"
@@ -138,3 +138,19 @@ def test_app_py_names_a_missing_folder_and_exits_2(tmp_path: Path, monkeypatch: 
     monkeypatch.setenv("MADQA_COLLECTIONS", f"{tmp_path}/also-missing")
     assert app_module.main([]) == 2
     assert "also-missing' does not exist" in capsys.readouterr().err
+
+
+def test_a_collection_whose_folder_went_is_said_unavailable_in_the_page(tmp_path: Path) -> None:
+    """A folder removed after the start (the start itself refuses a missing one): said in the status, no crash."""
+    folder = make_papers(tmp_path / "gone")
+    settings = Settings.from_env(env={}, home=tmp_path / "home", collections=f"gone={folder}", demo=False)
+    specs = served_collections(settings.collections)
+    shutil.rmtree(folder)
+    app = build_app(settings, collect(get_plugin_manager(entry_points=False)), collections=specs)
+    try:
+        gone = app.madqa_sessions.shared["gone"]
+        assert gone.wait(60) and gone.corpus is None and "is missing" in (gone.error or "")
+        assert collection_status(gone).startswith("⚠ **gone** is unavailable: the folder of gone")
+        assert collection_label(gone) == "gone — unavailable"
+    finally:
+        stop_app(app)

@@ -26,7 +26,7 @@ from madqa.settings import PipelineConfig
 from madqa.trace import Trace
 from madqa.types import AnswerStep, PageRef, SearchStep, Step
 from madqa.ui.citation_links import PICK_SUFFIX
-from madqa.ui.collection_picker import build_picker, collection_status, partial_note
+from madqa.ui.collection_picker import build_picker, collection_status, follow_questions, partial_note
 from madqa.ui.config_panel import FIELD_NAMES, ConfigPanel, build_config_panel, describe, resolve_config
 from madqa.ui.context import AGENT_CONCURRENCY, AGENT_CONCURRENCY_ID, AppContext, api_parameters, shown_error
 from madqa.ui.lazy import send_after_first_paint
@@ -200,24 +200,25 @@ def example_questions(ctx: AppContext, n: int = EXAMPLES_SHOWN) -> list[dict[str
 
 
 def documents_strip(ctx: AppContext) -> str:
-    """The demo corpus's documents in one line, so a first visitor sees what can be asked about."""
-    if ctx.sessions.demo is None:
+    """The default collection's documents in one line, so a first visitor sees what can be asked about."""
+    collection = ctx.sessions.shared.get(ctx.sessions.default_key)
+    if collection is None:
         return ""
-    root = ctx.sessions.demo.root
+    root = collection.root
     docs = [p.relative_to(root).as_posix() for p in find_pdfs(root)] if root.is_dir() else []
     if not docs:
         return ""
     names = " · ".join(f"📄 {md_escape(name.rsplit('/', 1)[-1])}" for name in docs[:12])
     more = f" · and {len(docs) - 12} more" if len(docs) > 12 else ""
-    return f"**Demo documents:** {names}{more}"
+    whose = "Demo documents" if collection.name == "demo" else f"Documents of {md_escape(collection.name)}"
+    return f"**{whose}:** {names}{more}"
 
 
 def build_ask_tab(ctx: AppContext) -> None:
     default = ctx.configs.get(ctx.default_config)
     with gr.Row(elem_id="ask-top-bar", equal_height=True):  # the one bar at the top: collection, who answers
-        build_picker(ctx, "ask-collection", scale=1, min_width=240)
-        with gr.Column(scale=3):
-            bar = gr.Markdown(model_bar(ctx.registry, default) if default else "", elem_id="ask-model-bar")
+        picker = build_picker(ctx, "ask-collection", scale=1, min_width=150)
+        bar = gr.Markdown(model_bar(ctx.registry, default) if default else "", elem_id="ask-model-bar", scale=3, min_width=150)
     with gr.Row(equal_height=False):
         with gr.Column(scale=3):
             chatbot = gr.Chatbot(label="Agent", height=620, buttons=["copy"], elem_id="ask-chat",
@@ -241,7 +242,7 @@ def build_ask_tab(ctx: AppContext) -> None:
                 gr.Markdown(documents_strip(ctx), elem_id="ask-documents")
                 example = gr.Dropdown(ctx.question_choices, value=None, label="Or pick a question of this collection",
                                       visible=bool(ctx.question_choices), elem_id="ask-example")
-                ctx.question_lists.append(example)
+                follow_questions(ctx, picker, example)
             send_after_first_paint(hints)
             panel: ConfigPanel = build_config_panel(ctx.configs, ctx.registry, ctx.default_config,
                                                     "Settings: config, model, retrieval", backends=ctx.backends,

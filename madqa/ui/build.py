@@ -21,7 +21,7 @@ from madqa.evaluation.questions import QuestionFileError, load_questions
 from madqa.settings import Settings, list_configs
 from madqa.ui.ask import build_ask_tab
 from madqa.ui.citation_links import CITE_CSS, CITE_JS
-from madqa.ui.collection_picker import wire_pickers
+from madqa.ui.collection_picker import PickerRefresh, picker_update, wire_pickers
 from madqa.ui.compare import build_compare_tab
 from madqa.ui.context import AppContext
 from madqa.ui.corpus import build_corpus_tab
@@ -265,35 +265,47 @@ def build_app(settings: Settings, registry: Any, *, demo_dir: str | Path | None 
                 build_human_tab(ctx)
             with gr.Tab("Plugins", id="plugins") as plugins_tab:
                 build_plugins_tab(ctx)
-        refresh_pickers = wire_pickers(ctx)  # one choice of collection for every tab
-        ask_tab.select(refresh_pickers, [ctx.session], ctx.pickers, api_visibility="private", queue=False)
-        for tab in (compare_tab, evaluate_tab, human_tab, plugins_tab):
-            # the first page carries the Ask tab alone; the others come when first opened, their pickers then set
-            opened = send_when_opened(tab)
-            if tab is not plugins_tab:
-                opened.then(refresh_pickers, [ctx.session], ctx.pickers, api_visibility="private", queue=False)
-                tab.select(refresh_pickers, [ctx.session], ctx.pickers, api_visibility="private", queue=False)
+        # one choice of collection for every tab: each tab's picker follows the session's when the tab opens
+        ask_picker, *tab_pickers = wire_pickers(ctx)
+        ask_tab.select(lambda s: picker_update(ctx, s), [ctx.session], ask_picker.outputs[0], api_visibility="private",
+                       queue=False)
+        for tab, picker in zip((compare_tab, evaluate_tab, human_tab, plugins_tab), [*tab_pickers, None],
+                               strict=True):
+            opened = send_when_opened(tab)  # the first page carries the Ask tab alone; the others come when opened
+            if picker is not None:  # then, and at every later opening, its picker's choices are brought up to date
+                refresh_when_in_page(opened, tab, picker, ctx.session)
         # what the Corpus tab shows on opening, again once its parts exist in the page (an update before is lost)
         send_when_opened(corpus_tab).then(**corpus_shown, api_visibility="private")
         timer = gr.Timer(1.0, active=ctx.indexing)
 
-        def status(session: Any) -> tuple[Any, ...]:  # the status line and the pickers follow the indexing
-            return ctx.header_text(session), gr.Timer(active=ctx.indexing), *refresh_pickers(session)
+        def status(session: Any) -> tuple[Any, ...]:  # the status line and Ask's picker follow the indexing
+            return ctx.header_text(session), gr.Timer(active=ctx.indexing), picker_update(ctx, session)
 
         def start(session: Any) -> tuple[Any, ...]:
-            # made here, never sent by a client
+            # made here, never sent by a client; the pickers open on the default already
             session = session if isinstance(session, dict) else new_session(sessions.default_key)
-            return (session, *status(session))
+            return session, *status(session)[:2]
 
-        timer.tick(status, [ctx.session], [ctx.header, timer, *ctx.pickers], api_visibility="private", queue=False)
-        app.load(start, [ctx.session], [ctx.session, ctx.header, timer, *ctx.pickers], api_visibility="private",
-                 queue=False)
+        timer.tick(status, [ctx.session], [ctx.header, timer, ask_picker.outputs[0]], api_visibility="private",
+                   queue=False)
+        app.load(start, [ctx.session], [ctx.session, ctx.header, timer], api_visibility="private", queue=False)
     # api_open=False (Gradio's default only on Spaces): /gradio_api/run/NAME may not skip the queue and its limits
     app.queue(max_size=QUEUE_SIZE, default_concurrency_limit=DEFAULT_CONCURRENCY, api_open=False)
     app.madqa_limits = limits  # read by launch_options
     app.madqa_uploads_lock = uploads_lock  # held while the app lives: another app on this MADQA_HOME sweeps nothing
     app.madqa_sessions = sessions  # read by stop_app
     return app
+
+
+def refresh_when_in_page(opened: Any, tab: gr.Tab, picker: PickerRefresh, session: gr.State) -> None:
+    """Refresh ``picker`` (choices, question list) after its tab was first sent (``opened``) and at later openings,
+    never before: a change of choices to a component not yet in the page breaks its tab's send (``picker_update``)."""
+    sent = gr.State(False)
+    skips = tuple(gr.skip() for _ in picker.outputs)
+    opened.then(lambda s: (True, *picker.fn(s)), [session], [sent, *picker.outputs], api_visibility="private",
+                queue=False)
+    tab.select(lambda s, done: picker.fn(s) if done else skips, [session, sent], picker.outputs,
+               api_visibility="private", queue=False)
 
 
 def stop_app(app: gr.Blocks) -> None:

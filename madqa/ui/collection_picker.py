@@ -9,6 +9,7 @@ status words of a shared collection are made here too: while it indexes it says 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import gradio as gr
@@ -82,42 +83,66 @@ def chosen(ctx: Any, session: Any) -> str:
     return ctx.sessions.key_of(session)
 
 
-def build_picker(ctx: Any, elem_id: str, **kwargs: Any) -> gr.Dropdown:
-    """A collection picker (registered with ``ctx`` so ``wire_pickers`` links it to the others)."""
+def build_picker(ctx: Any, elem_id: str, questions: Any = None, **kwargs: Any) -> gr.Dropdown:
+    """A collection picker, registered with ``ctx`` (with ``questions``, its tab's question list that follows the
+    collection picked) so ``wire_pickers`` links it to the session's choice."""
     picker = gr.Dropdown(picker_choices(ctx, None), value=ctx.sessions.default_key, label=LABEL,
                          elem_id=elem_id, interactive=True, **kwargs)
-    ctx.pickers.append(picker)
+    ctx.pickers.append((picker, questions))
     return picker
+
+
+def follow_questions(ctx: Any, picker: gr.Dropdown, questions: Any) -> None:
+    """Make ``questions`` (a question list built after ``picker``) follow the collection it picks."""
+    ctx.pickers[:] = [(p, questions if p is picker else q) for p, q in ctx.pickers]
+
+
+def picker_update(ctx: Any, session: Any) -> Any:
+    """A picker's choices (sizes and status as they stand) and the session's choice.
+
+    A change of choices is a change of the component's props: Gradio then keeps a session copy of it made without
+    its page, and a tab sent later (``ui.lazy``) that holds it fails. So pickers and question lists of a tab not yet
+    sent get values only (``wire_pickers``); their choices change once their tab is in the page."""
+    return gr.update(choices=picker_choices(ctx, session), value=chosen(ctx, session))
 
 
 def question_update(ctx: Any, key: str) -> Any:
     """A question list's choices for collection ``key`` (its own question set; none for uploads)."""
     choices = ctx.question_choices_for(key)
-    return gr.Dropdown(choices=choices, value=None, visible=bool(choices))
+    return gr.update(choices=choices, value=None, visible=bool(choices))
 
 
-def wire_pickers(ctx: Any) -> Callable[[Any], tuple[Any, ...]]:
-    """Link every registered picker: a pick sets the session's collection and updates the others, the status line
-    and the question lists. Returns ``refresh(session)`` giving the pickers' updates (for a timer, a tab opened)."""
-    pickers = list(ctx.pickers)
-    questions = list(ctx.question_lists)
+@dataclass
+class PickerRefresh:
+    """What brings one tab's picker (and its question list) up to the session's choice: an event's fn and outputs."""
+
+    fn: Callable[[Any], Any]
+    outputs: list[Any]
+
+
+def wire_pickers(ctx: Any) -> list[PickerRefresh]:
+    """Link every registered picker to the session's choice: a pick sets it and the status line; a picker's new
+    value sets its tab's question list. Nothing is sent to another tab's components (one not yet in the page would
+    break its tab's send, ``picker_update``). Returns, per picker in the order built, what brings it up to the
+    session's choice: run it once its tab is in the page, and when the tab is opened again."""
     header = [ctx.header] if ctx.header is not None else []
+    refreshes = []
+    for picker, questions in ctx.pickers:
+        def pick(key: str, session: Any) -> tuple[Any, ...]:
+            session = session if isinstance(session, dict) and valid_token(session.get("token")) else \
+                new_session(ctx.sessions.default_key)
+            if key != MINE and key not in ctx.sessions.shared:
+                key = chosen(ctx, session)
+            session = {**session, "corpus": key}
+            ctx.sessions.touch(session["token"])
+            return (session, *(ctx.header_text(session) for _ in header))
 
-    def refresh(session: Any) -> tuple[Any, ...]:
-        update = gr.Dropdown(choices=picker_choices(ctx, session), value=chosen(ctx, session))
-        return tuple(update for _ in pickers)
+        def refresh(session: Any) -> tuple[Any, ...]:
+            return (picker_update(ctx, session),)  # a new value sets the question list (its change event)
 
-    def pick(key: str, session: Any) -> tuple[Any, ...]:
-        session = session if isinstance(session, dict) and valid_token(session.get("token")) else \
-            new_session(ctx.sessions.default_key)
-        if key != MINE and key not in ctx.sessions.shared:
-            key = chosen(ctx, session)
-        session = {**session, "corpus": key}
-        ctx.sessions.touch(session["token"])
-        lists = tuple(question_update(ctx, key) for _ in questions)
-        return (session, *refresh(session), *lists, *(ctx.header_text(session) for _ in header))
-
-    for picker in pickers:
-        picker.input(pick, [picker, ctx.session], [ctx.session, *pickers, *questions, *header],
-                     api_visibility="private", queue=False)
-    return refresh
+        picker.input(pick, [picker, ctx.session], [ctx.session, *header], api_visibility="private", queue=False)
+        if questions is not None:  # its value set (here or by another tab's pick, once this tab is in the page)
+            picker.change(lambda key: question_update(ctx, key), [picker], [questions], api_visibility="private",
+                          queue=False)
+        refreshes.append(PickerRefresh(refresh, [picker]))
+    return refreshes

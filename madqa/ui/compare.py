@@ -21,7 +21,7 @@ import pandas as pd
 from madqa.errors import MadqaError
 from madqa.trace import Trace
 from madqa.ui.ask import build_page_viewer, check_question_length, run_steps, viewer_handlers
-from madqa.ui.collection_picker import build_picker
+from madqa.ui.collection_picker import build_picker, follow_questions
 from madqa.ui.config_panel import FIELD_NAMES, build_config_panel, describe, resolve_config
 from madqa.ui.context import (
     AGENT_CONCURRENCY,
@@ -82,11 +82,11 @@ def build_compare_tab(ctx: AppContext) -> None:
         run_btn = gr.Button("Run both", variant="primary", scale=1, min_width=100, elem_id="compare-run")
         stop_btn = gr.Button("Stop", variant="stop", scale=0, min_width=70, interactive=False, elem_id="compare-stop")
     with gr.Row():
-        build_picker(ctx, "compare-collection", scale=1, min_width=240)
+        picker = build_picker(ctx, "compare-collection", scale=1, min_width=240)
         example = gr.Dropdown(ctx.question_choices, value=None, label="Pick a question of this collection (scored "
                               "against its gold answer)", visible=bool(ctx.question_choices), elem_id="compare-example",
                               scale=3)
-    ctx.question_lists.append(example)
+    follow_questions(ctx, picker, example)
     with gr.Row(equal_height=False):  # the page viewer beside the two chats
         with gr.Column(min_width=300):
             panel_a = build_config_panel(ctx.configs, ctx.registry, ctx.default_config, "Config A",

@@ -75,8 +75,7 @@ class AppContext:
     limits: Limits | None = None  # how much a visitor may take (None: no limits, e.g. in unit tests)
     session: gr.State | None = None  # {"token", "corpus"} of this browser session
     header: gr.Markdown | None = None  # status line above the tabs
-    pickers: list[Any] = field(default_factory=list)  # the tabs' collection pickers (ui.collection_picker)
-    question_lists: list[Any] = field(default_factory=list)  # question dropdowns that follow the collection picked
+    pickers: list[Any] = field(default_factory=list)  # (collection picker, its question list) of each tab
     _question_sets: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     @contextmanager

@@ -17,7 +17,7 @@ import pandas as pd
 from madqa.corpus import Corpus
 from madqa.errors import MadqaError
 from madqa.settings import PipelineConfig
-from madqa.ui.collection_picker import collection_status, picker_choices
+from madqa.ui.collection_picker import collection_status
 from madqa.ui.context import AppContext, shown_error, shown_info
 from madqa.ui.messages import hide_paths, md_escape, plural
 from madqa.ui.sessions import MAX_SESSION_MB, MAX_UPLOAD_FILES, MAX_UPLOAD_MB, new_session, valid_token
@@ -72,6 +72,13 @@ def documents_table(corpus: Corpus | None) -> tuple[pd.DataFrame, str]:
     return pd.DataFrame(rows, columns=DOC_COLUMNS), summary
 
 
+def corpus_choices(ctx: AppContext) -> list[tuple[str, str]]:
+    """The Corpus tab's choices, in fixed words (their sizes and status are in the pickers and the status line)."""
+    shared = [("Demo corpus (shared, read-only)" if key == "demo" else f"{key} (shared, read-only)", key)
+              for key in ctx.sessions.shared]
+    return [*shared, ("My uploads (this browser session only)", "mine")]
+
+
 def _ensure(session: Any, default: str = "demo") -> dict[str, Any]:
     if isinstance(session, dict) and valid_token(session.get("token")):
         return session
@@ -83,7 +90,7 @@ def build_corpus_tab(ctx: AppContext, tab: gr.Tab) -> dict[str, Any]:
     every opening: chain it after the tab's contents arrive too (``madqa.ui.lazy.send_when_opened``)."""
     with gr.Row(equal_height=False):
         with gr.Column(scale=2):
-            choice = gr.Radio(picker_choices(ctx, None), value=ctx.sessions.default_key, label="The agent searches",
+            choice = gr.Radio(corpus_choices(ctx), value=ctx.sessions.default_key, label="The agent searches",
                               elem_id="corpus-choice")
             files = gr.File(file_count="multiple", file_types=[".pdf"], elem_id="corpus-files",
                             label=f"Upload PDFs — at most {MAX_UPLOAD_FILES} documents, {MAX_UPLOAD_MB} MB each, "
@@ -118,10 +125,7 @@ def build_corpus_tab(ctx: AppContext, tab: gr.Tab) -> dict[str, Any]:
 
     def refresh(session: Any) -> tuple[Any, ...]:
         table, text = listing(session)
-        return choices(session), table, text, ctx.header_text(session)
-
-    def choices(session: Any) -> Any:
-        return gr.Radio(choices=picker_choices(ctx, session), value=ctx.sessions.key_of(session))
+        return ctx.sessions.key_of(session), table, text, ctx.header_text(session)
 
     def select(key: str, session: Any) -> tuple[Any, ...]:
         session = _ensure(session, ctx.sessions.default_key)
@@ -154,7 +158,8 @@ def build_corpus_tab(ctx: AppContext, tab: gr.Tab) -> dict[str, Any]:
         session = {**session, "corpus": "mine" if added or (before == "mine" and mine) else
                    (before if before != "mine" else ctx.sessions.default_key)}
         table, text = listing(session)
-        return (session, pd.DataFrame(rows, columns=UPLOAD_COLUMNS), choices(session), table, text,
+        # the key alone (the API's answer stays a plain value); the labels follow on the tab's next opening
+        return (session, pd.DataFrame(rows, columns=UPLOAD_COLUMNS), session["corpus"], table, text,
                 pd.DataFrame(columns=HIT_COLUMNS), ctx.header_text(session), None)
 
     def clear(session: Any) -> tuple[Any, ...]:
@@ -163,7 +168,7 @@ def build_corpus_tab(ctx: AppContext, tab: gr.Tab) -> dict[str, Any]:
         before = ctx.sessions.key_of(session)
         session = {**session, "corpus": before if before != "mine" else ctx.sessions.default_key}
         table, text = listing(session)
-        return (session, choices(session), table, text, pd.DataFrame(columns=HIT_COLUMNS), ctx.header_text(session),
+        return (session, session["corpus"], table, text, pd.DataFrame(columns=HIT_COLUMNS), ctx.header_text(session),
                 pd.DataFrame(columns=UPLOAD_COLUMNS))
 
     def search(text: str, session: Any) -> pd.DataFrame:

@@ -29,7 +29,7 @@ from madqa.evaluation.runner import run_batch
 from madqa.settings import PipelineConfig, image_budget_px
 from madqa.trace import Trace
 from madqa.types import AnswerStep, Hit, PageRef, SearchStep
-from madqa.ui.collection_picker import build_picker
+from madqa.ui.collection_picker import build_picker, follow_questions
 from madqa.ui.context import AppContext, internal_error, shown_error
 from madqa.ui.evaluate import EvalFolders
 from madqa.ui.messages import chip_label, hide_paths, md_escape, plural, thumbnail_caption
@@ -127,11 +127,11 @@ def build_human_tab(ctx: AppContext) -> None:
                 "human + BM25 condition.")
     state = gr.State(None)  # {"game": Game | None, "rows": [...], "agent_rows": [...]}
     with gr.Row():
-        build_picker(ctx, "human-collection", scale=2, min_width=220)
+        picker = build_picker(ctx, "human-collection", scale=2, min_width=220)
         pick = gr.Dropdown(ctx.question_choices, value=ctx.question_choices[0][1] if ctx.question_choices else None,
                            label="Question (from the collection's question set, which has gold answers)", scale=5,
                            elem_id="human-pick")
-        ctx.question_lists.append(pick)
+        follow_questions(ctx, picker, pick)
         start = gr.Button("Start", variant="primary", scale=1, elem_id="human-start")
     question_md = gr.Markdown(elem_id="human-question")
     with gr.Row():
