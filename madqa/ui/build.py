@@ -298,14 +298,22 @@ def build_app(settings: Settings, registry: Any, *, demo_dir: str | Path | None 
 
 
 def refresh_when_in_page(opened: Any, tab: gr.Tab, picker: PickerRefresh, session: gr.State) -> None:
-    """Refresh ``picker`` (choices, question list) after its tab was first sent (``opened``) and at later openings,
-    never before: a change of choices to a component not yet in the page breaks its tab's send (``picker_update``)."""
-    sent = gr.State(False)
+    """Refresh ``picker`` after its tab was first sent (``opened``) and at later openings, never before: a change of
+    choices to a component not yet in the page breaks its tab's send (``picker_update``). Which tabs are in the page is
+    kept in the session (``in_page``; a State per tab would weigh on the first page)."""
+    name = tab.id or tab.label
     skips = tuple(gr.skip() for _ in picker.outputs)
-    opened.then(lambda s: (True, *picker.fn(s)), [session], [sent, *picker.outputs], api_visibility="private",
-                queue=False)
-    tab.select(lambda s, done: picker.fn(s) if done else skips, [session, sent], picker.outputs,
-               api_visibility="private", queue=False)
+
+    def first(state: Any) -> tuple[Any, ...]:
+        if not isinstance(state, dict):
+            return (gr.skip(), *picker.fn(state))
+        return ({**state, "in_page": sorted({*state.get("in_page", []), name})}, *picker.fn(state))
+
+    def again(state: Any) -> tuple[Any, ...]:
+        return picker.fn(state) if isinstance(state, dict) and name in state.get("in_page", []) else skips
+
+    opened.then(first, [session], [session, *picker.outputs], api_visibility="private", queue=False)
+    tab.select(again, [session], picker.outputs, api_visibility="private", queue=False)
 
 
 def stop_app(app: gr.Blocks) -> None:
