@@ -154,3 +154,39 @@ def test_a_collection_whose_folder_went_is_said_unavailable_in_the_page(tmp_path
         assert collection_label(gone) == "gone — unavailable"
     finally:
         stop_app(app)
+
+
+def test_a_collection_still_indexing_answers_from_what_is_indexed_and_says_how_much(tmp_path: Path,
+                                                                                    registry) -> None:
+    from madqa.agent import Agent
+    from madqa.collection_index import SharedCollection
+    from madqa.collections import CollectionSpec
+    from madqa.settings import PipelineConfig
+    from madqa.types import AnswerStep
+    from madqa.ui.collection_picker import partial_note
+    from tests.conftest import make_pdf
+
+    folder = tmp_path / "growing"
+    make_pdf(folder / "a-ferries.pdf", ["The Quillmarsh ferry carried 8316 passengers in March."])
+    for i in range(5):
+        make_pdf(folder / f"b-filler{i}.pdf", [f"Filler document {i} about nothing in particular."])
+    settings = Settings.from_env(env={}, home=tmp_path / "home")
+    collection = SharedCollection(CollectionSpec("growing", folder), settings, registry, first_round=1)
+    seen: list[tuple[str, str | None]] = []
+    reading = collection._progress
+
+    def during_rounds(file: str, done: int, total: int) -> None:  # what a visitor would get while files are read
+        reading(file, done, total)
+        corpus = collection.corpus
+        if corpus is not None and not seen:
+            steps = list(Agent(corpus, PipelineConfig(), registry, settings).run(
+                "How many passengers did the Quillmarsh ferry carry in March?"))
+            answer = next(s for s in steps if isinstance(s, AnswerStep))
+            seen.append((partial_note(collection), " ".join(answer.answer)))
+
+    collection._progress = during_rounds
+    assert collection.wait(300) and collection.error is None
+    note, answer = seen[0]
+    assert note == "growing is still being indexed: searching 1 of 6 files (1 page) indexed so far"
+    assert "8316" in answer  # answered from the first round's file, not an error
+    assert partial_note(collection) == ""  # whole now: nothing to say
