@@ -5,6 +5,8 @@
 # (Space secrets), never from the image. State (indexes, page cache, uploads, temp files) goes to
 # MADQA_HOME: /data/madqa when persistent storage is writable at /data, else the home cache
 # (scripts/container-start). docs/space.md: what a Space owner sets, and scripts/space-check's figures.
+# Your own PDFs for every visitor: collections/NAME/ in the image or /data/NAME on persistent storage, named by
+# the Space variable MADQA_COLLECTIONS=NAME=DIR (docs/space.md, "Serving your own collection").
 # BASE_IMAGE: any Debian bookworm with python3 and python3-venv (scripts/space-check builds from one
 # made with mmdebstrap, without Docker Hub).
 ARG BASE_IMAGE=python:3.11-slim-bookworm

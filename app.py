@@ -3,11 +3,16 @@
 On a fresh machine with no API key it opens on the bundled demo corpus with the offline backend.
 Bind address and port: MADQA_HOST / MADQA_PORT (GRADIO_SERVER_PORT is honoured too).
 
+Serve your own PDFs: ``python app.py --corpus ~/papers`` (repeatable; ``NAME=DIR``, ``NAME=DIR:LANG``,
+``NAME=DIR#QUESTIONS``; also ``MADQA_COLLECTIONS``), and ``--no-demo`` (``MADQA_DEMO=0``) to leave the demo corpus
+out. A folder that is missing or cannot be read stops the start with exit status 2, naming it.
+
 SIGTERM (a container's stop or restart: the app is PID 1 there) and SIGINT stop it gracefully in a few seconds
 (``madqa.ui.build.stop_app``), also while the demo corpus is being indexed: the next start indexes it again.
 Before, only SIGINT was handled and every stop waited for the kill timeout (30 s, exit 137).
 """
 
+import argparse
 import logging
 import os
 import signal
@@ -18,7 +23,18 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 
-def main() -> int:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="app.py", description="The madqa web app (settings: MADQA_* variables).")
+    parser.add_argument("--corpus", action="append", default=[], metavar="[NAME=]DIR[:LANG][#QUESTIONS]",
+                        help="a folder of PDFs served to every visitor, indexed in the background (repeatable; "
+                             "added to MADQA_COLLECTIONS)")
+    parser.add_argument("--no-demo", action="store_true", help="leave the bundled demo corpus out (MADQA_DEMO=0)")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    from madqa.collections import served_collections
     from madqa.errors import MadqaError
     from madqa.plugins import collect, get_plugin_manager
     from madqa.settings import Settings
@@ -32,8 +48,9 @@ def main() -> int:
     try:
         settings = Settings.from_env()
         print(state_line(settings.home), file=sys.stderr, flush=True)
+        collections = served_collections(settings.collections, args.corpus)
         registry = collect(get_plugin_manager(settings.plugins_dir), settings)
-        app = build_app(settings, registry)
+        app = build_app(settings, registry, collections=collections, demo=settings.demo and not args.no_demo)
     except MadqaError as exc:
         print(f"madqa: {exc}", file=sys.stderr)
         return 2

@@ -68,6 +68,7 @@ class IngestReport:
     updated: int = 0
     unchanged: int = 0
     removed: int = 0
+    pending: int = 0  # files left for a later ingest (``read_at_most``): not read into this generation
     failures: list[tuple[str, str]] = field(default_factory=list)
     warnings: list[tuple[str, str]] = field(default_factory=list)
     pages_without_text: list[tuple[str, int]] = field(default_factory=list)  # the first EMPTY_LISTED
@@ -177,6 +178,7 @@ def ingest(
     timeout_s: float | None = None,
     timeout_words: str = "an ingest may take",
     language: str | None = None,
+    read_at_most: int | None = None,
 ) -> IngestReport:
     """Ingest every PDF under ``root`` into a new generation and make it current.
 
@@ -195,7 +197,10 @@ def ingest(
     stored with the corpus and chooses its analysis and OCR language; when neither is given the corpus
     keeps the language it has, and a new one is detected from its pages' text. A changed language
     rebuilds the text indexes from the stored page texts (only scanned files are read again, for OCR in
-    the new language). Raises CorpusError only when nothing can be done at all.
+    the new language). With ``read_at_most`` at most that many new or changed files are read
+    (``defer_reads``): the generation is swapped in sooner and ``report.pending`` says how many wait for the
+    next ingest (a served collection is searchable while it grows, ``madqa.collection_index``). Raises
+    CorpusError only when nothing can be done at all.
     """
     started = time.perf_counter()
     root = Path(root)
@@ -241,6 +246,8 @@ def ingest(
         tmp_dir.mkdir()
         plan = _plan_files(root, paths, previous, reusable, report)
         plan, room = within_limits(plan, previous, page_limits, report)
+        if read_at_most is not None:
+            plan, report.pending = defer_reads(plan, previous, reusable, read_at_most)
         reader = DocumentReader(texts.text, texts.ocr, ocr, read_limits(read_settings, page_limits, room))
         if previous is not None and previous.language == code and _nothing_changed(previous, plan, registry,
                                                                                    retrievers):
@@ -390,6 +397,27 @@ def _plan_files(root: Path, paths: list[Path], previous: Corpus | None,
         old = previous.documents.get(file) if previous else None
         plan.append((file, path, sha, old is not None and old.sha256 == sha and reusable(old)))
     return plan
+
+
+def defer_reads(plan: list[tuple[str, Path, str, bool]], previous: Corpus | None, reusable: bool,
+                most: int) -> tuple[list[tuple[str, Path, str, bool]], int]:
+    """The plan with at most ``most`` files to read (in plan order), and how many were deferred. A deferred file
+    the previous generation holds keeps its previous version (when the reading options are the same), so nothing
+    searchable disappears for a round; a new one waits."""
+    if most < 1:
+        raise CorpusError(f"an ingest must read at least one file a round, not {most}")
+    kept: list[tuple[str, Path, str, bool]] = []
+    reads = deferred = 0
+    for file, path, sha, reuse in plan:
+        if reuse or reads < most:
+            reads += not reuse
+            kept.append((file, path, sha, reuse))
+            continue
+        deferred += 1
+        old = previous.documents.get(file) if previous is not None else None
+        if old is not None and reusable:
+            kept.append((file, path, old.sha256, True))
+    return kept, deferred
 
 
 def _ingest_files(

@@ -88,6 +88,12 @@ class Settings:
         "help": "characters of text kept per file (later pages get none, with a warning)"})
     config: str = field(default="offline", metadata={"env": "MADQA_CONFIG",
         "help": "name of the default pipeline config"})
+    collections: str = field(default="", metadata={"env": "MADQA_COLLECTIONS",
+        "help": "folders of PDFs the web app serves to every visitor, ';'-separated, each DIR, NAME=DIR, "
+                "NAME=DIR:LANG or NAME=DIR#QUESTIONS (also app.py --corpus; madqa/collections.py)"})
+    demo: bool = field(default=True, metadata={"env": "MADQA_DEMO",
+        "help": "offer the bundled demo corpus in the web app (0: only the collections and uploads; also "
+                "app.py --no-demo)"})
     host: str = field(default="127.0.0.1", metadata={"env": "MADQA_HOST", "help": "address the web app binds"})
     port: int = field(default=7860, metadata={"env": "MADQA_PORT", "help": "port the web app listens on"})
     # --- the public web app's limits (madqa/ui/policy.py applies them; docs/reliability.md) -----------------

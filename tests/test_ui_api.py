@@ -25,6 +25,7 @@ from gradio_client import Client, handle_file
 from madqa.plugins import collect, get_plugin_manager
 from madqa.settings import Settings
 from madqa.ui import build_app, launch_options
+from madqa.ui.collection_picker import collection_status
 from madqa.ui.messages import inert
 from madqa.ui.sessions import SessionStore, new_session
 from tests.browser_support import GRADIO_QUIRKS, close_app
@@ -312,7 +313,7 @@ def test_sessions_are_cleaned_up(tmp_path: Path) -> None:
     assert not (settings.home / "uploads" / session["token"]).exists()
     assert store.own_corpus(session["token"]) is None
     store.demo.start()
-    assert store.demo.wait(30) and "unavailable" in store.demo.status()
+    assert store.demo.wait(30) and "unavailable" in collection_status(store.demo)
     other = new_session()
     store.add_files(other["token"], [("b.pdf", pdf)])
     assert store.sweep(max_age_s=3600) == 0 and store.sweep(max_age_s=-1) == 1

@@ -26,6 +26,7 @@ from madqa.settings import PipelineConfig
 from madqa.trace import Trace
 from madqa.types import AnswerStep, PageRef, SearchStep, Step, ToolStep
 from madqa.ui.citation_links import PICK_SUFFIX
+from madqa.ui.collection_picker import build_picker, collection_status, follow_questions, partial_note
 from madqa.ui.config_panel import FIELD_NAMES, ConfigPanel, build_config_panel, describe, resolve_config
 from madqa.ui.context import AGENT_CONCURRENCY, AGENT_CONCURRENCY_ID, AppContext, api_parameters, shown_error
 from madqa.ui.layout import SIDE_ID
@@ -49,7 +50,7 @@ from madqa.ui.model_bar import answerer, model_bar
 from madqa.ui.pages import LARGE_BUDGET_PX, SOURCE_WORDS, THUMB_BUDGET_PX, highlighted_page_file, page_file
 from madqa.ui.policy import visitor_steps
 from madqa.ui.scope_picker import build_scope_picker, chosen_scope, scope_line
-from madqa.ui.sessions import disk_reason
+from madqa.ui.sessions import MINE, disk_reason
 from madqa.ui.steer import build_steer_panel
 
 VIEWER_HINT = "_Click a cited page (or any thumbnail) to see it here._"
@@ -150,9 +151,10 @@ def run_steps(ctx: AppContext, session: Any, corpus_key: str, config: PipelineCo
     a component cannot be used, or the question's time runs out. ``conversation``: the turns before a follow-up;
     ``scope``: the documents searched (empty: all; ScopeError for one the corpus lacks).
     """
-    if corpus_key != "mine":
-        while not ctx.sessions.demo.wait(0.5):
-            yield ctx.sessions.demo.status()
+    if corpus_key != MINE:  # a shared collection: what is searchable so far, once its first round is in
+        collection = ctx.sessions.shared_collection(corpus_key)
+        while not collection.wait_searchable(0.5):
+            yield collection_status(collection)
     corpus = ctx.sessions.corpus(session, corpus_key)
     config = ctx.bounded(config, corpus_key, corpus)
     agent = Agent(corpus, config, ctx.registry, ctx.settings, options)
@@ -197,7 +199,7 @@ def example_questions(ctx: AppContext, n: int = EXAMPLES_SHOWN) -> list[dict[str
     """One-click example questions for the empty chat: one per document category, in file order."""
     picked: list[dict[str, Any]] = []
     categories: set[Any] = set()
-    for q in ctx.questions:
+    for q in ctx.questions_for(ctx.sessions.default_key):
         category = q.get("document_category") or q.get("domain")
         if category not in categories:
             categories.add(category)
@@ -208,19 +210,25 @@ def example_questions(ctx: AppContext, n: int = EXAMPLES_SHOWN) -> list[dict[str
 
 
 def documents_strip(ctx: AppContext) -> str:
-    """The demo corpus's documents in one line, so a first visitor sees what can be asked about."""
-    root = ctx.sessions.demo.root
+    """The default collection's documents in one line, so a first visitor sees what can be asked about."""
+    collection = ctx.sessions.shared.get(ctx.sessions.default_key)
+    if collection is None:
+        return ""
+    root = collection.root
     docs = [p.relative_to(root).as_posix() for p in find_pdfs(root)] if root.is_dir() else []
     if not docs:
         return ""
     names = " · ".join(f"📄 {md_escape(name.rsplit('/', 1)[-1])}" for name in docs[:12])
     more = f" · and {len(docs) - 12} more" if len(docs) > 12 else ""
-    return f"**Demo documents:** {names}{more}"
+    whose = "Demo documents" if collection.name == "demo" else f"Documents of {md_escape(collection.name)}"
+    return f"**{whose}:** {names}{more}"
 
 
 def build_ask_tab(ctx: AppContext) -> None:
     default = ctx.configs.get(ctx.default_config)
-    bar = gr.Markdown(model_bar(ctx.registry, default) if default else "", elem_id="ask-model-bar")
+    with gr.Row(elem_id="ask-top-bar", equal_height=True):  # the one bar at the top: collection, who answers
+        picker = build_picker(ctx, "ask-collection", scale=1, min_width=150)
+        bar = gr.Markdown(model_bar(ctx.registry, default) if default else "", elem_id="ask-model-bar", scale=3, min_width=150)
     scope_picker = build_scope_picker(ctx)  # what is searched: all documents, or the ones chosen
     with gr.Row(equal_height=False):
         with gr.Column(scale=3):
@@ -243,8 +251,9 @@ def build_ask_tab(ctx: AppContext) -> None:
             with gr.Column(elem_id="ask-hints") as hints:
                 counter = gr.Markdown(f"0 / {QUESTION_CHARS:,} characters", elem_id="ask-counter")
                 gr.Markdown(documents_strip(ctx), elem_id="ask-documents")
-                example = gr.Dropdown(ctx.question_choices, value=None, label="Or pick a demo question",
-                                      visible=bool(ctx.questions), elem_id="ask-example")
+                example = gr.Dropdown(ctx.question_choices, value=None, label="Or pick a question of this collection",
+                                      visible=bool(ctx.question_choices), elem_id="ask-example")
+                follow_questions(ctx, picker, example)
             send_after_first_paint(hints)
             panel: ConfigPanel = build_config_panel(ctx.configs, ctx.registry, ctx.default_config,
                                                     "Settings: config, model, retrieval", backends=ctx.backends,
@@ -286,7 +295,7 @@ def build_ask_tab(ctx: AppContext) -> None:
                session: Any, keys: list[str], turns: tuple[ChatTurn, ...],
                scope: tuple[str, ...] = ()) -> Iterator[tuple[Any, ...]]:
         secrets = [options.get("api_key", "")]
-        corpus_key = session.get("corpus", "demo") if isinstance(session, dict) else "demo"
+        corpus_key = ctx.sessions.key_of(session)
         history = list(history or [])
         trace_id = f"trace-{len(history)}"
         chat = StepChat(trace_id, corpus_key, config.backend, config.model, secrets,
@@ -321,13 +330,16 @@ def build_ask_tab(ctx: AppContext) -> None:
             return
         follows = f" · a follow-up: {len(turns)} earlier turn(s) go with it" if turns else ""
         follows += f" · searching only {', '.join(scope)}" if scope else ""
+        collection = ctx.sessions.shared.get(corpus_key)
+        partial = partial_note(collection) if collection is not None else ""
+        follows += f" · {partial}" if partial else ""
         yield ("", *out(pending_message("Starting", md_escape(describe(config) + follows)))[1:])
         trace = Trace(text, config)
         final: AnswerStep | None = None
         try:
             for item in run_steps(ctx, session, corpus_key, config, options, text, trace, keys, turns, scope):
                 if isinstance(item, str):
-                    yield out(pending_message("Waiting for the demo corpus", item))
+                    yield out(pending_message("Waiting for the collection's first files to be indexed", item))
                     continue
                 pending = chat.add(item)
                 if isinstance(item, (SearchStep, ToolStep)):
@@ -393,7 +405,7 @@ def build_ask_tab(ctx: AppContext) -> None:
               concurrency_id=AGENT_CONCURRENCY_ID, show_progress="minimal") \
         .then(lambda: gr.Button(interactive=False), None, stop_btn, queue=False, api_visibility="private")
 
-    example.change(ctx.pick_question, [example], [question], queue=False, api_visibility="private")
+    example.change(ctx.pick_question, [example, ctx.session], [question], queue=False, api_visibility="private")
     on_option, on_thumbnail = viewer_handlers(ctx)
     view_out = [viewer.image, viewer.caption]
     chatbot.option_select(on_option, [ctx.session], view_out, api_visibility="private", concurrency_limit=8) \

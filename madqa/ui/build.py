@@ -1,12 +1,13 @@
 """``build_app(settings, registry) -> gr.Blocks``: the six tabs, the session state and the queue.
 
-Building starts indexing the demo corpus in the background (first start only), so the page
-opens at once with a status line that follows the indexing.
+Building starts indexing the shared collections (the demo corpus, the operator's) in the background (only new or
+changed files after the first start), so the page opens at once with a status line that follows the indexing.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,11 +15,13 @@ import gradio as gr
 from gradio.utils import get_upload_folder
 from starlette.middleware import Middleware
 
+from madqa.collections import CollectionSpec, served_collections
 from madqa.errors import SettingsError
 from madqa.evaluation.questions import QuestionFileError, load_questions
 from madqa.settings import Settings, list_configs
 from madqa.ui.ask import build_ask_tab
 from madqa.ui.citation_links import CITE_CSS, CITE_JS
+from madqa.ui.collection_picker import PickerRefresh, picker_update, wire_pickers
 from madqa.ui.compare import build_compare_tab
 from madqa.ui.context import AppContext
 from madqa.ui.corpus import build_corpus_tab
@@ -215,24 +218,31 @@ def demo_questions(path: Path) -> list[dict[str, Any]]:
 
 
 def build_app(settings: Settings, registry: Any, *, demo_dir: str | Path | None = None,
-              questions_path: str | Path | None = None, policy: WebPolicy | None = None) -> gr.Blocks:
+              questions_path: str | Path | None = None, policy: WebPolicy | None = None,
+              collections: Sequence[CollectionSpec] | None = None, demo: bool | None = None) -> gr.Blocks:
     """The web app for ``settings`` and the components of ``registry``; call ``.launch()`` on it.
 
-    ``policy`` (default: from ``settings``) says what visitors may do; only its configs are offered."""
+    ``policy`` (default: from ``settings``) says what visitors may do; only its configs are offered. ``collections``
+    (default: ``MADQA_COLLECTIONS``) are served to every visitor beside the demo corpus (unless ``demo`` is False,
+    default ``MADQA_DEMO``)."""
     policy = policy or WebPolicy.from_settings(settings, registry=registry)
     configs = policy.offered_configs(list_configs())
     if settings.config not in configs:
         raise SettingsError(f"MADQA_CONFIG names a config {settings.config!r} the web app does not offer "
                             f"(offered: {', '.join(configs)}; MADQA_WEB_BACKENDS picks the backends)")
-    sessions = SessionStore(settings, registry, Path(demo_dir) if demo_dir else DEMO_DOCS)
+    collections = served_collections(settings.collections) if collections is None else list(collections)
+    demo = settings.demo if demo is None else demo
+    sessions = SessionStore(settings, registry, (Path(demo_dir) if demo_dir else DEMO_DOCS) if demo else None,
+                            collections)
     # no session outlives the process (tokens live in memory): what earlier runs left in the uploads area goes now
     uploads_lock = sweep_at_start(Path(settings.home), sessions.uploads_root, settings.corpora_dir)
     sessions.sweep(max_age_s=settings.session_ttl_s)
     sessions.start_sweeping(settings.sweep_interval_s, settings.session_ttl_s)
-    sessions.demo.start()
+    sessions.start_indexing()
     limits = Limits(settings, [Path(get_upload_folder()), sessions.uploads_root])
     ctx = AppContext(settings, registry, sessions, configs, settings.config,
-                     demo_questions(Path(questions_path) if questions_path else DEMO_QUESTIONS), policy=policy,
+                     demo_questions(Path(questions_path) if questions_path else DEMO_QUESTIONS) if demo else [],
+                     policy=policy,
                      limits=limits)
     with gr.Blocks(title="madqa — questions over your PDFs", analytics_enabled=False,
                    delete_cache=(3600, 6 * 3600)) as app:
@@ -249,9 +259,9 @@ def build_app(settings: Settings, registry: Any, *, demo_dir: str | Path | None 
             # one block for the title and the line under it (each block drawn costs the first paint)
             gr.Markdown("# madqa\n\nAsk questions over a collection of PDFs; the agent searches, reads the pages as "
                         "images and answers with page-exact citations.", elem_id="app-title")
-            ctx.header = gr.Markdown(sessions.demo.status(), elem_id="status")
+            ctx.header = gr.Markdown(ctx.header_text(None), elem_id="status")
         with gr.Tabs():
-            with gr.Tab("Ask", id="ask"):
+            with gr.Tab("Ask", id="ask") as ask_tab:
                 build_ask_tab(ctx)
             with gr.Tab("Compare", id="compare") as compare_tab:
                 build_compare_tab(ctx)
@@ -263,20 +273,29 @@ def build_app(settings: Settings, registry: Any, *, demo_dir: str | Path | None 
                 build_human_tab(ctx)
             with gr.Tab("Plugins", id="plugins") as plugins_tab:
                 build_plugins_tab(ctx)
-        for tab in (compare_tab, evaluate_tab, human_tab, plugins_tab):
-            send_when_opened(tab)  # the first page carries the Ask tab alone; the others come when first opened
+        # one choice of collection for every tab: each tab's picker follows the session's when the tab opens
+        ask_picker, *tab_pickers = wire_pickers(ctx)
+        ask_tab.select(lambda s: picker_update(ctx, s), [ctx.session], ask_picker.outputs[0], api_visibility="private",
+                       queue=False)
+        for tab, picker in zip((compare_tab, evaluate_tab, human_tab, plugins_tab), [*tab_pickers, None],
+                               strict=True):
+            opened = send_when_opened(tab)  # the first page carries the Ask tab alone; the others come when opened
+            if picker is not None:  # then, and at every later opening, its picker's choices are brought up to date
+                refresh_when_in_page(opened, tab, picker, ctx.session)
         # what the Corpus tab shows on opening, again once its parts exist in the page (an update before is lost)
         send_when_opened(corpus_tab).then(**corpus_shown, api_visibility="private")
-        timer = gr.Timer(1.0, active=not sessions.demo.ready)
+        timer = gr.Timer(1.0, active=ctx.indexing)
 
-        def status(session: Any) -> tuple[str, Any]:
-            return ctx.header_text(session), gr.Timer(active=not sessions.demo.ready)
+        def status(session: Any) -> tuple[Any, ...]:  # the status line and Ask's picker follow the indexing
+            return ctx.header_text(session), gr.Timer(active=ctx.indexing), picker_update(ctx, session)
 
         def start(session: Any) -> tuple[Any, ...]:
-            session = session if isinstance(session, dict) else new_session()  # made here, never sent by a client
-            return (session, *status(session))
+            # made here, never sent by a client; the pickers open on the default already
+            session = session if isinstance(session, dict) else new_session(sessions.default_key)
+            return session, *status(session)[:2]
 
-        timer.tick(status, [ctx.session], [ctx.header, timer], api_visibility="private", queue=False)
+        timer.tick(status, [ctx.session], [ctx.header, timer, ask_picker.outputs[0]], api_visibility="private",
+                   queue=False)
         app.load(start, [ctx.session], [ctx.session, ctx.header, timer], api_visibility="private", queue=False)
     # api_open=False (Gradio's default only on Spaces): /gradio_api/run/NAME may not skip the queue and its limits
     app.queue(max_size=QUEUE_SIZE, default_concurrency_limit=DEFAULT_CONCURRENCY, api_open=False)
@@ -284,6 +303,25 @@ def build_app(settings: Settings, registry: Any, *, demo_dir: str | Path | None 
     app.madqa_uploads_lock = uploads_lock  # held while the app lives: another app on this MADQA_HOME sweeps nothing
     app.madqa_sessions = sessions  # read by stop_app
     return app
+
+
+def refresh_when_in_page(opened: Any, tab: gr.Tab, picker: PickerRefresh, session: gr.State) -> None:
+    """Refresh ``picker`` after its tab was first sent (``opened``) and at later openings, never before: a change of
+    choices to a component not yet in the page breaks its tab's send (``picker_update``). Which tabs are in the page is
+    kept in the session (``in_page``; a State per tab would weigh on the first page)."""
+    name = tab.id or tab.label
+    skips = tuple(gr.skip() for _ in picker.outputs)
+
+    def first(state: Any) -> tuple[Any, ...]:
+        if not isinstance(state, dict):
+            return (gr.skip(), *picker.fn(state))
+        return ({**state, "in_page": sorted({*state.get("in_page", []), name})}, *picker.fn(state))
+
+    def again(state: Any) -> tuple[Any, ...]:
+        return picker.fn(state) if isinstance(state, dict) and name in state.get("in_page", []) else skips
+
+    opened.then(first, [session], [session, *picker.outputs], api_visibility="private", queue=False)
+    tab.select(again, [session], picker.outputs, api_visibility="private", queue=False)
 
 
 def stop_app(app: gr.Blocks) -> None:

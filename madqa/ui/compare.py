@@ -22,6 +22,7 @@ from madqa.errors import MadqaError
 from madqa.trace import Trace
 from madqa.ui.ask import build_page_viewer, check_question_length, run_steps, viewer_handlers
 from madqa.ui.built_configs import unavailable_parts
+from madqa.ui.collection_picker import build_picker, follow_questions
 from madqa.ui.config_builder import write_config_files
 from madqa.ui.config_panel import FIELD_NAMES, build_config_panel, describe, resolve_config
 from madqa.ui.context import (
@@ -83,8 +84,12 @@ def build_compare_tab(ctx: AppContext) -> None:
                               scale=5, elem_id="compare-question", max_length=2000)
         run_btn = gr.Button("Run both", variant="primary", scale=1, min_width=100, elem_id="compare-run")
         stop_btn = gr.Button("Stop", variant="stop", scale=0, min_width=70, interactive=False, elem_id="compare-stop")
-    example = gr.Dropdown(ctx.question_choices, value=None, label="Pick a demo question (scored against its gold "
-                          "answer)", visible=bool(ctx.questions), elem_id="compare-example")
+    with gr.Row():
+        picker = build_picker(ctx, "compare-collection", scale=1, min_width=240)
+        example = gr.Dropdown(ctx.question_choices, value=None, label="Pick a question of this collection (scored "
+                              "against its gold answer)", visible=bool(ctx.question_choices), elem_id="compare-example",
+                              scale=3)
+    follow_questions(ctx, picker, example)
     with gr.Row(equal_height=False):  # the page viewer beside the two chats
         with gr.Column(min_width=300):
             panel_a = build_config_panel(ctx.configs, ctx.registry, ctx.default_config, "Config A",
@@ -126,10 +131,10 @@ def build_compare_tab(ctx: AppContext) -> None:
 
     def both(text: str, question_id: str | None, configs: dict[str, Any], session: Any,
              keys: list[str]) -> Iterator[tuple[Any, ...]]:
-        gold = ctx.question(question_id)
+        gold = ctx.question(question_id, session)
         if gold is not None and gold["question"].strip() != text:
             gold = None  # the question was edited after picking it: no gold answer applies
-        corpus_key = session.get("corpus", "demo") if isinstance(session, dict) else "demo"
+        corpus_key = ctx.sessions.key_of(session)
         chats = {side: [user_message(text)] for side in SIDES}
         panes = {side: StepChat(f"trace-{side}", corpus_key, configs[side][0].backend, configs[side][0].model,
                                 [configs[side][1].get("api_key", "")], hint=False,
@@ -234,7 +239,7 @@ def build_compare_tab(ctx: AppContext) -> None:
     stop_btn.click(lambda: gr.Button(interactive=False), None, stop_btn, cancels=[event], queue=False,
                    api_visibility="private")  # Stop only while a run goes on
 
-    example.change(ctx.pick_question, [example], [question], queue=False, api_visibility="private")
+    example.change(ctx.pick_question, [example, ctx.session], [question], queue=False, api_visibility="private")
     question.input(lambda: None, None, [example], queue=False, api_visibility="private")  # edited: no gold applies
     on_option, _ = viewer_handlers(ctx)
     for chat in (chat_a, chat_b):

@@ -13,10 +13,12 @@ from typing import Any, TypeVar
 import gradio as gr
 
 from madqa.budget import Budget
+from madqa.collections import load_question_set
 from madqa.errors import MadqaError
 from madqa.settings import PipelineConfig, Settings
+from madqa.ui.collection_picker import collection_status
 from madqa.ui.limits import Limits, request_address, within_embedding_cap
-from madqa.ui.messages import hide_paths, plural
+from madqa.ui.messages import hide_paths, md_escape, plural
 from madqa.ui.policy import Refused, WebPolicy
 from madqa.ui.sessions import SessionStore
 
@@ -73,6 +75,8 @@ class AppContext:
     limits: Limits | None = None  # how much a visitor may take (None: no limits, e.g. in unit tests)
     session: gr.State | None = None  # {"token", "corpus"} of this browser session
     header: gr.Markdown | None = None  # status line above the tabs
+    pickers: list[Any] = field(default_factory=list)  # (collection picker, its question list) of each tab
+    _question_sets: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     @contextmanager
     def job_slot(self, session: Any, request: Any) -> Iterator[list[str]]:
@@ -112,14 +116,36 @@ class AppContext:
 
     @property
     def question_choices(self) -> list[tuple[str, str]]:
-        return [(f"{q['id']}: {q['question']}", q["id"]) for q in self.questions]
+        """The question list's choices when the page opens: the default collection's question set."""
+        return self.question_choices_for(self.sessions.default_key)
 
-    def question(self, qid: str | None) -> dict[str, Any] | None:
-        return next((q for q in self.questions if q["id"] == qid), None) if qid else None
+    def question_choices_for(self, key: str) -> list[tuple[str, str]]:
+        return [(f"{q['id']}: {q['question']}", q["id"]) for q in self.questions_for(key)]
 
-    def pick_question(self, qid: str | None) -> Any:
-        """Event function: the text of the picked demo question, or no change."""
-        q = self.question(qid)
+    def questions_for(self, key: str | None) -> list[dict[str, Any]]:
+        """The question set of collection ``key``: the demo's, an operator collection's own (read once; an
+        unreadable one is logged and offers none), none for a visitor's uploads."""
+        key = key or self.sessions.default_key
+        if key == "demo":
+            return self.questions
+        collection = self.sessions.shared.get(key)
+        if collection is None:
+            return []
+        if key not in self._question_sets:
+            self._question_sets[key] = load_question_set(collection.spec)
+        return self._question_sets[key]
+
+    def session_questions(self, session: Any) -> list[dict[str, Any]]:
+        """The question set of the collection the session searches."""
+        return self.questions_for(session.get("corpus") if isinstance(session, dict) else None)
+
+    def question(self, qid: str | None, session: Any = None) -> dict[str, Any] | None:
+        """Question ``qid`` of the session's collection's question set (the default collection's without one)."""
+        return next((q for q in self.session_questions(session) if q["id"] == qid), None) if qid else None
+
+    def pick_question(self, qid: str | None, session: Any = None) -> Any:
+        """Event function: the text of the picked question, or no change."""
+        q = self.question(qid, session)
         return q["question"] if q else gr.update()
 
     def corpus_or_error(self, session: Any, key: str | None = None) -> Any:
@@ -141,12 +167,23 @@ class AppContext:
         return bounded
 
     def header_text(self, session: Any) -> str:
-        """The status line: the demo corpus's state and which corpus this session searches."""
-        status = self.sessions.demo.status()
-        key = session.get("corpus") if isinstance(session, dict) else "demo"
+        """The status line: every shared collection's state and which corpus this session searches."""
+        status = "  \n".join(collection_status(c) for c in self.sessions.shared.values())
+        key = session.get("corpus") if isinstance(session, dict) else None
+        key = key if key == "mine" or key in self.sessions.shared else self.sessions.default_key
+        lines = [status] if status else []
         if key == "mine":
-            corpus = self.sessions.own_corpus(session.get("token", ""))
+            corpus = self.sessions.own_corpus(session.get("token", "")) if isinstance(session, dict) else None
             mine = (f"{plural(len(corpus.documents), 'document')}, {plural(corpus.page_count, 'page')}"
                     if corpus else "empty")
-            return f"{status}  \n**Searching: your uploads** ({mine}) — switch in the Corpus tab."
-        return f"{status}  \n**Searching: the demo corpus** — upload your own PDFs in the Corpus tab."
+            lines.append(f"**Searching: your uploads** ({mine}) — pick another collection above the question.")
+        elif key == "demo":
+            lines.append("**Searching: the demo corpus** — upload your own PDFs in the Corpus tab.")
+        else:
+            lines.append(f"**Searching: {md_escape(key)}** — pick another collection above the question.")
+        return "  \n".join(lines)
+
+    @property
+    def indexing(self) -> bool:
+        """Some shared collection is still being indexed (the status line follows it)."""
+        return not all(c.ready for c in self.sessions.shared.values())

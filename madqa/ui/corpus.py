@@ -18,6 +18,7 @@ from madqa.corpus import Corpus
 from madqa.errors import MadqaError
 from madqa.scope import search_as_written
 from madqa.settings import PipelineConfig
+from madqa.ui.collection_picker import collection_status
 from madqa.ui.context import AppContext, shown_error, shown_info
 from madqa.ui.messages import hide_paths, md_escape, plural
 from madqa.ui.sessions import MAX_SESSION_MB, MAX_UPLOAD_FILES, MAX_UPLOAD_MB, new_session, valid_token
@@ -26,7 +27,6 @@ DOC_COLUMNS = ["file", "pages", "text", "OCR", "none", "text source by page", "n
 DOC_WIDTHS = ["28%", "9%", "8%", "8%", "9%", "21%", "17%"]
 UPLOAD_COLUMNS = ["file", "result", "pages", "details"]
 HIT_COLUMNS = ["file", "page", "score", "snippet"]
-CHOICES = [("Demo corpus (shared, read-only)", "demo"), ("My uploads (this browser session only)", "mine")]
 
 
 def page_ranges(pages: Iterable[int]) -> str:
@@ -76,10 +76,17 @@ def documents_table(corpus: Corpus | None) -> tuple[pd.DataFrame, str]:
     return pd.DataFrame(rows, columns=DOC_COLUMNS), summary
 
 
-def _ensure(session: Any) -> dict[str, Any]:
+def corpus_choices(ctx: AppContext) -> list[tuple[str, str]]:
+    """The Corpus tab's choices, in fixed words (their sizes and status are in the pickers and the status line)."""
+    shared = [("Demo corpus (shared, read-only)" if key == "demo" else f"{key} (shared, read-only)", key)
+              for key in ctx.sessions.shared]
+    return [*shared, ("My uploads (this browser session only)", "mine")]
+
+
+def _ensure(session: Any, default: str = "demo") -> dict[str, Any]:
     if isinstance(session, dict) and valid_token(session.get("token")):
         return session
-    return new_session()
+    return new_session(default)
 
 
 def build_corpus_tab(ctx: AppContext, tab: gr.Tab) -> dict[str, Any]:
@@ -87,7 +94,8 @@ def build_corpus_tab(ctx: AppContext, tab: gr.Tab) -> dict[str, Any]:
     every opening: chain it after the tab's contents arrive too (``madqa.ui.lazy.send_when_opened``)."""
     with gr.Row(equal_height=False):
         with gr.Column(scale=2):
-            choice = gr.Radio(CHOICES, value="demo", label="The agent searches", elem_id="corpus-choice")
+            choice = gr.Radio(corpus_choices(ctx), value=ctx.sessions.default_key, label="The agent searches",
+                              elem_id="corpus-choice")
             files = gr.File(file_count="multiple", file_types=[".pdf"], elem_id="corpus-files",
                             label=f"Upload PDFs — at most {MAX_UPLOAD_FILES} documents, {MAX_UPLOAD_MB} MB each, "
                                   f"{MAX_SESSION_MB} MB in all; only you can see or search them")
@@ -109,22 +117,25 @@ def build_corpus_tab(ctx: AppContext, tab: gr.Tab) -> dict[str, Any]:
                                 elem_id="corpus-hits", column_widths=["30%", "9%", "10%", "51%"])
 
     def listing(session: Any) -> tuple[pd.DataFrame, str]:
-        key = session.get("corpus", "demo") if isinstance(session, dict) else "demo"
-        if key == "demo" and not ctx.sessions.demo.ready:
-            return pd.DataFrame(columns=DOC_COLUMNS), ctx.sessions.demo.status()
+        key = ctx.sessions.key_of(session)
+        shared = ctx.sessions.shared.get(key)
+        if shared is not None and shared.corpus is None:  # not searchable yet (or never): say how it stands
+            return pd.DataFrame(columns=DOC_COLUMNS), collection_status(shared)
         try:
-            corpus = ctx.sessions.corpus(session)
+            corpus = ctx.sessions.corpus(session, key)
         except MadqaError as exc:
-            return pd.DataFrame(columns=DOC_COLUMNS), md_escape(str(exc)) if key == "demo" else "No uploads yet."
-        return documents_table(corpus)
+            return pd.DataFrame(columns=DOC_COLUMNS), md_escape(str(exc)) if shared else "No uploads yet."
+        table, text = documents_table(corpus)
+        return table, (f"{collection_status(shared)}  \n{text}" if shared is not None and not shared.ready else text)
 
     def refresh(session: Any) -> tuple[Any, ...]:
-        key = session.get("corpus", "demo") if isinstance(session, dict) else "demo"
         table, text = listing(session)
-        return key, table, text, ctx.header_text(session)
+        return ctx.sessions.key_of(session), table, text, ctx.header_text(session)
 
     def select(key: str, session: Any) -> tuple[Any, ...]:
-        session = {**_ensure(session), "corpus": "mine" if key == "mine" else "demo"}
+        session = _ensure(session, ctx.sessions.default_key)
+        session = {**session, "corpus": key if key == "mine" or key in ctx.sessions.shared else
+                   ctx.sessions.key_of(session)}
         ctx.sessions.touch(session["token"])
         table, text = listing(session)
         return session, table, text, pd.DataFrame(columns=HIT_COLUMNS), ctx.header_text(session)
@@ -133,8 +144,8 @@ def build_corpus_tab(ctx: AppContext, tab: gr.Tab) -> dict[str, Any]:
             progress: gr.Progress = gr.Progress()) -> tuple[Any, ...]:  # noqa: B008 - how Gradio injects a progress bar
         if not paths:
             raise shown_error("Choose one or more PDF files first.")
-        session = _ensure(session)
-        before = session.get("corpus", "demo")
+        session = _ensure(session, ctx.sessions.default_key)
+        before = ctx.sessions.key_of(session)
         uploads = [(Path(p).name, Path(p)) for p in paths]
 
         def report(done: int, total: int, what: str) -> None:
@@ -149,17 +160,20 @@ def build_corpus_tab(ctx: AppContext, tab: gr.Tab) -> dict[str, Any]:
         # an upload that added pages is what the session searches next; one that added none changes nothing
         added = any(r.status == "indexed" and r.pages for r in outcome.files)
         mine = ctx.sessions.own_corpus(session["token"]) is not None
-        session = {**session, "corpus": "mine" if added or (before == "mine" and mine) else "demo"}
+        session = {**session, "corpus": "mine" if added or (before == "mine" and mine) else
+                   (before if before != "mine" else ctx.sessions.default_key)}
         table, text = listing(session)
+        # the key alone (the API's answer stays a plain value); the labels follow on the tab's next opening
         return (session, pd.DataFrame(rows, columns=UPLOAD_COLUMNS), session["corpus"], table, text,
                 pd.DataFrame(columns=HIT_COLUMNS), ctx.header_text(session), None)
 
     def clear(session: Any) -> tuple[Any, ...]:
-        session = _ensure(session)
+        session = _ensure(session, ctx.sessions.default_key)
         ctx.sessions.remove_all(session["token"])
-        session = {**session, "corpus": "demo"}
+        before = ctx.sessions.key_of(session)
+        session = {**session, "corpus": before if before != "mine" else ctx.sessions.default_key}
         table, text = listing(session)
-        return (session, "demo", table, text, pd.DataFrame(columns=HIT_COLUMNS), ctx.header_text(session),
+        return (session, session["corpus"], table, text, pd.DataFrame(columns=HIT_COLUMNS), ctx.header_text(session),
                 pd.DataFrame(columns=UPLOAD_COLUMNS))
 
     def search(text: str, session: Any) -> pd.DataFrame:
@@ -168,7 +182,7 @@ def build_corpus_tab(ctx: AppContext, tab: gr.Tab) -> dict[str, Any]:
             raise shown_error("Type something to search for.")
         corpus = ctx.corpus_or_error(session)
         config = ctx.bounded(ctx.configs.get(ctx.default_config) or PipelineConfig(),
-                             session.get("corpus", "demo") if isinstance(session, dict) else "demo", corpus)
+                             ctx.sessions.key_of(session), corpus)
         try:
             retriever = ctx.registry.create("retriever", config.retriever, corpus, {})
             result = search_as_written(retriever, text, 10, corpus.documents)  # file:NAME: that document only

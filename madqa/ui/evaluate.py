@@ -38,6 +38,7 @@ from madqa.evaluation.report import (
 )
 from madqa.evaluation.runner import run_batch
 from madqa.jsonl import dumps
+from madqa.ui.collection_picker import build_picker
 from madqa.ui.config_builder import build_config_builder, rebuilt, write_config_files
 from madqa.ui.context import AppContext, internal_error, shown_error
 from madqa.ui.messages import md_escape, plural, redact, shorten
@@ -227,8 +228,9 @@ def build_evaluate_tab(ctx: AppContext) -> None:
         builder = build_config_builder(ctx, "eval", api_key, api_base, EVAL_FOLDERS.returned)
     with gr.Row(equal_height=False):
         with gr.Column(scale=2):
-            question_file = gr.File(label=f"Question set (JSONL or Parquet in MADQA format; empty: the "
-                                          f"{len(ctx.questions)} demo questions)",
+            build_picker(ctx, "eval-collection")
+            question_file = gr.File(label="Question set (JSONL or Parquet in MADQA format; empty: the collection's "
+                                          "own question set)",
                                     file_types=[".jsonl", ".ndjson", ".parquet", ".pq"], elem_id="eval-file")
             names = gr.CheckboxGroup(config_choices(ctx.configs), value=[ctx.default_config] if ctx.default_config in
                                      ctx.configs else [], label="Configs to run", elem_id="eval-configs",
@@ -282,7 +284,11 @@ def build_evaluate_tab(ctx: AppContext) -> None:
             except QuestionFileError as exc:
                 raise shown_error(f"{label}: {exc}") from None
         else:
-            label, questions, problems = "demo questions", list(ctx.questions), []
+            key = ctx.sessions.key_of(session)
+            label = "demo questions" if key == "demo" else f"the {key} question set"
+            questions, problems = list(ctx.session_questions(session)), []
+            if not questions:
+                raise shown_error(f"The collection {key!r} has no question set of its own: upload one.")
         if not questions:
             raise shown_error(f"{label}: no usable questions" + (f" ({problems[0]})" if problems else ""))
         picked = [ctx.configs[n] for n in configs or [] if n in ctx.configs]
@@ -309,8 +315,8 @@ def build_evaluate_tab(ctx: AppContext) -> None:
         secrets = [(api_key or "").strip()]
         progress(0, desc="waiting for the corpus")
         corpus = ctx.corpus_or_error(session)
-        corpus_key = session.get("corpus", "demo") if isinstance(session, dict) else "demo"
-        where = "the demo corpus" if corpus_key == "demo" else "your uploads"
+        corpus_key = ctx.sessions.key_of(session)
+        where = {"demo": "the demo corpus", "mine": "your uploads"}.get(corpus_key, f"the collection {corpus_key}")
         documents = {str(getattr(d, "name", d)) for d in getattr(corpus, "documents", []) or []}
         wanted = {str(e.get("document")) for q in questions for e in (q.get("evidence") or []) if isinstance(e, dict)}
         missing_docs = sorted(wanted - documents) if documents and wanted else []

@@ -30,6 +30,7 @@ from madqa.scope import search_as_written
 from madqa.settings import PipelineConfig, image_budget_px
 from madqa.trace import Trace
 from madqa.types import AnswerStep, Hit, PageRef, SearchStep
+from madqa.ui.collection_picker import build_picker, follow_questions
 from madqa.ui.context import AppContext, internal_error, shown_error
 from madqa.ui.evaluate import EvalFolders
 from madqa.ui.messages import chip_label, hide_paths, md_escape, plural, thumbnail_caption
@@ -129,8 +130,11 @@ def build_human_tab(ctx: AppContext) -> None:
                 "human + BM25 condition.")
     state = gr.State(None)  # {"game": Game | None, "rows": [...], "agent_rows": [...]}
     with gr.Row():
+        picker = build_picker(ctx, "human-collection", scale=2, min_width=220)
         pick = gr.Dropdown(ctx.question_choices, value=ctx.question_choices[0][1] if ctx.question_choices else None,
-                           label="Question (from the demo set, which has gold answers)", scale=5, elem_id="human-pick")
+                           label="Question (from the collection's question set, which has gold answers)", scale=5,
+                           elem_id="human-pick")
+        follow_questions(ctx, picker, pick)
         start = gr.Button("Start", variant="primary", scale=1, elem_id="human-start")
     question_md = gr.Markdown(elem_id="human-question")
     with gr.Row():
@@ -153,8 +157,8 @@ def build_human_tab(ctx: AppContext) -> None:
     download = gr.File(label="Your trajectories (prediction JSONL, model \"human\")", interactive=False, height=90,
                        elem_id="human-download")
 
-    def on_start(qid: str | None, data: Any) -> tuple[Any, ...]:
-        question = ctx.question(qid)
+    def on_start(qid: str | None, data: Any, session: Any) -> tuple[Any, ...]:
+        question = ctx.question(qid, session)
         if question is None:
             raise shown_error("Pick a question first.")
         data = data if isinstance(data, dict) else {"rows": [], "agent_rows": []}
@@ -170,7 +174,7 @@ def build_human_tab(ctx: AppContext) -> None:
         if not text:
             raise shown_error("Type a search query.")
         corpus = ctx.corpus_or_error(session)
-        run = ctx.bounded(config, session.get("corpus", "demo") if isinstance(session, dict) else "demo", corpus)
+        run = ctx.bounded(config, ctx.sessions.key_of(session), corpus)
         try:
             retriever = ctx.registry.create("retriever", run.retriever, corpus, run.part_options("retriever"))
         except MadqaError as exc:
@@ -201,7 +205,8 @@ def build_human_tab(ctx: AppContext) -> None:
         data["game"] = None
         data["rows"] = [r for r in data["rows"] if r.get("id") != row.get("id")] + [row]
         data["agent_rows"] = agent_rows(ctx, config, corpus, data["agent_rows"], game.question)
-        records = per_question([row], ctx.questions)
+        questions = ctx.session_questions(session)
+        records = per_question([row], questions)
         verdict = ("no gold answer to score against" if not records else
                    f"**{'right' if records[0]['correct'] else 'wrong'}** (ANLS* {records[0]['anls']:.2f})")
         gold = game.question.get("answer_variants") or []
@@ -209,11 +214,11 @@ def build_human_tab(ctx: AppContext) -> None:
         text_out = (f"Your answer: {md_escape(' | '.join(row['answer']) or '(none)')} — {verdict}. "
                     f"Gold: {shown or '–'}. {plural(len(row['search_history']), 'search')}."
                     + "".join(f"  \n⚠ {md_escape(f)}" for f in row["flags"]))
-        return (data, text_out, score_frame(data["rows"], ctx.questions),
-                summary_frame(data["rows"], data["agent_rows"], ctx.questions, config.name),
+        return (data, text_out, score_frame(data["rows"], questions),
+                summary_frame(data["rows"], data["agent_rows"], questions, config.name),
                 str(write_download(data["rows"])))
 
-    start.click(on_start, [pick, state], [state, question_md, search_md, gallery, cites, answer, result_md],
+    start.click(on_start, [pick, state, ctx.session], [state, question_md, search_md, gallery, cites, answer, result_md],
                 api_visibility="private")
     gr.on([query.submit, search_btn.click], on_search, [query, state, ctx.session],
           [state, search_md, gallery, cites], api_visibility="private", concurrency_limit=8)

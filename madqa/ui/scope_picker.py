@@ -1,5 +1,5 @@
 """Ask's scope picker: what the agent searches, "All documents" or one or several documents of the collection
-the session searches (the demo, or the visitor's uploads), passed to ``Agent.run(scope=...)`` (``madqa.scope``).
+the session searches (the demo, an operator's collection, or the visitor's uploads), passed to ``Agent.run(scope=...)`` (``madqa.scope``).
 
 Its choices follow the session: drawn with the demo's documents, redrawn when the session switches
 collection or uploads (the session state changes), keeping the documents still there.
@@ -21,16 +21,12 @@ from madqa.ui.messages import md_escape
 ALL = "All documents"
 
 
-def corpus_key(session: Any) -> str:
-    """The collection the session searches: ``demo`` or ``mine``."""
-    return session.get("corpus", "demo") if isinstance(session, dict) else "demo"
-
-
 def scope_choices(ctx: AppContext, session: Any) -> list[tuple[str, str]]:
     """(label, file) of every document the session's collection holds: its page count once it is indexed."""
-    key = corpus_key(session)
-    if key == "demo" and not ctx.sessions.demo.ready:  # still indexing: the names, from the folder
-        root = ctx.sessions.demo.root
+    key = ctx.sessions.key_of(session)
+    shared = ctx.sessions.shared.get(key)
+    if shared is not None and not shared.wait_searchable(0):  # nothing indexed yet: the names, from the folder
+        root = shared.root
         return [(name, name) for name in (p.relative_to(root).as_posix() for p in find_pdfs(root))] \
             if root.is_dir() else []
     try:

@@ -1,6 +1,8 @@
-"""Which corpus each browser session searches: the shared demo corpus, or its own uploads.
+"""Which corpus each browser session searches: a shared collection (the demo corpus, the operator's collections),
+or its own uploads.
 
-The demo corpus is shared and read-only; it is indexed once, in the background, on first start.
+Shared collections are read-only and indexed in the background (``madqa.collection_index``), once for every
+visitor; a session picks one by its name, or ``mine`` for its uploads.
 Each session's uploads live in ``MADQA_HOME/uploads/<token>/docs``, their index and page store beside them in
 ``.../<token>/index`` (so the upload quota counts both, and removing the folder removes all the session owns): the
 token is made here,
@@ -12,7 +14,6 @@ before they touch the disk.
 from __future__ import annotations
 
 import errno
-import logging
 import os
 import re
 import secrets
@@ -26,14 +27,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from madqa.collection_index import SharedCollection
+from madqa.collections import CollectionSpec
 from madqa.corpus import Corpus, state_dir_for
 from madqa.errors import CorpusError, MadqaError
-from madqa.index import IngestReport, ingest, open_or_build
+from madqa.index import IngestReport, ingest
 from madqa.ingest_limits import PageLimits
 from madqa.settings import Settings
 from madqa.ui.limits import folder_bytes
-from madqa.ui.messages import md_escape
 
+DEMO, MINE = "demo", "mine"  # the keys of the bundled demo corpus and of a session's uploads
 MAX_UPLOAD_FILES = 20  # documents one session may hold
 MAX_UPLOAD_MB = 50  # size of one uploaded PDF
 MAX_SESSION_MB = 200  # all of one session's uploads together
@@ -44,9 +47,9 @@ _ALLOWED = set(" -_.,()[]+&'")
 Progress = Callable[[int, int, str], None]  # (done, total, what)
 
 
-def new_session() -> dict[str, Any]:
-    """A fresh session: a random token (server-side only) and the demo corpus selected."""
-    return {"token": secrets.token_urlsafe(24), "corpus": "demo"}
+def new_session(corpus: str = "demo") -> dict[str, Any]:
+    """A fresh session: a random token (server-side only) and ``corpus`` (the app's default collection) selected."""
+    return {"token": secrets.token_urlsafe(24), "corpus": corpus}
 
 
 def valid_token(token: Any) -> bool:
@@ -78,78 +81,6 @@ def safe_upload_name(name: str, taken: Sequence[str] = ()) -> str:
     return candidate
 
 
-class DemoCorpus:
-    """The bundled corpus, indexed on first start in a background thread."""
-
-    def __init__(self, root: Path, settings: Settings, registry: Any) -> None:
-        self.root = Path(root)
-        self.settings = settings
-        self.registry = registry
-        self.corpus: Corpus | None = None
-        self.error: str | None = None
-        self.progress: tuple[str, int, int] | None = None
-        self.page: str | None = None  # "OCR page 3/12 · file" while a scan is read
-        self.indexed_now = False
-        self._ready = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._lock = threading.Lock()
-
-    def start(self) -> None:
-        with self._lock:
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._open, name="madqa-demo-index", daemon=True)
-                self._thread.start()
-
-    def _open(self) -> None:
-        try:
-            if not self.root.is_dir():
-                raise CorpusError(f"the demo corpus folder {self.root} is missing")
-            corpus, report = open_or_build(self.root, self.settings, self.registry, progress=self._progress,
-                                           page_progress=self._page)
-            self.indexed_now = report is not None
-            self.corpus = corpus
-        except MadqaError as exc:
-            self.error = str(exc)
-        except Exception as exc:  # a bug (a plugin's, say): shown in the header, logged with its traceback;
-            logging.getLogger("madqa.ui").error("opening the demo corpus failed", exc_info=exc)
-            self.error = f"{type(exc).__name__}: {exc}"  # the app stays up for uploads
-        finally:
-            self._ready.set()
-
-    def _progress(self, file: str, done: int, total: int) -> None:
-        self.progress = (file, done, total)
-        self.page = None
-
-    def _page(self, file: str, page: int, pages: int, source: str) -> None:
-        self.page = page_words(file, page, pages, source) if source == "ocr" else None
-
-    @property
-    def ready(self) -> bool:
-        return self._ready.is_set()
-
-    def wait(self, timeout: float | None = None) -> bool:
-        self.start()
-        return self._ready.wait(timeout)
-
-    def get(self) -> Corpus:
-        """The demo corpus, waiting for indexing; CorpusError if it could not be indexed."""
-        self.wait()
-        if self.corpus is None:
-            raise CorpusError(f"the demo corpus is unavailable: {self.error}")
-        return self.corpus
-
-    def status(self) -> str:
-        if not self.ready:
-            if self.progress:
-                file, done, total = self.progress
-                page = f" ({md_escape(self.page)})" if self.page else ""
-                return f"Indexing the demo corpus (first start): file {done} of {total}, {md_escape(file)}{page}…"
-            return "Indexing the demo corpus (first start)…"
-        if self.corpus is None:
-            return f"⚠ The demo corpus is unavailable: {md_escape(str(self.error))}"
-        return f"Demo corpus ready: {len(self.corpus.documents)} documents, {self.corpus.page_count} pages."
-
-
 @dataclass
 class FileResult:
     """What happened to one uploaded file."""
@@ -168,17 +99,48 @@ class UploadOutcome:
 
 
 class SessionStore:
-    """The demo corpus and each session's own upload corpus."""
+    """The shared collections (the demo corpus unless it is off, then the operator's) and each session's own
+    upload corpus."""
 
-    def __init__(self, settings: Settings, registry: Any, demo_root: Path) -> None:
+    def __init__(self, settings: Settings, registry: Any, demo_root: Path | None,
+                 collections: Sequence[CollectionSpec] = ()) -> None:
         self.settings = settings
         self.registry = registry
-        self.demo = DemoCorpus(demo_root, settings, registry)
+        specs = ([CollectionSpec(DEMO, Path(demo_root))] if demo_root is not None else []) + list(collections)
+        self.shared: dict[str, SharedCollection] = {s.name: SharedCollection(s, settings, registry) for s in specs}
         self.uploads_root = Path(settings.home) / "uploads"
         self._corpora: dict[str, Corpus] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
         self._stop = threading.Event()
+
+    @property
+    def demo(self) -> SharedCollection | None:
+        """The bundled demo corpus, or None when the operator turned it off."""
+        return self.shared.get(DEMO)
+
+    @property
+    def default_key(self) -> str:
+        """What a new session searches: the operator's first collection, else the demo, else its uploads."""
+        operators = [key for key in self.shared if key != DEMO]
+        return operators[0] if operators else DEMO if DEMO in self.shared else MINE
+
+    def key_of(self, session: Any) -> str:
+        """The key of the corpus a session searches: its pick when the app serves it, else the default."""
+        key = session.get("corpus") if isinstance(session, dict) else None
+        return key if key == MINE or key in self.shared else self.default_key
+
+    def start_indexing(self) -> None:
+        """Open or index every shared collection in the background (rounds run one at a time)."""
+        for collection in self.shared.values():
+            collection.start()
+
+    def shared_collection(self, key: str) -> SharedCollection:
+        """The shared collection ``key``; CorpusError for a name the app does not serve."""
+        collection = self.shared.get(key)
+        if collection is None:
+            raise CorpusError(f"this app serves no collection named {key!r}; pick one in the collection list")
+        return collection
 
     # --- paths and corpora -------------------------------------------------------------------
 
@@ -223,15 +185,16 @@ class SessionStore:
         return corpus
 
     def corpus(self, session: dict[str, Any] | None, key: str | None = None) -> Corpus:
-        """The corpus ``key`` (``demo`` or ``mine``; default: the session's choice) of a session."""
+        """The corpus ``key`` (a shared collection's name or ``mine``; default: the session's choice) of a session:
+        for a collection still indexing, what is searchable so far."""
         session = session if isinstance(session, dict) else {}
-        key = key or session.get("corpus") or "demo"
-        if key == "mine":
+        key = key or session.get("corpus") or self.default_key
+        if key == MINE:
             corpus = self.own_corpus(session.get("token", ""))
             if corpus is None:
                 raise CorpusError("you have not uploaded any documents yet (Corpus tab)")
             return corpus
-        return self.demo.get()
+        return self.shared_collection(key).get()
 
     # --- uploads ---------------------------------------------------------------------------
 

@@ -30,6 +30,7 @@ from madqa.trace import Trace
 from madqa.types import ProposedCalls, SteerReply, Step, ToolCall
 from madqa.ui.config_panel import FIELD_NAMES, ConfigPanel, resolve_config
 from madqa.ui.context import AppContext, api_parameters, shown_error
+from madqa.ui.lazy import send_after_first_paint
 from madqa.ui.messages import StepChat, call_text, md_code, md_escape, trace_message, user_message
 from madqa.ui.policy import visitor_steps
 
@@ -158,7 +159,9 @@ def score_text(row: dict[str, Any], gold: dict[str, Any] | None) -> str:
 
 def build_steer_panel(ctx: AppContext, question: gr.Textbox, panel: ConfigPanel) -> None:
     """The Steer section under Ask's chat: its own transcript, the proposed call, and the person's controls."""
-    with gr.Accordion("Steer: see each tool call before it runs", open=False, elem_id="steer"):
+    # sent just after the first paint: its chat and file are none of the question box's business (ui.lazy)
+    with gr.Column(elem_id="steer-section") as section, \
+            gr.Accordion("Steer: see each tool call before it runs", open=False, elem_id="steer"):
         gr.Markdown(INTRO)
         start = gr.Button("Ask with Steer", elem_id="steer-start")
         chat = gr.Chatbot(label="Steered run", height=420, elem_id="steer-chat")
@@ -176,6 +179,7 @@ def build_steer_panel(ctx: AppContext, question: gr.Textbox, panel: ConfigPanel)
         score = gr.Markdown(elem_id="steer-score")
         download = gr.File(label="Steered rows of this session (JSONL for madqa eval; Evaluate scores them too)",
                            interactive=False, height=90, elem_id="steer-rows")
+    send_after_first_paint(section)
     live = gr.State(None)
     rows = gr.State([])
 

@@ -1,0 +1,85 @@
+"""An operator's collection in headless Chromium (issue 28): the page opens on it, the picker in Ask's top bar
+names it with its size, a question is answered from it with a citation of its PDF, the demo can be picked instead,
+the choice holds in Compare, and two visitors ask at once. Screenshot: ``test-artifacts/collections-ask.png``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from madqa.settings import Settings
+from tests.browser_support import EBIT_QUESTION, TIMEOUT_MS, pytestmark, served, shot  # noqa: F401 - marks the module
+from tests.test_ui_chat_browser import ask
+from tests.test_ui_collections import make_papers
+
+FERRY = "How many passengers did the Quillmarsh ferry carry in March?"
+
+
+@pytest.fixture(scope="module")
+def papers_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    folder = make_papers(tmp_path_factory.mktemp("browser-papers"))
+    settings = Settings.from_env(env={}, home=tmp_path_factory.mktemp("browser-collections-home"),
+                                 collections=f"papers={folder}", web_requests_per_minute=100_000,
+                                 web_jobs_per_client=100)
+    with served(settings) as url:
+        yield url
+
+
+def open_page(browser: Any, url: str) -> tuple[Any, Any]:
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(url, wait_until="domcontentloaded")
+    page.locator("#ask-question textarea").wait_for(state="visible")
+    expect(page.locator("#status")).to_contain_text("papers ready: 3 documents, 4 pages")
+    return context, page
+
+
+def pick(page: Any, elem_id: str, words: str) -> None:
+    page.locator(f"#{elem_id} input").click()
+    page.get_by_role("option", name=words).first.click()
+
+
+def test_a_visitor_picks_the_collection_and_is_answered_from_it(browser: Any, papers_url: str) -> None:
+    context, page = open_page(browser, papers_url)
+    try:
+        picker = page.locator("#ask-collection input")
+        expect(picker).to_have_value("papers — 3 documents, 4 pages, 1 failed")  # the page opens on it
+        bar = page.locator("#ask-model-bar")
+        assert abs(picker.bounding_box()["y"] - bar.bounding_box()["y"]) < 80  # one bar at the top
+        chat = page.locator("#ask-chat")
+        ask(page, FERRY)
+        expect(chat).to_contain_text("8316")
+        expect(chat.get_by_role("link", name="ferries.pdf · p.1").first).to_be_visible()
+        shot(page, "collections-ask")
+        pick(page, "ask-collection", "Demo corpus")
+        expect(page.locator("#status")).to_contain_text("Searching: the demo corpus")
+        page.locator("#ask-new-chat").click()
+        ask(page, EBIT_QUESTION)
+        expect(chat).to_contain_text("15,005")
+        page.get_by_role("tab", name="Compare").click()  # the choice holds in every tab
+        expect(page.locator("#compare-collection input")).to_have_value("Demo corpus — 9 documents, 44 pages")
+        pick(page, "compare-collection", "papers")
+        page.get_by_role("tab", name="Ask").click()
+        expect(page.locator("#ask-collection input")).to_have_value("papers — 3 documents, 4 pages, 1 failed")
+    finally:
+        context.close()
+
+
+def test_two_visitors_ask_the_collection_at_once(browser: Any, papers_url: str) -> None:
+    (one, first), (two, second) = open_page(browser, papers_url), open_page(browser, papers_url)
+    try:
+        for page, question in ((first, FERRY), (second, "How many crates of apples did the Brackenfold orchard "
+                                                        "harvest?")):
+            box = page.locator("#ask-question textarea")
+            box.fill(question)
+            box.press("Enter")  # both asked before either answer is in
+        expect(first.locator("#ask-chat")).to_contain_text("8316")
+        expect(second.locator("#ask-chat")).to_contain_text("2950")
+        expect(second.locator("#ask-chat").get_by_role("link", name="orchard/apples.pdf · p.1").first).to_be_visible()
+    finally:
+        one.close()
+        two.close()
