@@ -152,6 +152,15 @@ def test_no_empty_gallery_frame_when_an_answer_cites_nothing(visitors: Visitors)
     expect(page.locator("#ask-cited img").first).to_be_visible()
 
 
+def test_a_long_file_name_in_the_chat_wraps_between_its_parts_never_mid_word(visitors: Visitors) -> None:
+    page = visitors.open(390, 844)  # the narrowest pane: a phone's chat (Compare's panes are as narrow)
+    ask(page, EBIT_QUESTION)
+    chat = page.locator("#ask-chat")
+    expect(chat).to_contain_text("Cited pages:")
+    assert "<wbr>" not in chat.inner_text()  # a place to wrap, not text
+    assert chat.locator("wbr").count() >= 3  # finance/ annual_ report_ 2024. pdf
+
+
 def test_the_phone_opens_at_the_top_of_the_chat(visitors: Visitors) -> None:
     page = visitors.open(390, 844)
     page.wait_for_timeout(800)

@@ -362,3 +362,13 @@ def test_the_model_bar_names_the_baseline_by_its_own_label_and_a_keyless_model_a
     assert md_escape("OPENAI_API_KEY") in keyless
     keyed = model_bar(registry, load_config("gpt-4.1-mini"), {}, env={"OPENAI_API_KEY": "sk-x"})
     assert "cannot be reached" not in keyed and md_escape("(backend litellm)") in keyed
+
+
+def test_a_long_file_name_gets_places_to_wrap_between_its_parts_and_a_short_one_none() -> None:
+    from madqa.types import PageRef
+    from madqa.ui.messages import md_page_label
+
+    assert md_page_label(PageRef("a_b.pdf", 3)) == "a\\_b\\.pdf p\\.3"
+    long = md_page_label({"file": "reports/annual_report_2024-final.pdf", "page": 3})
+    assert long == "reports/<wbr>annual\\_<wbr>report\\_<wbr>2024\\-<wbr>final\\.<wbr>pdf p\\.3"
+    assert "<wbr>" not in md_page_label(PageRef("x" * 30 + "<wbr>.pdf", 1)).replace("\\.<wbr>", "")  # a name's own tag stays text

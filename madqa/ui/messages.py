@@ -23,6 +23,8 @@ Message = dict[str, Any]
 TITLE_CHARS = 90
 RESULT_CHARS = 1500  # of a tool's text result shown in its step
 SNIPPET_CHARS = 160
+WRAP_NAMES_OVER = 20  # characters of a file name past which it gets places to wrap
+_WRAP_AFTER = re.compile(r"\\[_.\-]|/")
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$])")
 _INERT_SPECIAL = re.compile(r"[\\`*_{}\[\]()#+\-.!|<>~$&\"']|:(?=/)")
 # a path on the server: "/" (or "~/", "./") not inside a word, a URL or a fraction, then folders
@@ -90,6 +92,17 @@ def plural(n: int, word: str, many: str | None = None) -> str:
 def page_label(ref: PageRef | Mapping[str, Any]) -> str:
     file, page = (ref.file, ref.page) if isinstance(ref, PageRef) else (ref.get("file"), ref.get("page"))
     return f"{file} p.{page}"
+
+
+def md_page_label(ref: PageRef | Mapping[str, Any]) -> str:
+    """``page_label`` escaped for the chat, a long file name given places to wrap after ``/ _ . -`` (``<wbr>``,
+    never copied with the text): in a narrow pane (Compare's) it broke mid-word ("annual_report_2024.p df")."""
+    escaped = md_escape(page_label(ref))
+    file = ref.file if isinstance(ref, PageRef) else str(ref.get("file"))
+    if len(file) <= WRAP_NAMES_OVER:
+        return escaped
+    name = md_escape(file)
+    return _WRAP_AFTER.sub(lambda m: m.group() + "<wbr>", name) + escaped[len(name):]
 
 
 # --- citations as option values --------------------------------------------------------------
@@ -194,7 +207,7 @@ def search_message(step: SearchStep, secrets: Sequence[str] = ()) -> Message:
             mark = "new: " if hit.ref in new else ""
             seen = "" if hit.ref in new else " · seen before"
             snippet = f" — {md_escape(shorten(hit.snippet, SNIPPET_CHARS))}" if hit.snippet else ""
-            lines.append(f"{rank}. {mark}**{md_escape(page_label(hit.ref))}** · score {hit.score:.2f}{seen}{snippet}")
+            lines.append(f"{rank}. {mark}**{md_page_label(hit.ref)}** · score {hit.score:.2f}{seen}{snippet}")
     else:
         lines.append("\nNo pages found.")
     log = f"{len(step.hits)} hits · {len(step.new_pages)} new"
@@ -247,20 +260,20 @@ def answer_message(step: AnswerStep, corpus_key: str = "demo", secrets: Sequence
     else:
         text = "**No answer.** The agent did not find an answer in the documents."
     if step.citations:
-        text += "  \n**Cited pages:** " + ", ".join(md_escape(page_label(c)) for c in step.citations)
+        text += "  \n**Cited pages:** " + ", ".join(md_page_label(c) for c in step.citations)
         for n, c in enumerate(step.citations):
             quote = step.quote_of(n)
             if quote:
                 found = step.quotes_found[n] if n < len(step.quotes_found) else None
                 mark = {True: QUOTE_FOUND, False: "✗ quote not found on the page", None: ""}[found]
-                text += f"  \nQuote, {md_escape(page_label(c))}: “{md_escape(shorten(quote, 200))}” {mark}".rstrip()
+                text += f"  \nQuote, {md_page_label(c)}: “{md_escape(shorten(quote, 200))}” {mark}".rstrip()
         links = " · ".join(cite_link(chip_label(c), citation_value(corpus_key, c, step.quote_of(n), step.answer),
                                      md_escape) for n, c in enumerate(step.citations))
         text += f"  \nOpen a cited page (the quote highlighted): {links}"
     elif step.answer:
         text += "  \n**Cited pages:** none"
     for p in step.closest_passages:
-        text += f"  \nClosest passage, {md_escape(page_label(p.ref))}: " + " · ".join(
+        text += f"  \nClosest passage, {md_page_label(p.ref)}: " + " · ".join(
             f"“{md_escape(shorten(ln, 160))}”" for ln in p.lines)
     if step.closest_passages:
         links = " · ".join(cite_link(chip_label(p.ref), citation_value(corpus_key, p.ref, lines=p.lines), md_escape)
@@ -289,7 +302,7 @@ def tool_message(step: ToolStep, secrets: Sequence[str] = ()) -> Message:
     lines = [f"**Call:** {md_code(call_text(ToolCall(step.name, step.arguments)))}"
              + (" · changed by the person steering" if step.by == "person" else "")]
     if step.pages:
-        lines.append(f"**Showed:** {', '.join(md_escape(page_label(p)) for p in step.pages)} "
+        lines.append(f"**Showed:** {', '.join(md_page_label(p) for p in step.pages)} "
                      f"({len(step.new_pages)} new)")
     lines.append(md_escape_lines(shorten(hide_paths(redact(step.text, secrets)), RESULT_CHARS)))
     log = plural(len(step.new_pages), "new page") + (" · error" if step.error else "")
