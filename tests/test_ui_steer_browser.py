@@ -38,9 +38,10 @@ def test_steer_approve_edit_and_answer_and_the_row_scores(visitors: Visitors) ->
     page.locator("#steer-citations textarea").fill("finance/annual_report_2024.pdf, 9")
     page.locator("#steer-answer-button").click()  # answer: the person answers in the model's place
     expect(chat).to_contain_text("answered in the model's place")
+    expect(chat).to_contain_text("Answered by the person beside the agent (Steer)")  # not the model's badge
     score = page.locator("#steer-score")
     expect(score).to_contain_text("right")
-    expect(score).to_contain_text("2 change(s) by you")
+    expect(score).to_contain_text("2 changes by you")
     expect(proposal).to_contain_text("Done")
     expect(page.locator("#steer-approve")).to_be_disabled()
     expect(page.locator("#steer-rows").get_by_role("cell", name="steered.jsonl")).to_be_visible()

@@ -39,6 +39,7 @@ from madqa.ui.messages import (
     parse_citation_value,
     passage_value,
     pending_message,
+    plural,
     shorten,
     thumbnail_caption,
     trace_message,
@@ -328,7 +329,7 @@ def build_ask_tab(ctx: AppContext) -> None:
             chat.unreachable(problem)
             yield ("", *out(done=True)[1:])
             return
-        follows = f" · a follow-up: {len(turns)} earlier turn(s) go with it" if turns else ""
+        follows = f" · a follow-up: {plural(len(turns), 'earlier turn')} go with it" if turns else ""
         follows += f" · searching only {', '.join(scope)}" if scope else ""
         collection = ctx.sessions.shared.get(corpus_key)
         partial = partial_note(collection) if collection is not None else ""

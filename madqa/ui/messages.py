@@ -400,7 +400,11 @@ class StepChat:
                 self.after.append(backend_problem_message(self.model, self.backend, failed, self.secrets))
             else:
                 message = step_message(step, self.corpus_key, self.secrets)
-                message["content"] += "  \n" + backend_badge(self.backend, self.model, hint=self.hint, label=self.label)
+                if any(isinstance(s, SteerStep) and s.action == "answer" for s in self.steps):
+                    message["content"] += "  \n" + PERSON_BADGE  # the person wrote it, not the model
+                else:
+                    message["content"] += "  \n" + backend_badge(self.backend, self.model, hint=self.hint,
+                                                                 label=self.label)
                 if self.scope_note:
                     message["content"] += "  \n" + self.scope_note
                 self.after.append(message)
@@ -437,6 +441,7 @@ def trace_message(trace_id: str, steps: Sequence[Step], elapsed_s: float, done: 
 
 OFFLINE_CAVEAT = "it copies a span from the pages it found and can be confidently wrong"
 OFFLINE_BADGE = f"the offline extractive baseline — no language model: {OFFLINE_CAVEAT}"  # when no label is given
+PERSON_BADGE = "🏷 _Answered by the person beside the agent (Steer), not by the model._"
 REAL_MODEL_HINT = "For a real model, paste an API key under Settings and pick a config such as gpt-4.1-mini."
 
 

@@ -31,7 +31,7 @@ from madqa.types import ProposedCalls, SteerReply, Step, ToolCall
 from madqa.ui.config_panel import FIELD_NAMES, ConfigPanel, resolve_config
 from madqa.ui.context import AppContext, api_parameters, shown_error
 from madqa.ui.lazy import send_after_first_paint
-from madqa.ui.messages import StepChat, call_text, md_code, md_escape, trace_message, user_message
+from madqa.ui.messages import StepChat, call_text, md_code, md_escape, plural, trace_message, user_message
 from madqa.ui.policy import visitor_steps
 
 MAX_ROWS = 200  # steered rows kept per session
@@ -152,9 +152,9 @@ def score_text(row: dict[str, Any], gold: dict[str, Any] | None) -> str:
         return f"**Answer:** {answer} (not a question of the loaded set: download the row to score it)"
     record = per_question([row], [gold])[0]
     verdict = "right" if record["correct"] else "wrong"
+    changes = sum(1 for s in row["trajectory"] if s["type"] == "steer" and s["action"] != "approve")
     return (f"**Answer:** {answer} · **{verdict}** (ANLS* {record['anls']:.2f}, page F1 {record['page_f1']:.2f}) · "
-            f"{sum(1 for s in row['trajectory'] if s['type'] == 'steer' and s['action'] != 'approve')} change(s) "
-            "by you")
+            f"{plural(changes, 'change')} by you")
 
 
 def build_steer_panel(ctx: AppContext, question: gr.Textbox, panel: ConfigPanel) -> None:
