@@ -145,6 +145,17 @@ def visitors(browser: Any, app_url: str) -> Iterator[Visitors]:
         opened.close()
 
 
+def ask_and_wait(page: Any, question: str) -> None:
+    """Ask in the Ask tab and wait until the app is idle again (the Stop button enabled, then disabled)."""
+    from playwright.sync_api import expect
+
+    box = page.locator("#ask-question textarea")
+    box.fill(question)
+    box.press("Enter")
+    expect(page.locator("#ask-stop")).to_be_enabled()
+    expect(page.locator("#ask-stop")).to_be_disabled()  # idle again: the answer is in
+
+
 def shot(page: Any, name: str) -> None:
     """A full-page screenshot ``test-artifacts/<name>.png``."""
     ARTIFACTS.mkdir(exist_ok=True)

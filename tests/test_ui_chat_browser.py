@@ -5,23 +5,17 @@ Screenshots: ``test-artifacts/chat-<what>.png``."""
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from playwright.sync_api import expect
 
 from madqa.plugins import collect, get_plugin_manager
-from tests.browser_support import TIMEOUT_MS, Visitors, pytestmark, shot  # noqa: F401 - pytestmark marks the module
+from tests.browser_support import TIMEOUT_MS, Visitors, ask_and_wait, pytestmark, shot  # noqa: F401 - pytestmark marks the module
 
 FIRST = "What was the employee turnover rate in 2023?"
 FOLLOW_UP = "and in 2024?"
 
 
-def ask(page: Any, question: str) -> None:
-    box = page.locator("#ask-question textarea")
-    box.fill(question)
-    box.press("Enter")
-    expect(page.locator("#ask-stop")).to_be_enabled()
-    expect(page.locator("#ask-stop")).to_be_disabled()  # idle again: the answer is in
+ask = ask_and_wait
 
 
 def test_a_follow_up_answers_and_the_first_answers_citations_stay_clickable(visitors: Visitors) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser_support import EBIT_QUESTION, Visitors, pytestmark, shot  # noqa: F401 - pytestmark marks the module
+from tests.browser_support import EBIT_QUESTION, Visitors, ask_and_wait, pytestmark, shot  # noqa: F401 - pytestmark marks the module
 
 # visible elements that reach past the viewport's sides without a scrolling frame that holds them
 CUT_OFF_JS = """() => { const W = document.documentElement.clientWidth; const out = [];
@@ -58,12 +58,7 @@ FOCUSED_JS = """() => { const e = document.activeElement;
           text: (e.textContent || '').trim().slice(0, 60)}; }"""
 
 
-def ask(page: Any, question: str) -> None:
-    box = page.locator("#ask-question textarea")
-    box.fill(question)
-    box.press("Enter")
-    expect(page.locator("#ask-stop")).to_be_enabled()
-    expect(page.locator("#ask-stop")).to_be_disabled()  # idle again: the answer is in
+ask = ask_and_wait
 
 
 def open_tab(page: Any, name: str) -> None:
