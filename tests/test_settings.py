@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -115,7 +116,7 @@ def test_cli_set_reaches_the_retriever(tmp_path, monkeypatch, capsys):
         seen.update(options)
         return Spy()
 
-    monkeypatch.setattr(cli.common, "open_corpus", lambda *a: None)
+    monkeypatch.setattr(cli.common, "open_corpus", lambda *a: SimpleNamespace(documents={}))  # no file: scope
     original = cli.common.registry
 
     def patched(settings):
