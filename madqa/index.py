@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import fcntl
-import hashlib
 import json
 import os
 import shutil
@@ -26,7 +25,6 @@ from madqa.corpus import (
     DocumentRecord,
     in_use,
     read_current,
-    safe_relpath,
     state_dir_for,
     write_current,
 )
@@ -34,13 +32,13 @@ from madqa.errors import CorpusError
 from madqa.indexers import IndexFeed, IndexProgress, index_names, rebuild_indexes
 from madqa.ingest_jobs import read_jobs
 from madqa.ingest_limits import IngestClock, PageLimits, clocked, read_limits, within_limits
+from madqa.ingest_plan import defer_reads, nothing_changed, plan_files, reusable_files, sha256_file
 from madqa.languages import DEFAULT as DEFAULT_LANGUAGE
 from madqa.languages import language_named, language_record, stored_language, tesseract_language
 from madqa.ocr import find_tessdata
 from madqa.page_readers import page_texts
 from madqa.pdf_reader import DocumentReader
 from madqa.plugins import Registry
-from madqa.protocols import retriever_indexing
 from madqa.repair import check_generation
 from madqa.settings import Settings
 
@@ -82,14 +80,6 @@ class IngestReport:
         d["warnings"] = [{"file": f, "message": m} for f, m in self.warnings]
         d["pages_without_text"] = [{"file": f, "page": p} for f, p in self.pages_without_text]
         return d
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def find_pdfs(root: Path) -> list[Path]:
@@ -233,7 +223,7 @@ def ingest(
         ocr_language, ocr_note = tesseract_language(code, settings.ocr_language, find_tessdata())
         options = {"ocr": ocr, "ocr_language": ocr_language, "ocr_dpi": settings.ocr_dpi,
                    "ocr_jsonl": sha256_file(Path(ocr_jsonl)) if ocr_jsonl else None}
-        reusable = _reusable(previous, options)
+        reusable = reusable_files(previous, options)
         paths = find_pdfs(root)
         names = Counter(p.name for p in paths)
         ambiguous = {name for name, count in names.items() if count > 1}
@@ -244,12 +234,12 @@ def ingest(
         generation = f"gen-{time.strftime('%Y%m%d%H%M%S')}-{os.getpid()}-{time.monotonic_ns() % 10**6}"
         tmp_dir = state / f"tmp-{generation}"
         tmp_dir.mkdir()
-        plan = _plan_files(root, paths, previous, reusable, report)
+        plan = plan_files(root, paths, previous, reusable, report.failures)
         plan, room = within_limits(plan, previous, page_limits, report)
         if read_at_most is not None:
             plan, report.pending = defer_reads(plan, previous, reusable, read_at_most)
         reader = DocumentReader(texts.text, texts.ocr, ocr, read_limits(read_settings, page_limits, room))
-        if previous is not None and previous.language == code and _nothing_changed(previous, plan, registry,
+        if previous is not None and previous.language == code and nothing_changed(previous, plan, registry,
                                                                                    retrievers):
             tmp_dir.rmdir()  # a no-op re-index: the current generation stays current
             report.unchanged = len(plan)
@@ -325,17 +315,6 @@ def _summarise(report: IngestReport, gen_dir: Path, documents: dict[str, Documen
     return report
 
 
-def _reusable(previous: Corpus | None, options: dict[str, Any]) -> Callable[[DocumentRecord], bool]:
-    """Whether a previous file's pages can be kept as they are: read with the same options, or with only another
-    OCR language when none of its pages was OCR'd (a text-layer PDF reads the same in any language)."""
-    if previous is None:
-        return lambda doc: False
-    before = dict(previous.manifest.get("options") or {})
-    same = before == options
-    same_but_ocr_language = {**before, "ocr_language": None} == {**options, "ocr_language": None}
-    return lambda doc: same or (same_but_ocr_language and not doc.sources.get("ocr"))
-
-
 def _stored_texts(gen_dir: Path) -> Iterator[str]:
     """The page texts of the generation at ``gen_dir``, in file then page order, one at a time."""
     db = sqlite3.connect((gen_dir / PAGES_DB).as_uri() + "?mode=ro", uri=True)
@@ -343,24 +322,6 @@ def _stored_texts(gen_dir: Path) -> Iterator[str]:
         yield from (text for (text,) in db.execute("SELECT text FROM pages ORDER BY file, page"))
     finally:
         db.close()
-
-
-def _nothing_changed(previous: Corpus, plan: list[tuple[str, Path, str, bool]], registry: Registry,
-                     retrievers: list[str] | None) -> bool:
-    """True when every file is reused as it is, none was removed and every retriever this ingest
-    indexes has a usable index in the previous generation: the ingest would copy that generation,
-    so it is kept."""
-    if not all(reuse for *_, reuse in plan) or {file for file, *_ in plan} != set(previous.documents):
-        return False
-    for name in index_names(registry, retrievers):
-        indexing = retriever_indexing(registry.get("retriever", name).factory)
-        if indexing.index_on_first_use:
-            continue
-        folder = previous.retriever_dir(name)
-        usable = indexing.index_usable
-        if not folder.is_dir() or (usable is not None and not usable(folder)):
-            return False
-    return True
 
 
 def _open_previous(root: Path, state: Path, name: str | None, registry: Registry,
@@ -377,47 +338,6 @@ def _open_previous(root: Path, state: Path, name: str | None, registry: Registry
         previous.close()
         return None, problem
     return previous, None
-
-
-def _plan_files(root: Path, paths: list[Path], previous: Corpus | None,
-                reusable: Callable[[DocumentRecord], bool], report: IngestReport) -> list[tuple[str, Path, str, bool]]:
-    """(file, path, sha256, reuse) for every usable file, in order; unusable ones go to the failures."""
-    plan = []
-    for path in paths:
-        file = path.relative_to(root).as_posix()
-        try:
-            file = safe_relpath(path, root)
-            sha = sha256_file(path)
-        except CorpusError as exc:
-            report.failures.append((file, str(exc)))
-            continue
-        except OSError as exc:
-            report.failures.append((file, f"cannot be read ({exc.strerror or exc})"))
-            continue
-        old = previous.documents.get(file) if previous else None
-        plan.append((file, path, sha, old is not None and old.sha256 == sha and reusable(old)))
-    return plan
-
-
-def defer_reads(plan: list[tuple[str, Path, str, bool]], previous: Corpus | None, reusable: bool,
-                most: int) -> tuple[list[tuple[str, Path, str, bool]], int]:
-    """The plan with at most ``most`` files to read (in plan order), and how many were deferred. A deferred file
-    the previous generation holds keeps its previous version (when the reading options are the same), so nothing
-    searchable disappears for a round; a new one waits."""
-    if most < 1:
-        raise CorpusError(f"an ingest must read at least one file a round, not {most}")
-    kept: list[tuple[str, Path, str, bool]] = []
-    reads = deferred = 0
-    for file, path, sha, reuse in plan:
-        if reuse or reads < most:
-            reads += not reuse
-            kept.append((file, path, sha, reuse))
-            continue
-        deferred += 1
-        old = previous.documents.get(file) if previous is not None else None
-        if old is not None and reusable:
-            kept.append((file, path, old.sha256, True))
-    return kept, deferred
 
 
 def _ingest_files(

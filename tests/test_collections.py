@@ -168,6 +168,21 @@ def test_an_ingest_reading_at_most_some_files_keeps_the_previous_version_of_the_
     assert (report.updated, report.added, report.pending, report.files) == (2, 1, 0, 4)
 
 
+def test_a_deferred_file_read_with_other_options_is_not_kept_in_its_old_version(tmp_path: Path) -> None:
+    """Its previous pages would pass for this ingest's (another OCR language of a scanned file, say)."""
+    from types import SimpleNamespace
+
+    from madqa.ingest_plan import defer_reads
+
+    old = SimpleNamespace(sha256="old")
+    previous = SimpleNamespace(documents={"a.pdf": old, "b.pdf": old})
+    plan = [("a.pdf", tmp_path / "a.pdf", "new", False), ("b.pdf", tmp_path / "b.pdf", "new", False)]
+    kept, deferred = defer_reads(plan, previous, lambda doc: True, 1)
+    assert deferred == 1 and kept[1] == ("b.pdf", tmp_path / "b.pdf", "old", True)  # same options: the old one
+    kept, deferred = defer_reads(plan, previous, lambda doc: False, 1)
+    assert deferred == 1 and [row[0] for row in kept] == ["a.pdf"]  # other options: it waits, unread
+
+
 def test_madqa_collections_lists_what_the_app_would_serve_and_how_far_each_is_indexed(
         tmp_path: Path, registry, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     from madqa.cli import main
