@@ -9,6 +9,7 @@ import re
 import pytest
 
 from madqa.types import AnswerStep, ErrorStep, Hit, ModelStep, PageRef, SearchStep, ToolCall, Usage
+from madqa.ui.compare_summary import summary_rows
 from madqa.ui.corpus import page_ranges
 from madqa.ui.messages import (
     StepChat,
@@ -23,7 +24,6 @@ from madqa.ui.messages import (
     redact,
     search_message,
     step_message,
-    summary_rows,
     user_message,
 )
 from madqa.ui.sessions import new_session, safe_upload_name, shorten_name, valid_token

@@ -23,6 +23,7 @@ from madqa.trace import Trace
 from madqa.ui.ask import build_page_viewer, check_question_length, run_steps, viewer_handlers
 from madqa.ui.built_configs import unavailable_parts
 from madqa.ui.collection_picker import build_picker, follow_questions
+from madqa.ui.compare_summary import summary_rows
 from madqa.ui.config_builder import write_config_files
 from madqa.ui.config_panel import FIELD_NAMES, build_config_panel, describe, resolve_config
 from madqa.ui.context import (
@@ -39,7 +40,6 @@ from madqa.ui.messages import (
     StepChat,
     md_escape,
     pending_message,
-    summary_rows,
     trace_message,
     user_message,
 )
