@@ -16,8 +16,6 @@ from the documents' text before any madqa search ran on them.
 
 from __future__ import annotations
 
-import argparse
-import fcntl
 import importlib.util
 import sys
 from pathlib import Path
@@ -62,22 +60,7 @@ DOCS: tuple[Source, ...] = (
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="docs folder (default: %(default)s)")
-    parser.add_argument("--any-version", action="store_true",
-                        help="download the packages' current versions instead of the pinned ones")
-    args = parser.parse_args(argv)
-    out = args.out.resolve()
-    out.mkdir(parents=True, exist_ok=True)
-    try:
-        with (out.parent / f".{out.name}.fetch.lock").open("w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)  # two runs at once take turns
-            realdocs.fetch(out, args.any_version, docs=DOCS, versions=PACKAGES)
-    except realdocs.FetchError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    print(f"{out}: {len(DOCS)} PDFs, {sum(s.pages for s in DOCS)} pages, verified")
-    return 0
+    return realdocs.set_main(argv, DOCS, PACKAGES, DEFAULT_OUT, __doc__)
 
 
 if __name__ == "__main__":

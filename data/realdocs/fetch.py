@@ -232,6 +232,28 @@ def fetch(out: Path, any_version: bool = False, sources_dir: Path | None = None,
     return [s.name for s, _ in wanted]
 
 
+def set_main(argv: list[str] | None, docs: tuple[Source, ...], versions: dict[str, str], default_out: Path,
+             doc: str | None) -> int:
+    """The command of another real-document set (``--out``, ``--any-version``): its ``docs`` fetched into
+    ``out`` with this script's code (two runs at once take turns); 0 when verified, 1 with a message."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, default=default_out, help="docs folder (default: %(default)s)")
+    parser.add_argument("--any-version", action="store_true",
+                        help="download the packages' current versions instead of the pinned ones")
+    args = parser.parse_args(argv)
+    out = args.out.resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        with (out.parent / f".{out.name}.fetch.lock").open("w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            fetch(out, args.any_version, docs=docs, versions=versions)
+    except FetchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"{out}: {len(docs)} PDFs, {sum(s.pages for s in docs)} pages, verified")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="docs folder (default: %(default)s)")

@@ -16,8 +16,6 @@ together with data/realdocs (see README.md).
 
 from __future__ import annotations
 
-import argparse
-import fcntl
 import importlib.util
 import sys
 from pathlib import Path
@@ -69,29 +67,10 @@ DOCS: tuple[Source, ...] = (
 )
 
 
-def fetch_set(out: Path, any_version: bool, docs: tuple, versions: dict[str, str]) -> int:
-    """Fetch ``docs`` into ``out`` (two runs at once take turns); 0 when verified, 1 with a message."""
-    out = out.resolve()
-    out.mkdir(parents=True, exist_ok=True)
-    try:
-        with (out.parent / f".{out.name}.fetch.lock").open("w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            realdocs.fetch(out, any_version, docs=docs, versions=versions)
-    except realdocs.FetchError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    print(f"{out}: {len(docs)} PDFs, {sum(s.pages for s in docs)} pages, verified")
-    return 0
-
-
 def main(argv: list[str] | None = None, docs: tuple = DOCS, versions: dict[str, str] = PACKAGES,
          default_out: Path = DEFAULT_OUT, doc: str | None = __doc__) -> int:
-    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", type=Path, default=default_out, help="docs folder (default: %(default)s)")
-    parser.add_argument("--any-version", action="store_true",
-                        help="download the packages' current versions instead of the pinned ones")
-    args = parser.parse_args(argv)
-    return fetch_set(args.out, args.any_version, docs, versions)
+    """This set's command; data/heldout2 runs it with its own ``docs``, ``versions``, ``default_out`` and ``doc``."""
+    return realdocs.set_main(argv, docs, versions, default_out, doc)
 
 
 if __name__ == "__main__":
