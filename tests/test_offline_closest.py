@@ -161,3 +161,60 @@ def test_the_cli_prints_a_refusal_with_its_closest_passages():
     text = describe_step(step)
     assert "(no answer: refusal)" in text
     assert "closest passage, finance/invoice.pdf p.1: VAT 19%  2,149.66" in text
+
+
+def test_a_two_column_table_gives_the_setting_of_the_row_asked():
+    """A table of two columns (a term and its setting) is read like any table of words: the cell on
+    the row the question names, under the column it asks for; the prose below it is no row."""
+    page = ("Options  Initial values\n"
+            "\\gutterwidth  2em\n"
+            "\\captionskip  \\medskipamount\n"
+            "\\figurerule  0.4pt\n"
+            "Table 2: Layout parameters\n"
+            "\\gutterwidth is the space between the two columns of the layout.\n")
+    assert values("What is the initial value of \\captionskip?", page)[0] == "\\medskipamount"
+    assert values("What is the initial value of \\figurerule?", page)[0] == "0.4pt"
+
+
+def test_a_header_split_over_lines_and_wrapped_cells_keep_their_columns():
+    """A header whose last word sits on a line of its own ("Code" under "Station"), and rows whose
+    cells wrap onto a one-cell line, still give each cell its column; a one-letter cell is a cell
+    (its gap is not swallowed by the next one); the header line itself is never an answer, nor a
+    span joining two cells."""
+    page = ("Gauge stations  Km  Station  River  Operator\n"
+            "Code\n"
+            "A  12  GX-4  Lower Aare  Canton Aargau\n"
+            "B  27  FR-9  Saane, upper  Canton Fribourg\n"
+            "reach\n"
+            "C  41  BE-2  Emme  Canton Bern\n")
+    q = "What is the station code of the gauge at km 27?"
+    assert values(q, page)[0] == "FR-9"
+    assert values("At which km is the gauge on the Emme?", page)[0] == "41"
+    assert not any("  " in v or v in ("Km", "Station", "River", "Operator", "Code") for v in values(q, page)[:5])
+
+
+def test_a_header_abbreviation_names_the_asked_attribute():
+    from madqa_plugins.offline.offline_question import analyze
+    from madqa_plugins.offline.offline_spans import label_match
+
+    q = analyze("At which position is the glyph Anchor?")
+    assert label_match("Pos", q) >= 0.8 and label_match("Chr", q) == 0
+
+
+def test_the_kind_of_file_asked_for_picks_its_extension():
+    from madqa_plugins.offline.offline_codes import file_kind_fit
+
+    page = ("The distribution ships sample.cfg as a template and a font map file, extra.map, for dvips;\n"
+            "copy the configuration file site.cfg to your home directory.")
+    assert values("Which map file does the distribution ship for dvips?", page)[0] == "extra.map"
+    assert file_kind_fit("site.cfg", {"configur", "file"}) == 1.0 or file_kind_fit("site.cfg", {"configuration"}) == 1.0
+    assert file_kind_fit("extra.map", {"configuration"}) == 0.6
+    assert file_kind_fit("extra.map", {"file"}) == 1.0  # no kind named: every file fits
+
+
+def test_a_code_named_by_what_it_encodes_is_a_code():
+    from madqa_plugins.offline.offline_question import analyze
+
+    assert analyze("What is Norway's ISO currency code in the conversion table?").kind == "code"
+    assert analyze("Which exit code does the tool return on a bad option?").kind == "code"
+    assert analyze("Where does the source code live?").kind != "code"

@@ -20,7 +20,7 @@ from typing import Any
 
 import madqa
 from madqa_plugins.offline.offline_confidence import THRESHOLD as ABSTAIN
-from madqa_plugins.offline.offline_confidence import Confidence, absent_share, confidence
+from madqa_plugins.offline.offline_confidence import Confidence, absent_share, confidence, named_documents
 from madqa_plugins.offline.offline_navigation import navigate
 from madqa_plugins.offline.offline_passages import ClosestPassage, closest_passages
 from madqa_plugins.offline.offline_phrases import phrase_after_terms
@@ -58,6 +58,7 @@ class CorpusStats:
     df: dict[str, int]
     pages: int
     lower: frozenset[str]
+    files: frozenset[str] = frozenset()
 
 
 _stats: weakref.WeakKeyDictionary[Any, CorpusStats] = weakref.WeakKeyDictionary()
@@ -75,13 +76,15 @@ def corpus_stats(corpus: Any) -> CorpusStats:
         if getattr(corpus, "page_count", MAX_DF_PAGES + 1) <= MAX_DF_PAGES:
             df: Counter[str] = Counter()
             lower: set[str] = set()
+            files: set[str] = set()
             pages = 0
             for p in corpus.iter_pages():
                 text = readable(p.text)
                 df.update({stem(w) for w in words(text)})
                 lower |= lowercase_words(text)
+                files.add(p.file)
                 pages += 1
-            stats = CorpusStats(dict(df), pages, frozenset(lower))
+            stats = CorpusStats(dict(df), pages, frozenset(lower), frozenset(files))
     except Exception:  # no page iterator: uniform weights
         pass
     with _stats_lock:
@@ -156,7 +159,7 @@ class OfflineBackend:
             weights = self._weights(q)
             absent = absent_share(weights, self.stats.df, self.stats.pages, q.alts)
             sure.append(confidence(fresh[0] if fresh else None, fresh[1] if len(fresh) > 1 else None, absent,
-                                   untyped=q.kind == "phrase"))
+                                   untyped=q.kind == "phrase", named=named_documents(q, self.stats.files)))
         least = min(sure, key=lambda c: c.value) if sure else Confidence({}, 0.0)
         self.last = least
         searched = "; ".join(repr(s) for s in issued) or "nothing"

@@ -13,7 +13,9 @@ VERSION_RE = re.compile(r"(?<![\w.])(?:[vV]\s?)?\d+(?:\.\d+){1,3}(?:[a-z]\d*|[-+
                         r"(?![\w.]*\d)(?!\.\w)")
 FLAG_RE = re.compile(r"(?<![\w\-/])--?[A-Za-z][\w\-]*(?:=[\w\-./]+)?(?![\w\-])")
 _EXT = (r"pdf|txt|ly|ily|asy|tex|sty|cls|bib|m|c|h|cc|cpp|hh|py|sh|dat|gp|gnu|plt|png|jpe?g|eps|ps|svg|xml|html?|json|"
-        r"cfg|conf|ini|log|mac|dem|mid|midi|oct|mat|csv|gz|tar|zip|el|rc|in|mk|ac|am|texi|info|1")
+        r"cfg|conf|ini|log|mac|dem|mid|midi|oct|mat|csv|gz|tar|tgz|zip|el|rc|in|mk|ac|am|texi|info|1|"
+        r"map|def|fd|enc|tfm|vf|afm|pfb|pfa|otf|ttf|mp|mf|dtx|ins|bst|bbx|cbx|lua|pl|rb|js|css|java|R|Rd|mod|"
+        r"md|rst|yaml|yml|toml|diff|patch|deb|so|bat")
 FILE_RE = re.compile(rf"(?<![\w/~.-])(?:(?:~|\.{{1,2}})?/(?:[\w.+-]+/)*[\w.+-]+|[\w+-][\w.+-]*\.(?:{_EXT}))(?![\w/])")
 IDENT_RE = re.compile(r"(?<![\w\\-])(?:\\[A-Za-z@]+"
                       r"|[A-Za-z]\w*<[\w ,:*]+>"  # a template: MArray<T>
@@ -24,6 +26,26 @@ IDENT_RE = re.compile(r"(?<![\w\\-])(?:\\[A-Za-z@]+"
 # a quoted command or value ("use 'set fit maxiter <n>'"): the quoted text, not its bullet or verb
 QUOTED_RE = re.compile(r"(?<![\w'])(?:'[^'\n]{2,60}'|`[^`\n]{2,60}`|\"[^\"\n]{2,60}\"|‘[^’\n]{2,60}’)(?![\w'])")
 SYMBOL_RE = re.compile(r"(?<![\w\-.])[A-Za-z]{1,3}(?![\w\-])")  # a unit's or an element's symbol: Wb, cd, mol
+
+# what a question calls a kind of file -> the extensions of such files ("which map file": .map)
+FILE_KINDS = {"map": ("map",), "configuration": ("cfg", "conf", "config", "ini", "rc"), "config": ("cfg", "conf", "ini", "rc"),
+              "style": ("sty",), "class": ("cls",), "definition": ("def", "fd"), "font": ("ttf", "otf", "pfb", "pfa", "tfm", "vf", "afm"),
+              "metric": ("tfm", "afm"), "encoding": ("enc", "def"), "bibliography": ("bib", "bst", "bbx", "cbx"),
+              "image": ("png", "jpg", "jpeg", "eps", "svg", "pdf", "ps"), "graphic": ("png", "jpg", "jpeg", "eps", "svg", "pdf", "ps"),
+              "archive": ("zip", "tar", "gz", "tgz"), "script": ("sh", "py", "pl", "lua", "rb", "bat"), "log": ("log",),
+              "source": ("dtx", "c", "cc", "cpp", "h", "py", "tex", "mp", "mf"), "header": ("h", "hh"), "midi": ("mid", "midi")}
+
+
+def file_kind_fit(value: str, question_stems: AbstractSet[str]) -> float:
+    """1 when a file's extension is of the kind the question names ("the map file": ``txr3.map``), 0.6 when
+    the question names a kind and this file is of another, 1 when it names none."""
+    wanted = {e for s in question_stems for e in FILE_KINDS.get(s, ())}
+    wanted |= {s for s in question_stems if len(s) >= 3 and re.fullmatch(_EXT, s)}  # "which .sty file", "the tex file"
+    if not wanted:
+        return 1.0
+    ext = value.rsplit(".", 1)[-1].lower() if "." in value else ""
+    return 1.0 if ext in wanted else 0.6
+
 
 SPAN_RES = {"code": CODE_RE, "version": VERSION_RE, "flag": FLAG_RE, "file": FILE_RE, "ident": IDENT_RE}
 

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
-from madqa_plugins.offline.offline_spans import Candidate
+from madqa_plugins.offline.offline_spans import Candidate, Question, stem
 
 FEATURES = ("score", "local", "on_page", "label", "agree", "margin", "absent", "fit", "untyped", "wordy", "untyped_wordy",
-            "lone_digit", "ident_span")
+            "lone_digit", "ident_span", "named_doc", "other_doc")
 # set by hand (docs/offline-reader.md); bench/reader_calibration.py --fit fits them, --cross checks a fit on
 # one development set against the other. ``fit``, ``untyped`` and ``wordy`` are recorded for fitting but weigh
 # nothing. The last three were added on the two development sets (data/realdocs, data/realdocs2), where
@@ -45,10 +46,15 @@ class Confidence:
     value: float
 
 
-def features(best: Candidate, runner_up: Candidate | None, absent: float, untyped: bool = False) -> dict[str, float]:
+def features(best: Candidate, runner_up: Candidate | None, absent: float, untyped: bool = False,
+             named: frozenset[str] | None = None) -> dict[str, float]:
     """The model's inputs for ``best`` (0..1 each, ``agree`` capped at 3 other pages); ``untyped``: the
-    question names no answer type (a phrase), so any span could be it."""
+    question names no answer type (a phrase), so any span could be it; ``named``: the documents whose file
+    name the question names ("the booktabs package": latex/booktabs.pdf), empty when it names none."""
+    named = named or frozenset()
     return {
+        "named_doc": 1.0 if best.file in named else 0.0,
+        "other_doc": 1.0 if named and best.file not in named else 0.0,
         "score": best.score,
         "local": best.local,
         "on_page": best.on_page,
@@ -75,11 +81,11 @@ def wordy(value: str) -> float:
 
 def confidence(best: Candidate | None, runner_up: Candidate | None, absent: float,
                weights: dict[str, float] | None = None, bias: float | None = None,
-               untyped: bool = False) -> Confidence:
+               untyped: bool = False, named: frozenset[str] | None = None) -> Confidence:
     """The calibrated probability that ``best`` is the answer (0 when there is no candidate)."""
     if best is None:
         return Confidence({}, 0.0)
-    x = features(best, runner_up, absent, untyped)
+    x = features(best, runner_up, absent, untyped, named)
     return Confidence(x, confidence_of(x, weights, bias))
 
 
@@ -88,6 +94,24 @@ def confidence_of(x: dict[str, float], weights: dict[str, float] | None = None, 
     w = weights or WEIGHTS
     z = (BIAS if bias is None else bias) + sum(w.get(k, 0.0) * v for k, v in x.items())
     return round(1 / (1 + math.exp(-max(-30.0, min(30.0, z)))), 4)
+
+
+# words of file names that name no document in particular
+_GENERIC_NAME = frozenset("doc docs document manual guide user users ref reference refcard card intro introduction "
+                          "tutorial readme install faq admin data main book notes note paper slides short long full "
+                          "pdf the and for with".split())
+
+
+def named_documents(q: Question, files: AbstractSet[str]) -> frozenset[str]:
+    """The documents whose file name (or folder) holds one of the question's words ("Who is the author of the
+    booktabs package?" names latex/booktabs.pdf); words that name no document in particular do not count."""
+    terms = set(q.stems)
+    out = set()
+    for f in files:
+        parts = {stem(w) for w in re.split(r"[^A-Za-z0-9]+", f.rsplit(".", 1)[0]) if len(w) >= 3}
+        if (parts - _GENERIC_NAME) & terms:
+            out.add(f)
+    return frozenset(out)
 
 
 def absent_share(weights: dict[str, float], df: dict[str, int], pages: int,

@@ -88,7 +88,9 @@ KIND_CUES: tuple[tuple[str, str], ...] = (  # the question word first, then the 
     (r"\b(?:id|identifier|code|reference|ref|serial|account|invoice|order|policy|case|file|po|tracking|registration|"
      r"licen[cs]e|contract|model|part|ticket|claim|phone|telephone|fax|item|article|project)\s+(?:number|no\.?|#|id|code)\b"
      r"|\b(?:ip address|iban|bic|swift|vat id|sku|postcode|zip code|class|standard|isbn|issn|doi)\b"
-     r"|\b(?:what|which)(?: \w+)? (?:id|code|model)\b", "code"),
+     r"|\b(?:what|which)(?: \w+)? (?:id|code|model)\b"
+     r"|\b(?:currency|country|language|iso|error|exit|return|status|colou?r|key|area|postal|product|hex|ascii|unicode|"
+     r"character|char|charset|encoding|locale)\s+codes?\b", "code"),
     (_MONEY_WORDS, "money"),
     (r"\b(?:capacity|weight|duration|length|voltage|distance|size|height|width|speed|temperature|lifetime|warranty|"
      r"guarantee|period)\b", "quantity"),

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Set as AbstractSet
 
-from madqa_plugins.offline.offline_codes import QUOTED_RE, SYMBOL_RE, codeish
+from madqa_plugins.offline.offline_codes import QUOTED_RE, SYMBOL_RE, codeish, file_kind_fit
 from madqa_plugins.offline.offline_codes import SPAN_RES as CODE_RES
 from madqa_plugins.offline.offline_dates import DATE_RE, TIME_RE, YEAR_RE
 from madqa_plugins.offline.offline_names import HONORIFICS, NAME_RE, NOT_NAME, ORG_SUFFIX, PROPER_RE
@@ -42,7 +42,7 @@ from madqa_plugins.offline.offline_spans import (
     stems_of,
     words,
 )
-from madqa_plugins.offline.offline_tables import column_row, label_pairs, table_row
+from madqa_plugins.offline.offline_tables import column_table, label_pairs, table_row
 
 COMPATIBLE = {  # expected kind -> {candidate kind: fit}
     # the typed kinds a question names (a count, a port, a version, a date, a person, a percentage, a
@@ -122,14 +122,17 @@ def find_candidates(text: str, file: str, page: int, q: Question, weights: dict[
     units = "|".join(UNIT_OF[w] for w in dict.fromkeys([*q.target, *(stem(w) for w in words(q.text.lower()))])
                      if w in UNIT_OF)
     out: list[Candidate] = []
+    rows = [_row(lines, i) for i in range(len(lines))]
+    heading = {k for _, _, used, _ in rows for k in used}  # lines naming a table's columns hold no answer
+    # nor do they bring their words to the rows near them: a cell has its own column's header (and the row
+    # labels'), so the first rows of a table are not nearer to every question than the others
+    near_bags = [Bag("") if k in heading else b for k, b in enumerate(bags)]
     for i, line in enumerate(lines):
-        if not line.strip():
+        if not line.strip() or i in heading:
             continue
-        nxt = lines[i + 1].strip() if i + 1 < len(lines) else ""
+        nxt = lines[i + 1].strip() if i + 1 < len(lines) and i + 1 not in heading else ""
         joined = line + (" " + nxt if nxt else "")
-        row_label, cells = table_row(lines, i)
-        if not cells:  # a table of words: cells under the header line's cells
-            row_label, cells = column_row(lines, i)
+        row_label, cells, _, rows_head = rows[i]
         if len(words(row_label)) > 8:
             row_label = ""
         pairs = label_pairs(line)
@@ -158,6 +161,8 @@ def find_candidates(text: str, file: str, page: int, q: Question, weights: dict[
         anchors = [m.start() for m in re.finditer(r"[^\W_][\w'&.\-/]*", joined) if stem(m.group()) in qterms]
         for pos, value, kind in spans:
             end = pos + len(value)
+            if kind != "value" and "  " in joined[pos:min(end, len(line))]:
+                continue  # a span across a column gap joins two cells ("Stopsign  Stoppschild")
             if joined[pos - 1:pos] == "<" and joined[end:end + 1] == ">" and joined[pos - 2:pos - 1] in ("", " "):
                 continue  # a <placeholder> says what to write there, it is no answer
             inner = QUOTED_RE.search(value) if kind in ("value", "phrase") else None
@@ -183,7 +188,8 @@ def find_candidates(text: str, file: str, page: int, q: Question, weights: dict[
             seen.add((value, kind))
             cell = next((c for c in cells if c[0] <= pos < c[0] + len(c[1]) + 1), None)
             head = cell[2] if cell else ""
-            local, on_page, near = proximity(bags, i, Bag(head), weights, page_bag, q.alts)
+            local, on_page, near = proximity(near_bags if cell else bags, i, Bag(f"{head} {rows_head}" if cell else ""),
+                                             weights, page_bag, q.alts)
             before = line[max(0, pos - 40):pos]
             pair = next((p for p in reversed(pairs) if p[1] <= pos), None)
             lab = 0.8 * label_match(" ".join(words(before)[-4:]), q)
@@ -208,6 +214,8 @@ def find_candidates(text: str, file: str, page: int, q: Question, weights: dict[
                 fit *= codeish(value, common)  # a variable or command is rarely a word of running text
                 if "symbol" in q.target and kind != "symbol":
                     fit *= 0.6  # a symbol is a few letters, not "s-2" of a unit's expansion
+            if kind == "file" and q.kind == "file":
+                fit *= file_kind_fit(value, qterms)  # "the map file": txr3.map, not pdftex.cfg
             if units and kind in ("quantity", "number"):
                 fit *= 1.0 if re.search(rf"(?:{units})$", value) else 0.6
             beside = words(line[pos + len(value):pos + len(value) + 30])[:2] + words(before)[-2:]
@@ -241,6 +249,15 @@ def find_candidates(text: str, file: str, page: int, q: Question, weights: dict[
     return out
 
 
+
+
+def _row(lines: list[str], i: int) -> tuple[str, list[tuple[int, str, str]], list[int], str]:
+    """Line ``i`` as a table row: (row label, cells with their column headers, the header's lines, the row
+    labels' header); a row of numbers under year / quarter / date keys first, else a table of words."""
+    if not lines[i].strip():
+        return "", [], [], ""
+    label, cells = table_row(lines, i)
+    return (label, cells, [], "") if cells else column_table(lines, i)
 
 
 def unquote(value: str) -> str:

@@ -150,7 +150,9 @@ def label_match(label: str, q: Question) -> float:
     if not q.target or not label:
         return 0.0
     bag = Bag(label)
-    credit = {t: max(bag.credit(t, q.alts), 0.9 if any(s in bag.set for s in _LABEL_SYN.get(t, ())) else 0.0)
+    short = {w for w in bag.set if w.isalpha() and len(w) >= 3}  # "Pos", "Desc", "Max": a header's abbreviations
+    credit = {t: max(bag.credit(t, q.alts), 0.9 if any(s in bag.set for s in _LABEL_SYN.get(t, ())) else 0.0,
+                     0.8 if any(len(w) < len(t) and t.startswith(w) for w in short) else 0.0)
               for t in q.target}
     share = sum(credit.values()) / len(q.target)
     return share if any(c and t not in GENERIC_ATTRIBUTE for t, c in credit.items()) or all(credit.values()) else share / 2

@@ -88,8 +88,10 @@ def table_row(lines: list[str], i: int) -> tuple[str, list[tuple[int, str, str]]
 
 
 
-_GAP = re.compile(r"\S(?:.*?\S)?(?=\s{2,}|\s*$)")
+_GAP = re.compile(r"\S+(?: \S+)*")  # a cell: words one space apart (a one-letter cell too: "!  33")
 MAX_HEADER_DISTANCE = 40  # lines between a row and its header
+MAX_THIN = 2  # lines of one cell in a row inside a table: a wrapped cell ("verschieb-" / "lich"), a header's 2nd line
+MAX_HEAD_WORDS = 6  # a column header names a column in a few words; a longer "cell" is prose beside a term
 
 
 def gap_cells(line: str) -> list[tuple[int, str]]:
@@ -97,23 +99,56 @@ def gap_cells(line: str) -> list[tuple[int, str]]:
     return [(m.start(), m.group()) for m in _GAP.finditer(line)]
 
 
-def column_row(lines: list[str], i: int) -> tuple[str, list[tuple[int, str, str]]]:
-    """(row label, [(position, cell, column header)]) of line ``i`` read as a row of a table of words.
+def _heading_like(cells: list[tuple[int, str]]) -> bool:
+    """Cells that can name columns: no number, each a few words."""
+    return not any(_VALUE_TOK.match(c) for _, c in cells) and all(len(c.split()) <= MAX_HEAD_WORDS for _, c in cells)
 
-    The header is the topmost line of the table (the lines above it with two cells or more) that has
-    as many gap-separated cells, none of them a number; the row label is the first cell. Nothing
-    when the line has fewer than three cells or no header.
+
+def column_table(lines: list[str], i: int) -> tuple[str, list[tuple[int, str, str]], list[int], str]:
+    """(row label, [(position, cell, column header)], header lines, the row labels' header) of line ``i`` read
+    as a row of a table of words.
+
+    The header is the topmost line of the table (the lines above it with two cells or more; up to
+    ``MAX_THIN`` one-cell lines in a row are a wrapped cell or a header's second line and do not end it)
+    that has as many gap-separated cells, none of them a number and each a few words. A header of two
+    lines above a one-cell line ("Type 1 fonts with  Encodings  Shapes" / "tailored protrusion
+    settings") is read column by column. The row label is the first cell. A row of two cells (a term and
+    its setting) needs its first cell to be a few words too. Nothing when the line has fewer than two
+    cells or no header; ``header lines`` are the lines that name the columns (never an answer); the
+    row labels' header says what the rows are ("Gauge stations").
     """
     cells = gap_cells(lines[i])
-    if len(cells) < 3:
-        return "", []
-    head: list[tuple[int, str]] = []
+    if len(cells) < 2 or len(cells) == 2 and len(cells[0][1].split()) > MAX_HEAD_WORDS:
+        return "", [], [], ""
+    top = -1
+    thin = 0
     for k in range(i - 1, max(-1, i - MAX_HEADER_DISTANCE), -1):
         above = gap_cells(lines[k])
         if len(above) < 2:
-            break  # the table starts below this line
-        if len(above) == len(cells) and not any(_VALUE_TOK.match(c) for _, c in above):
-            head = above
-    if not head:
-        return "", []
-    return cells[0][1], [(p, c, h) for (p, c), (_, h) in zip(cells[1:], head[1:], strict=True)]
+            thin += 1
+            if thin > MAX_THIN or not above:
+                break  # the table starts below this line
+            continue
+        thin = 0
+        if len(above) == len(cells) and _heading_like(above):
+            top = k
+    if top < 0:
+        return "", [], [], ""
+    heads = [c for _, c in gap_cells(lines[top])]
+    used = [top]
+    below = gap_cells(lines[top + 1]) if top + 1 < i else []
+    after = gap_cells(lines[top + 2]) if top + 2 < i else []
+    if len(below) == len(cells) and _heading_like(below) and len(after) == 1:  # a header of two lines
+        heads = [f"{a} {b}" for a, (_, b) in zip(heads, below, strict=True)]
+        used.append(top + 1)
+    thin_after = used[-1] + 1
+    if thin_after < i and len(gap_cells(lines[thin_after])) == 1:  # "Name" under "PostScript": the header's last line
+        used.append(thin_after)
+    return cells[0][1], [(p, c, h) for (p, c), h in zip(cells[1:], heads[1:], strict=True)], used, heads[0]
+
+
+def column_row(lines: list[str], i: int) -> tuple[str, list[tuple[int, str, str]]]:
+    """(row label, [(position, cell, column header)]) of line ``i`` read as a row of a table of words
+    (``column_table`` without the header lines)."""
+    label, cells, _, _ = column_table(lines, i)
+    return label, cells
