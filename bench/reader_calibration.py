@@ -177,6 +177,37 @@ def cross(a: Path, b: Path) -> None:
             print(f"  t={t:.2f}  {a.name}: {figures_at(ra, weights, bias, t)}  |  {b.name}: {figures_at(rb, weights, bias, t)}")
 
 
+def load_rows(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def pick_threshold(rows: list[dict[str, Any]], weights: dict[str, float], bias: float, target: float) -> float:
+    """The lowest threshold at which the answers given on ``rows`` are right at least ``target`` of the time."""
+    for t in THRESHOLDS[20:50]:
+        given = [r for r in rows if r["answer"] and r["features"] and oc.confidence_of(r["features"], weights, bias) >= t]
+        if given and sum(1 for r in given if r["right"]) / len(given) >= target:
+            return t
+    return THRESHOLDS[49]
+
+
+def leave_one_set_out(paths: list[Path], target: float, l2: float) -> None:
+    """For each set: fit the weights on the other sets, pick the threshold there (the lowest reaching ``target``
+    precision on them), and report precision / coverage / unanswerable refused on the set left out: what a
+    calibration does on documents it never saw. Then the weights in use, at their threshold, on each set."""
+    sets = {p.name: load_rows(p) for p in paths}
+    for name, rows in sets.items():
+        train = [r for other, rs in sets.items() if other != name for r in rs]
+        weights, bias = fit(train, l2=l2)
+        t = pick_threshold(train, weights, bias, target)
+        print(f"left out {name}: t={t:.2f}  train {figures_at(train, weights, bias, t)}  ->  {figures_at(rows, weights, bias, t)}")
+    weights, bias = fit([r for rs in sets.values() for r in rs], l2=l2)
+    print(f"fit on all: {json.dumps({'WEIGHTS': weights, 'BIAS': bias})}")
+    for t in (oc.THRESHOLD, pick_threshold([r for rs in sets.values() for r in rs], weights, bias, target)):
+        print(f"  fit on all, t={t:.2f}: " + "  ".join(f"{n}: {figures_at(rs, weights, bias, t)}" for n, rs in sets.items()))
+    print(f"  offline_confidence.py, t={oc.THRESHOLD:.2f}: " +
+          "  ".join(f"{n}: {figures_at(rs, oc.WEIGHTS, oc.BIAS, oc.THRESHOLD)}" for n, rs in sets.items()))
+
+
 def breakdown(rows: list[dict[str, Any]], threshold: float) -> dict[str, Any]:
     """Accuracy, answers given and their precision by kind and by expected answer type."""
     def figures(group: list[dict[str, Any]]) -> dict[str, Any]:
@@ -217,7 +248,14 @@ def main() -> int:
     p.add_argument("--from-rows", type=Path, help="skip the run: fit and plot the records of an earlier --rows")
     p.add_argument("--cross", type=Path, nargs=2, metavar=("A", "B"),
                    help="skip the run: fit on one set's --rows, check on the other's, both ways")
+    p.add_argument("--loso", type=Path, nargs="+", metavar="ROWS",
+                   help="skip the run: fit on all sets' --rows but one, check on the one left out, each in turn")
+    p.add_argument("--target", type=float, default=0.85, help="--loso: the precision the threshold is picked for")
+    p.add_argument("--l2", type=float, default=0.01, help="--loso: the fit's L2 penalty")
     args = p.parse_args()
+    if args.loso:
+        leave_one_set_out(args.loso, args.target, args.l2)
+        return 0
     if args.cross:
         cross(*args.cross)
         return 0

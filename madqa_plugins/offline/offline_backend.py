@@ -225,19 +225,19 @@ class OfflineBackend:
              exclude: set[str] | None = None) -> list[Candidate]:
         """Distinct candidates over every page shown, best first (ties: order shown, line, value)."""
         best: dict[str, Candidate] = {}
-        counts: Counter[str] = Counter()
+        pages: dict[str, set[tuple[str, int]]] = {}
         for file, page, rank in shown:
             text = self.page_text(file, page)
             found = find_candidates(text, file, page, q, weights, rank, exclude, self.stats.lower or None)
             if q.kind in ("phrase", "place"):
                 found += phrase_after_terms(text, file, page, q, weights)
             for c in found:
-                counts[c.key()] += 1
+                pages.setdefault(c.key(), set()).add((file, page))  # pages that agree, not a table's repeats
                 if c.key() not in best or c.score > best[c.key()].score:
                     best[c.key()] = c
         for key, c in best.items():
-            c.score = round(min(1.0, c.score + 0.02 * min(counts[key] - 1, 3)), 4)
-            c.support = counts[key]
+            c.score = round(min(1.0, c.score + 0.02 * min(len(pages[key]) - 1, 3)), 4)
+            c.support = len(pages[key])
         order = {ref: n for n, ref in enumerate((f, p) for f, p, _ in shown)}
         return sorted(best.values(), key=lambda c: (-c.score, order.get((c.file, c.page), 0), c.line, c.pos, c.value))
 

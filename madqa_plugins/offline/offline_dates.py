@@ -11,5 +11,6 @@ DATE_RE = re.compile(
     rf"\b(?:\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{MONTH},?\s+\d{{4}}|{MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}"
     rf"|\d{{4}}-\d{{2}}-\d{{2}}|\d{{1,2}}[/.]\d{{1,2}}[/.](?:\d{{4}}|\d{{2}})|{MONTH}\s+\d{{4}})(?![\w/.-]\d)")
 YEAR_RE = re.compile(r"(?<![\w,.\-/])(?:1[89]|20)\d\d(?![\w,%/-]|\.\d)")
-TIME_RE = re.compile(r"(?:between\s+)?\b\d{1,2}[:.]\d{2}\s?(?:[ap]\.?m\.?)?(?:\s*(?:and|to|-|–)\s*\d{1,2}[:.]\d{2}"
-                     r"\s?(?:[ap]\.?m\.?)?)?(?!\d)", re.I)
+# a time: 10:30 (pm), or 10.30 with am / pm ("0.25" or "1.00" alone is a decimal, not a time)
+_CLOCK = r"\d{1,2}(?::\d{2}(?![.:]?\d)\s?(?:[ap]\.?m\.?)?|\.\d{2}\s?[ap]\.?m\.?)"
+TIME_RE = re.compile(rf"(?:between\s+)?(?<![\d:.])\b{_CLOCK}(?:\s*(?:and|to|-|–)\s*{_CLOCK})?(?!\d)", re.I)

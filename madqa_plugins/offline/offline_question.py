@@ -77,7 +77,7 @@ KIND_CUES: tuple[tuple[str, str], ...] = (  # the question word first, then the 
      "org"),
     (r"\bwhen\b|\b(?:what|which)\s+(?:date|day)\b", "date"),
     (r"\bwhere\b|\b(?:which|what) (?:city|country|town|location|site|plant|region|address|venue|place)\b", "place"),
-    (r"\bhow many\b", "number"),
+    (r"\bhow many\b|\b(?:what|which) number\b", "number"),
     (r"\bhow much\b(?=.*" + _MONEY_WORDS[2:] + ")", "money"),
     (r"\bhow much\b", "quantity"),
     (r"\bhow (?:long|old|far|big|large|tall|high|heavy|wide|deep|often|fast)\b(?=.*" + _MONEY_WORDS[2:] + ")", "money"),

@@ -14,6 +14,7 @@ from collections.abc import Set as AbstractSet
 from madqa_plugins.offline.offline_codes import QUOTED_RE, SYMBOL_RE, codeish, file_kind_fit
 from madqa_plugins.offline.offline_codes import SPAN_RES as CODE_RES
 from madqa_plugins.offline.offline_dates import DATE_RE, TIME_RE, YEAR_RE
+from madqa_plugins.offline.offline_entries import entry_heads
 from madqa_plugins.offline.offline_names import HONORIFICS, NAME_RE, NOT_NAME, ORG_SUFFIX, PROPER_RE
 from madqa_plugins.offline.offline_numbers import (
     FACTOR_RE,
@@ -123,16 +124,18 @@ def find_candidates(text: str, file: str, page: int, q: Question, weights: dict[
                      if w in UNIT_OF)
     out: list[Candidate] = []
     rows = [_row(lines, i) for i in range(len(lines))]
-    heading = {k for _, _, used, _ in rows for k in used}  # lines naming a table's columns hold no answer
+    heading = {k for _, _, used, _, _ in rows for k in used}  # lines naming a table's columns hold no answer
     # nor do they bring their words to the rows near them: a cell has its own column's header (and the row
     # labels'), so the first rows of a table are not nearer to every question than the others
-    near_bags = [Bag("") if k in heading else b for k, b in enumerate(bags)]
+    # and the other rows of a table are records of their own: a cell takes no words from the rows around it
+    near_bags = [Bag("") if k in heading or rows[k][1] else b for k, b in enumerate(bags)]
+    entries = entry_heads(lines)  # a manual's entry: what its head line names is said of every line below it
     for i, line in enumerate(lines):
         if not line.strip() or i in heading:
             continue
         nxt = lines[i + 1].strip() if i + 1 < len(lines) and i + 1 not in heading else ""
         joined = line + (" " + nxt if nxt else "")
-        row_label, cells, _, rows_head = rows[i]
+        row_label, cells, _, rows_head, own_labels = rows[i]
         if len(words(row_label)) > 8:
             row_label = ""
         pairs = label_pairs(line)
@@ -185,20 +188,31 @@ def find_candidates(text: str, file: str, page: int, q: Question, weights: dict[
                 continue  # "9" of "(9, 2)" or "13th" of "13th CGPM (1967)": the whole span is proposed
             if kind == "number" and not line[:pos].strip() and re.match(r"\d{1,2}[.)]\s", line[pos:]):
                 continue  # a section number
+            if not line[:pos].strip() and re.match(r"\d{1,2}(?:\.\d{1,2}){1,3}\.?\s+[A-Z]", line[pos:]):
+                continue  # "6.3.2 Selecting the upload urgency": a section's number is no version, code or amount
             seen.add((value, kind))
-            cell = next((c for c in cells if c[0] <= pos < c[0] + len(c[1]) + 1), None)
+            at = next((k for k, c in enumerate(cells) if c[0] <= pos < c[0] + len(c[1]) + 1), None)
+            cell = cells[at] if at is not None else None
             head = cell[2] if cell else ""
-            local, on_page, near = proximity(near_bags if cell else bags, i, Bag(f"{head} {rows_head}" if cell else ""),
-                                             weights, page_bag, q.alts)
+            line_bags, its_row = bags, row_label
+            if cell:
+                own = bags[i]
+                if at is not None and own_labels:  # one of several rows side by side: its own group's words, not the line's
+                    its_row = own_labels[at]
+                    own = Bag(f"{its_row} {cell[1]}")
+                line_bags = [*near_bags[max(0, i - 8):i], own, *near_bags[i + 1:i + 9]]
+            entry = entries[i]
+            about = (f"{head} {rows_head} " if cell else "") + (lines[entry] if entry is not None and entry != i else "")
+            local, on_page, near = proximity(line_bags, min(i, 8) if cell else i, Bag(about), weights, page_bag, q.alts)
             before = line[max(0, pos - 40):pos]
             pair = next((p for p in reversed(pairs) if p[1] <= pos), None)
             lab = 0.8 * label_match(" ".join(words(before)[-4:]), q)
             if pair is not None:
                 lab = max(lab, label_match(pair[0], q))
             elif cell is not None:
-                lab = max(lab, label_match(row_label, q), label_match(head, q))
+                lab = max(lab, label_match(its_row, q), label_match(head, q))
                 if head and specifiers & set(stems_of(head)):  # a table cell: its column is one the question names
-                    lab = max(lab, 0.5 + 0.5 * label_match(row_label, q))
+                    lab = max(lab, 0.5 + 0.5 * label_match(its_row, q))
             if (pos, value) in stated:
                 lab = max(lab, 0.9)  # "Default: #f", "the default is 300 ms" for a question about a default
             if kind in ("person", "proper") and re.search(r"\b(?:by|from|signed|author|chaired|led)\b[:\s]*$", before, re.I):
@@ -251,13 +265,14 @@ def find_candidates(text: str, file: str, page: int, q: Question, weights: dict[
 
 
 
-def _row(lines: list[str], i: int) -> tuple[str, list[tuple[int, str, str]], list[int], str]:
+def _row(lines: list[str], i: int) -> tuple[str, list[tuple[int, str, str]], list[int], str, list[str]]:
     """Line ``i`` as a table row: (row label, cells with their column headers, the header's lines, the row
-    labels' header); a row of numbers under year / quarter / date keys first, else a table of words."""
+    labels' header, each cell's own row label in a table of repeated column groups); a row of numbers under
+    year / quarter / date keys first, else a table of words."""
     if not lines[i].strip():
-        return "", [], [], ""
+        return "", [], [], "", []
     label, cells = table_row(lines, i)
-    return (label, cells, [], "") if cells else column_table(lines, i)
+    return (label, cells, [], "", []) if cells else column_table(lines, i)
 
 
 def unquote(value: str) -> str:
@@ -276,7 +291,7 @@ def _closeness(pos: int, length: int, anchors: list[int]) -> float:
 # "the default location is /usr/local", "the default value being auto-auto"): the words between "default" and
 # the connector name the attribute ("location", "value of outputtemplate") and are never the value itself
 _DEFAULT = re.compile(r"\b[Dd]efaults?(?:\s+to\b|(?:\s+[\w-]+){0,4}?\s*(?::|=|\bis\b|\bbeing\b|\bwill be\b))"
-                      r"\s*(?:is\s+)?(?:set\s+to\s+)?"
+                      r"\s*:?\s*(?:is\s+)?(?:set\s+to\s+)?"  # "The default value is: NO"
                       r"([^\s,;]+?(?:\s(?:ms|s|seconds?|dpi|points?|pt|bp|cm|mm|in|inches|px|pixels|%|lines?))?)(?=[\s,;)]|\.\s|\.?$)")
 
 

@@ -32,7 +32,13 @@ _WORD = re.compile(r"[^\W_][\w'&.\-/]*[^\W_]|[^\W_]")
 
 
 def stem(word: str) -> str:
-    """A light, deterministic stem: lowercase, no possessive, no common plural or verb suffix."""
+    """A light, deterministic stem: lowercase, no possessive, no common plural or verb suffix; a plural's
+    verb form too, so "settings" stems as "setting" does."""
+    once = _stem(word)
+    return _stem(once) if once.endswith(("ing", "ed")) and once != word.lower() else once
+
+
+def _stem(word: str) -> str:
     w = re.sub(r"'s$", "", word.lower().strip(".'-/"))
     if w.isalpha() and len(w) > 4 and not w.endswith("ss"):
         for suffix, keep in (("ies", "y"), ("ied", "y"), ("ing", ""), ("es", "e"), ("ed", ""), ("s", "")):

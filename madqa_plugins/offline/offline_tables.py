@@ -104,9 +104,9 @@ def _heading_like(cells: list[tuple[int, str]]) -> bool:
     return not any(_VALUE_TOK.match(c) for _, c in cells) and all(len(c.split()) <= MAX_HEAD_WORDS for _, c in cells)
 
 
-def column_table(lines: list[str], i: int) -> tuple[str, list[tuple[int, str, str]], list[int], str]:
-    """(row label, [(position, cell, column header)], header lines, the row labels' header) of line ``i`` read
-    as a row of a table of words.
+def column_table(lines: list[str], i: int) -> tuple[str, list[tuple[int, str, str]], list[int], str, list[str]]:
+    """(row label, [(position, cell, column header)], header lines, the row labels' header, each cell's own row
+    label when the header repeats) of line ``i`` read as a row of a table of words.
 
     The header is the topmost line of the table (the lines above it with two cells or more; up to
     ``MAX_THIN`` one-cell lines in a row are a wrapped cell or a header's second line and do not end it)
@@ -115,11 +115,13 @@ def column_table(lines: list[str], i: int) -> tuple[str, list[tuple[int, str, st
     settings") is read column by column. The row label is the first cell. A row of two cells (a term and
     its setting) needs its first cell to be a few words too. Nothing when the line has fewer than two
     cells or no header; ``header lines`` are the lines that name the columns (never an answer); the
-    row labels' header says what the rows are ("Gauge stations").
+    row labels' header says what the rows are ("Gauge stations"). A header that repeats ("Extension
+    Language  Extension  Language") holds several rows side by side: each cell's row label is the first
+    cell of its own group (``.ice`` for ``Slice``).
     """
     cells = gap_cells(lines[i])
     if len(cells) < 2 or len(cells) == 2 and len(cells[0][1].split()) > MAX_HEAD_WORDS:
-        return "", [], [], ""
+        return "", [], [], "", []
     top = -1
     thin = 0
     for k in range(i - 1, max(-1, i - MAX_HEADER_DISTANCE), -1):
@@ -133,7 +135,7 @@ def column_table(lines: list[str], i: int) -> tuple[str, list[tuple[int, str, st
         if len(above) == len(cells) and _heading_like(above):
             top = k
     if top < 0:
-        return "", [], [], ""
+        return "", [], [], "", []
     heads = [c for _, c in gap_cells(lines[top])]
     used = [top]
     below = gap_cells(lines[top + 1]) if top + 1 < i else []
@@ -144,11 +146,25 @@ def column_table(lines: list[str], i: int) -> tuple[str, list[tuple[int, str, st
     thin_after = used[-1] + 1
     if thin_after < i and len(gap_cells(lines[thin_after])) == 1:  # "Name" under "PostScript": the header's last line
         used.append(thin_after)
-    return cells[0][1], [(p, c, h) for (p, c), h in zip(cells[1:], heads[1:], strict=True)], used, heads[0]
+    period = _period(heads)
+    if period:  # "Extension  Language  Extension  Language": each group of cells is a row of its own
+        groups = [(p, c, h, cells[k - k % period][1]) for k, ((p, c), h) in enumerate(zip(cells, heads, strict=True))
+                  if k % period]
+        return cells[0][1], [(p, c, h) for p, c, h, _ in groups], used, heads[0], [g[3] for g in groups]
+    return cells[0][1], [(p, c, h) for (p, c), h in zip(cells[1:], heads[1:], strict=True)], used, heads[0], []
+
+
+def _period(heads: list[str]) -> int:
+    """The width of a header that repeats ("Extension  Language" three times: 2), 0 when it does not."""
+    low = [h.lower() for h in heads]
+    for p in range(2, len(low) // 2 + 1):
+        if len(low) % p == 0 and all(low[k] == low[k % p] for k in range(len(low))):
+            return p
+    return 0
 
 
 def column_row(lines: list[str], i: int) -> tuple[str, list[tuple[int, str, str]]]:
     """(row label, [(position, cell, column header)]) of line ``i`` read as a row of a table of words
     (``column_table`` without the header lines)."""
-    label, cells, _, _ = column_table(lines, i)
+    label, cells, _, _, _ = column_table(lines, i)
     return label, cells
