@@ -42,6 +42,7 @@ CONVINCING = 0.5  # a best candidate scoring at least this ends the search
 MAX_DF_PAGES = 20_000  # corpora larger than this use uniform term weights (reading them all is slow)
 MAX_QUERY_TERMS = 8
 SEARCH_BUDGET = 8  # searches for the whole question, shared by its parts
+NOT_NAMED = 0.8  # a candidate's score outside the documents the question names by their file name
 NOTE = "offline extractive baseline (no language model)"
 # the baseline's one label, shown by every face (the Ask bar, each answer's badge): what it is and how
 # often it is right when it answers, on the development set and on the held-out set (docs/offline-reader.md)
@@ -235,8 +236,11 @@ class OfflineBackend:
                 pages.setdefault(c.key(), set()).add((file, page))  # pages that agree, not a table's repeats
                 if c.key() not in best or c.score > best[c.key()].score:
                     best[c.key()] = c
+        named = named_documents(q, self.stats.files)
         for key, c in best.items():
             c.score = round(min(1.0, c.score + 0.02 * min(len(pages[key]) - 1, 3)), 4)
+            if named and c.file not in named:  # "the author of the booktabs package" is in booktabs.pdf
+                c.score = round(c.score * NOT_NAMED, 4)
             c.support = len(pages[key])
         order = {ref: n for n, ref in enumerate((f, p) for f, p, _ in shown)}
         return sorted(best.values(), key=lambda c: (-c.score, order.get((c.file, c.page), 0), c.line, c.pos, c.value))

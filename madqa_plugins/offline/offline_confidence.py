@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from madqa_plugins.offline.offline_spans import Candidate, Question, stem
 
 FEATURES = ("score", "local", "on_page", "label", "agree", "margin", "absent", "fit", "untyped", "wordy", "untyped_wordy",
-            "lone_digit", "ident_span", "named_doc", "other_doc")
+            "lone_digit", "ident_span", "named_doc", "other_doc", "cell")
 # set by hand (docs/offline-reader.md); bench/reader_calibration.py --fit fits them, --cross checks a fit on
 # one development set against the other. ``fit``, ``untyped`` and ``wordy`` are recorded for fitting but weigh
 # nothing. The last three were added on the two development sets (data/realdocs, data/realdocs2), where
@@ -30,7 +30,10 @@ FEATURES = ("score", "local", "on_page", "label", "agree", "margin", "absent", "
 # page, such as CPU, PATH, METAFONT, rather than the variable asked for)
 WEIGHTS = {"score": 2.0, "local": 1.5, "on_page": 1.5, "label": 0.5, "agree": 0.3, "margin": 1.0, "absent": -6.0,
            "fit": 0.0, "untyped": 0.0, "wordy": 0.0,
-           "untyped_wordy": -2.0, "lone_digit": -4.0, "ident_span": -1.5}
+           "untyped_wordy": -2.0, "lone_digit": -4.0, "ident_span": -1.5,
+           # round three (five development sets, the signs of a leave-one-set-out fit): an answer from another
+           # document than the one the question names by its file name, and a cell read under its column header
+           "named_doc": 0.0, "other_doc": -1.0, "cell": 0.5}
 BIAS = -2.5
 # refuse below this confidence: on both development sets precision (right / answered) reaches 0.75 there with
 # coverage (answered / answerable) at least 0.40 (docs/offline-reader.md); the demo's example chips answer
@@ -65,9 +68,12 @@ def features(best: Candidate, runner_up: Candidate | None, absent: float, untype
         "fit": best.fit,
         "untyped": 1.0 if untyped else 0.0,
         "wordy": wordy(best.value),
-        "untyped_wordy": wordy(best.value) if untyped else 0.0,
+        "untyped_wordy": wordy(best.value) if untyped and not best.cell else 0.0,  # a table's cell may be words
         "lone_digit": 1.0 if re.fullmatch(r"\d", best.value.strip()) else 0.0,
-        "ident_span": 1.0 if best.kind == "ident" else 0.0,
+        # an identifier span that is only letters (CPU, PATH, METAFONT, PostScript) is often a word of the page,
+        # not the name asked; one with _ \ < ( . or a digit (R_INSTALL_TAR, \morecmidrules) is code for sure
+        "ident_span": 1.0 if best.kind == "ident" and not re.search(r"[_\\<(.\d]", best.value) else 0.0,
+        "cell": 1.0 if best.cell else 0.0,
     }
 
 
@@ -76,7 +82,7 @@ def wordy(value: str) -> float:
     "no anti aliasing"), 0 otherwise (a number, a name, code, a path, a unit such as "3bp"). An untyped
     question's confident wrong answers on the development sets were mostly such words, picked from the
     sentence around a label (docs/offline-reader.md)."""
-    return 1.0 if re.fullmatch(r"[a-z][a-z' -]*", value.strip()) else 0.0
+    return 1.0 if re.fullmatch(r"[a-z][a-z' -]*(?:[,.;]\s[a-z][a-z' -]*)*", value.strip()) else 0.0
 
 
 def confidence(best: Candidate | None, runner_up: Candidate | None, absent: float,

@@ -41,8 +41,9 @@ def phrase_after_terms(text: str, file: str, page: int, q: Question, weights: di
         for t in q.target:
             pattern = rf"\b{re.escape(t)}\w*(?:\s+(?:is|was|are|were|will be|called|named|means?|:|-|–))+\s+([^.;:()]{{2,60}})"
             found += [(m.group(1), 0.5, "the words after the asked attribute") for m in re.finditer(pattern, line, re.I)]
+            # ("Building C", "Form 7"; the name is a capital or a number: "Warning when" names nothing)
             found += [(m.group(), 0.7, "the asked attribute's name") for m in
-                      re.finditer(rf"\b{re.escape(t)}\w*\s+(?:[A-Z0-9][\w.\-]{{0,3}}|[A-Z]?[\w.\-]*\d[\w.\-]*)\b", line, re.I)
+                      re.finditer(rf"(?i:\b{re.escape(t)}\w*)\s+(?:[A-Z0-9][\w.\-]{{0,3}}|[A-Z]?[\w.\-]*\d[\w.\-]*)\b", line)
                       if m.group()[:1].isupper()]
         for key in codes:
             m = re.match(rf"\s*{re.escape(key)}\s+(\S+(?:\s+[^\sA-Z]\S*){{0,5}})", line)

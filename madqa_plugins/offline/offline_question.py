@@ -62,7 +62,7 @@ KIND_CUES: tuple[tuple[str, str], ...] = (  # the question word first, then the 
      "version"),
     (r"\b(?:command[- ]line\s+)?(?:option|flag|switch|argument)s?\b(?=.*\b(?:command|line|program|run|invok|call|pass|"
      r"give|use|enable|disable|turn|set|print|output|start)\w*)|\bcommand[- ]line\b", "flag"),
-    (r"\bfile ?names?\b|\bname of the (?:\w+ )?(?:file|directory|folder)\b|\b(?:which|what)\s+(?:\w+\s+)?(?:file|directory|folder|path|extension)s?\b|"
+    (r"\bfile ?names?\b|\bname of (?:the |\w+'s )?(?:\w+ ){0,2}(?:file|directory|folder)\b|\b(?:which|what)\s+(?:\w+\s+)?(?:file|directory|folder|path|extension)s?\b|"
      r"\b(?:file|directory|folder|path)\s+(?:is|does|do|did|should|must|can|will)\b", "file"),
     (r"\b(?:which|what)\s+(?:\w+\s+){0,2}(?:command|function|macro|keyword|method|class|variable|environment|"
      r"package|procedure|routine|operator|directive|type|tool|program|utility|script|backend|terminal|engraver|"

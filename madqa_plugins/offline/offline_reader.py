@@ -93,6 +93,8 @@ def _kind_spans(text: str, kind: str, limit: int) -> list[tuple[int, str]]:
                 continue
         if kind == "port" and not port_number(value):
             continue
+        if kind == "quantity" and re.search(r"\s[a-z]$", value) and value[-1] in "alt":
+            continue  # "2 a valid value": the article, not amperes (nor "5 l", "3 t" in running text)
         out.append((m.start(), value))
     return out
 
@@ -120,6 +122,7 @@ def find_candidates(text: str, file: str, page: int, q: Question, weights: dict[
     rank_prior = 1.0 - min(rank, 10) * 0.01
     qterms = set(q.stems)
     asks_default = "default" in qterms
+    xref_asked = bool(qterms & _XREF_WORDS)  # "which section ...", "on what page ..."
     units = "|".join(UNIT_OF[w] for w in dict.fromkeys([*q.target, *(stem(w) for w in words(q.text.lower()))])
                      if w in UNIT_OF)
     out: list[Candidate] = []
@@ -136,6 +139,7 @@ def find_candidates(text: str, file: str, page: int, q: Question, weights: dict[
         nxt = lines[i + 1].strip() if i + 1 < len(lines) and i + 1 not in heading else ""
         joined = line + (" " + nxt if nxt else "")
         row_label, cells, _, rows_head, own_labels = rows[i]
+        entry = entries[i]
         if len(words(row_label)) > 8:
             row_label = ""
         pairs = label_pairs(line)
@@ -160,6 +164,8 @@ def find_candidates(text: str, file: str, page: int, q: Question, weights: dict[
             spans += [(pos, value, "value") for pos, value in stated]
         if "phrase" in fits:
             spans += [(pos, c, "phrase") for pos, c, _ in cells]
+        if q.kind == "code":  # a code without digits in a table's cell: an ISO code ("FIM"), a country code
+            spans += [(pos, c, "code") for pos, c, _ in cells if re.fullmatch(r"[A-Z]{2,6}", c)]
         seen: set[tuple[str, str]] = set()
         anchors = [m.start() for m in re.finditer(r"[^\W_][\w'&.\-/]*", joined) if stem(m.group()) in qterms]
         for pos, value, kind in spans:
@@ -186,6 +192,8 @@ def find_candidates(text: str, file: str, page: int, q: Question, weights: dict[
             if kind in ("number", "code", "version", "quantity", "ident") and any(a <= pos < b for a, b in wholes) and not \
                     any(a == pos and b == pos + len(value) for a, b in wholes):
                 continue  # "9" of "(9, 2)" or "13th" of "13th CGPM (1967)": the whole span is proposed
+            if kind not in ("value", "quoted") and _XREF.search(joined[max(0, pos - 12):pos]) and not xref_asked:
+                continue  # "see section 4.3.4", "Table 2", "page 13": a cross-reference, not an answer
             if kind == "number" and not line[:pos].strip() and re.match(r"\d{1,2}[.)]\s", line[pos:]):
                 continue  # a section number
             if not line[:pos].strip() and re.match(r"\d{1,2}(?:\.\d{1,2}){1,3}\.?\s+[A-Z]", line[pos:]):
@@ -194,16 +202,15 @@ def find_candidates(text: str, file: str, page: int, q: Question, weights: dict[
             at = next((k for k, c in enumerate(cells) if c[0] <= pos < c[0] + len(c[1]) + 1), None)
             cell = cells[at] if at is not None else None
             head = cell[2] if cell else ""
-            line_bags, its_row = bags, row_label
-            if cell:
-                own = bags[i]
-                if at is not None and own_labels:  # one of several rows side by side: its own group's words, not the line's
-                    its_row = own_labels[at]
-                    own = Bag(f"{its_row} {cell[1]}")
-                line_bags = [*near_bags[max(0, i - 8):i], own, *near_bags[i + 1:i + 9]]
-            entry = entries[i]
+            its_row, own = row_label, bags[i]
+            if at is not None and own_labels:  # one of several rows side by side: its own group's words, not the line's
+                its_row = own_labels[at]
+                own = Bag(f"{its_row} {cell[1]}" if cell else "")
+            lo = max(0, i - 8)
+            line_bags = [own if k == i else _NOTHING if entry is not None and entries[k] != entry  # another entry's
+                         else (near_bags if cell else bags)[k] for k in range(lo, min(len(bags), i + 9))]
             about = (f"{head} {rows_head} " if cell else "") + (lines[entry] if entry is not None and entry != i else "")
-            local, on_page, near = proximity(line_bags, min(i, 8) if cell else i, Bag(about), weights, page_bag, q.alts)
+            local, on_page, near = proximity(line_bags, i - lo, Bag(about), weights, page_bag, q.alts)
             before = line[max(0, pos - 40):pos]
             pair = next((p for p in reversed(pairs) if p[1] <= pos), None)
             lab = 0.8 * label_match(" ".join(words(before)[-4:]), q)
@@ -217,6 +224,8 @@ def find_candidates(text: str, file: str, page: int, q: Question, weights: dict[
                 lab = max(lab, 0.9)  # "Default: #f", "the default is 300 ms" for a question about a default
             if kind in ("person", "proper") and re.search(r"\b(?:by|from|signed|author|chaired|led)\b[:\s]*$", before, re.I):
                 lab = max(lab, 0.5)
+            if kind == "person" and page <= 2 and i < 15 and qterms & _AUTHORSHIP:
+                lab = max(lab, 0.6)  # a title page names its authors under the title, without saying "author"
             if q.kind == "place" and re.search(r"\b(?:in|at|near|to)\s+$", before):
                 lab = max(lab, 0.5)
             fit = fits.get(kind, 0.0)
@@ -241,8 +250,9 @@ def find_candidates(text: str, file: str, page: int, q: Question, weights: dict[
                 fit *= 0.5
             if kind in ("number", "money") and YEAR_RE.fullmatch(value):
                 fit *= 0.3
-            if kind == "proper" and " " not in value and value.lower() in common:
-                fit *= 0.3  # a capitalised common word ("However", "Button") opening a sentence is no name
+            if kind == "proper" and " " not in value and value.lower() in common or kind in ("proper", "person") and (
+                    value.split()[0].lower() in STOP or value.split()[0].lower() in _OPENERS):
+                fit *= 0.3  # a capitalised common word ("However", "In MathProg", "See When") opening a sentence is no name
             if kind == "person" and any(w.lower() in common for w in words(value) if w[:1].isupper() and "." not in w):
                 fit *= 0.5  # a word also written in lower case is rarely part of a name
             if kind == "proper" and q.kind == "org":
@@ -259,7 +269,8 @@ def find_candidates(text: str, file: str, page: int, q: Question, weights: dict[
                 continue
             why = f"{kind}; question terms on or near its line: {', '.join(near) or 'none'}"
             out.append(Candidate(value, kind, file, page, round(score, 4), i, why + ("; label match" if lab else ""),
-                                 round(local, 4), round(on_page, 4), round(lab, 4), round(fit, 4), pos=pos))
+                                 round(local, 4), round(on_page, 4), round(lab, 4), round(fit, 4), pos=pos,
+                                 cell=cell is not None and bool(head)))
     return out
 
 
@@ -272,7 +283,10 @@ def _row(lines: list[str], i: int) -> tuple[str, list[tuple[int, str, str]], lis
     if not lines[i].strip():
         return "", [], [], "", []
     label, cells = table_row(lines, i)
-    return (label, cells, [], "", []) if cells else column_table(lines, i)
+    by_column = column_table(lines, i)
+    if len(by_column[1]) > len(cells):  # a row of words with a number at its end: its word cells count too
+        return by_column
+    return (label, cells, [], "", []) if cells else by_column
 
 
 def unquote(value: str) -> str:
@@ -301,6 +315,11 @@ _MARKED_DEFAULT = re.compile(r"([^\s,;()]+)\s*\((?:the\s+)?default\)")
 _BRACKETED_DEFAULT = re.compile(r"\((?:the\s+)?defaults?:?\s+([^\s,;()]+)\s*\)")  # "Size of arrowheads (default: 4bp)"
 
 
+_NOTHING = Bag("")
+_XREF_WORDS = frozenset(("section", "chapter", "table", "figure", "page", "appendix", "equation", "sect", "fig", "tab"))
+_XREF = re.compile(r"\b(?:[Ss]ections?|[Cc]hapters?|[Tt]ables?|[Ff]igures?|[Ff]igs?\.|[Pp]ages?|pp?\.|[Aa]ppendix|[Ee]q\.|§)\s*$")
+_OPENERS = frozenset("see warning note notes however when while if then this these those each every such also".split())
+_AUTHORSHIP = frozenset(stem(w) for w in "author authors wrote written write made created maintainer maintains".split())
 _NO_VALUE = frozenset(("the", "a", "an", "value", "setting", "is", "this", "not", "to", "used", "set", "given", "that"))
 
 

@@ -98,6 +98,7 @@ class Candidate:
     fit: float = 0.0  # how well the span's kind fits the expected kind (0..1)
     support: int = 1  # how many shown pages propose the same value
     pos: int = 0  # where on its line the span starts (ties go to the earlier one)
+    cell: bool = False  # read as a table's cell (under a column header), not from running text
 
     def key(self) -> str:
         return re.sub(r"[^a-z0-9]+", "", self.value.lower())
