@@ -101,3 +101,51 @@ def test_a_code_in_a_table_cell_needs_no_digit():
             "Finland  Markka  FIM  5.94573\n"
             "France  Franc  FRF  6.55957\n")
     assert values("What is Finland's ISO currency code in the table?", page)[0] == "FIM"
+
+
+def test_a_table_with_bars_between_its_cells():
+    page = ("4.2  Reserved words of the fog window\n"
+            "res. word  | cat.  | range  | def. | description\n"
+            "-------------------------------------------------\n"
+            "fog_density  | double |  [0,1] |  0.35 | thickness of fog\n"
+            "fog_start  | double |  [-50,50] |  2.5 | where fog begins\n"
+            "fog_colour  | int  |  {0,..,255} |  128 | grey level of fog\n")
+    assert values("In the table of reserved words, what is the default of fog_start?", page)[0] == "2.5"
+    assert values("In the table of reserved words, what range does fog_colour take?", page)[0] == "{0,..,255}"
+
+
+def test_a_caption_above_the_header_names_every_row_of_its_table():
+    """Two tables with the same header one after the other: the caption says which one a row is in, for
+    its last row as much as for its first."""
+    page = ("widget.slider parameters\n"
+            "Parameter  Meaning  Default\n"
+            "name  the group name  None\n"
+            "steps  number of notches  10\n"
+            "Slider usage\n"
+            "The slider method draws a slider.\n"
+            "widget.dial parameters\n"
+            "Parameter  Meaning  Default\n"
+            "name  the group name  None\n"
+            "colour  the dial colour  None\n"
+            "radius  the dial radius  36\n"
+            "steps  number of notches  'fine'\n")
+    assert values("In the table of widget.dial parameters, what is the default of steps?", page)[0] == "fine"
+    assert values("In the table of widget.slider parameters, what is the default of steps?", page)[0] == "10"
+
+
+def test_the_whole_cell_under_the_asked_column_is_the_answer():
+    page = ("type  width  default  signed range\n"
+            "char  8 bits, 1 byte  unsigned  -128, +127\n"
+            "long  32 bits, 4 bytes  signed  -2.147.483.648, +2.147.483.647\n")
+    assert values("In the table of data types, what is the width of long?", page)[0] == "32 bits, 4 bytes"
+    assert values("In the table of data types, what is the signed range of char?", page)[0] == "-128, +127"
+
+
+def test_a_reference_card_reads_a_cell_by_the_one_before_it():
+    """A card laid out in columns has no header; a setting is read with the cell before it as its label,
+    and a row of values ("0s, 1S, 0x7fs") is never taken for a header."""
+    page = ("normal prompt  >  short  0s, 1S, 0x7fs, -32766s\n"
+            "prompt for continued line  cont>  long  0, 1, 0x7f, 1234L\n"
+            "Those functions build arrays of several dimensions.\n"
+            "prompt in trace mode  trce>  double  0.0, 1.0, -32.766e-33\n")
+    assert values("What prompt does the shell show in trace mode?", page)[0] == "trce>"

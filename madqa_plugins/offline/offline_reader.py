@@ -43,7 +43,7 @@ from madqa_plugins.offline.offline_spans import (
     stems_of,
     words,
 )
-from madqa_plugins.offline.offline_tables import column_table, label_pairs, table_row
+from madqa_plugins.offline.offline_tables import column_table, gap_cells, label_pairs, table_row
 
 COMPATIBLE = {  # expected kind -> {candidate kind: fit}
     # the typed kinds a question names (a count, a port, a version, a date, a person, a percentage, a
@@ -138,7 +138,8 @@ def find_candidates(text: str, file: str, page: int, q: Question, weights: dict[
             continue
         nxt = lines[i + 1].strip() if i + 1 < len(lines) and i + 1 not in heading else ""
         joined = line + (" " + nxt if nxt else "")
-        row_label, cells, _, rows_head, own_labels = rows[i]
+        row_label, cells, header_lines, rows_head, own_labels = rows[i]
+        headed = bool(header_lines)  # a table of words under its header line (not a row of numbers guessed at)
         entry = entries[i]
         if len(words(row_label)) > 8:
             row_label = ""
@@ -231,6 +232,9 @@ def find_candidates(text: str, file: str, page: int, q: Question, weights: dict[
             fit = fits.get(kind, 0.0)
             if kind == "value":  # the whole value of a label the question names, whatever its type
                 fit = max(fits.get("phrase", 0.3), 0.9 * lab if lab >= 0.5 else 0.0)
+            elif kind in ("phrase", "quoted") and cell is not None and headed and q.kind not in TYPED and \
+                    label_match(head, q) >= 0.8:
+                fit = max(fit, 0.8)  # the whole cell under the column asked ("32 bits, 4 bytes" for the width)
             if kind == "symbol":
                 fit *= 1.0 if len(value) > 1 else 0.7  # a lone letter is more often a variable than a unit
             elif q.kind == "ident":
@@ -284,9 +288,16 @@ def _row(lines: list[str], i: int) -> tuple[str, list[tuple[int, str, str]], lis
         return "", [], [], "", []
     label, cells = table_row(lines, i)
     by_column = column_table(lines, i)
-    if len(by_column[1]) > len(cells):  # a row of words with a number at its end: its word cells count too
+    if len(by_column[1]) >= len(cells) and by_column[1]:  # a row of words with numbers at its end: all its cells count
         return by_column
-    return (label, cells, [], "", []) if cells else by_column
+    if cells:
+        return label, cells, [], "", []
+    # no header: a reference card's "prompt in debug mode  dbug>", a list of terms and settings; each cell is read
+    # with the one before it as its label
+    loose = gap_cells(lines[i])
+    if len(loose) < 2 or len(loose[0][1].split()) > MAX_LABEL_WORDS:
+        return "", [], [], "", []
+    return loose[0][1], [(p, c, "") for p, c in loose[1:]], [], "", [c for _, c in loose[:-1]]
 
 
 def unquote(value: str) -> str:
@@ -316,6 +327,7 @@ _BRACKETED_DEFAULT = re.compile(r"\((?:the\s+)?defaults?:?\s+([^\s,;()]+)\s*\)")
 
 
 _NOTHING = Bag("")
+MAX_LABEL_WORDS = 8  # a cell read as the label of the next one names it in a few words
 _XREF_WORDS = frozenset(("section", "chapter", "table", "figure", "page", "appendix", "equation", "sect", "fig", "tab"))
 _XREF = re.compile(r"\b(?:[Ss]ections?|[Cc]hapters?|[Tt]ables?|[Ff]igures?|[Ff]igs?\.|[Pp]ages?|pp?\.|[Aa]ppendix|[Ee]q\.|§)\s*$")
 _OPENERS = frozenset("see warning note notes however when while if then this these those each every such also".split())

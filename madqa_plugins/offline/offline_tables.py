@@ -91,17 +91,25 @@ def table_row(lines: list[str], i: int) -> tuple[str, list[tuple[int, str, str]]
 _GAP = re.compile(r"\S+(?: \S+)*")  # a cell: words one space apart (a one-letter cell too: "!  33")
 MAX_HEADER_DISTANCE = 40  # lines between a row and its header
 MAX_THIN = 2  # lines of one cell in a row inside a table: a wrapped cell ("verschieb-" / "lich"), a header's 2nd line
+MAX_CAPTION_WORDS = 12  # a one-cell line right above a table's header is its caption: it names every row
 MAX_HEAD_WORDS = 6  # a column header names a column in a few words; a longer "cell" is prose beside a term
 
 
+_BAR = re.compile(r"[^\s|](?:[^|]*?[^\s|])?(?=\s*(?:\||$))")
+
+
 def gap_cells(line: str) -> list[tuple[int, str]]:
-    """(position, text) of the cells of a line whose cells are set apart by two or more spaces."""
+    """(position, text) of the cells of a line whose cells are set apart by two or more spaces, or by bars
+    ("depth_value  | double |  [-1000,10[ | -14.0 | depth of mist"); a bar is never part of a cell."""
+    if line.count("|") >= 2:
+        return [(m.start(), m.group()) for m in _BAR.finditer(line)]
     return [(m.start(), m.group()) for m in _GAP.finditer(line)]
 
 
 def _heading_like(cells: list[tuple[int, str]]) -> bool:
-    """Cells that can name columns: no number, each a few words."""
-    return not any(_VALUE_TOK.match(c) for _, c in cells) and all(len(c.split()) <= MAX_HEAD_WORDS for _, c in cells)
+    """Cells that can name columns: no number, no list ("0s, 1S, 0x7fs"), no code ("prompt>"), each a few words."""
+    return not any(_VALUE_TOK.match(c) or re.search(r"[,<>=]|\d.*\d", c) for _, c in cells) and \
+        all(len(c.split()) <= MAX_HEAD_WORDS for _, c in cells)
 
 
 def column_table(lines: list[str], i: int) -> tuple[str, list[tuple[int, str, str]], list[int], str, list[str]]:
@@ -146,6 +154,10 @@ def column_table(lines: list[str], i: int) -> tuple[str, list[tuple[int, str, st
     thin_after = used[-1] + 1
     if thin_after < i and len(gap_cells(lines[thin_after])) == 1:  # "Name" under "PostScript": the header's last line
         used.append(thin_after)
+    caption = lines[top - 1].strip() if top > 0 and len(gap_cells(lines[top - 1])) == 1 else ""
+    if caption and len(caption.split()) <= MAX_CAPTION_WORDS:  # "canvas.acroform.choice parameters" names every row
+        heads[0] = f"{heads[0]} {caption}"
+        used.append(top - 1)
     period = _period(heads)
     if period:  # "Extension  Language  Extension  Language": each group of cells is a row of its own
         groups = [(p, c, h, cells[k - k % period][1]) for k, ((p, c), h) in enumerate(zip(cells, heads, strict=True))
