@@ -149,3 +149,13 @@ def test_a_reference_card_reads_a_cell_by_the_one_before_it():
             "Those functions build arrays of several dimensions.\n"
             "prompt in trace mode  trce>  double  0.0, 1.0, -32.766e-33\n")
     assert values("What prompt does the shell show in trace mode?", page)[0] == "trce>"
+
+
+def test_an_option_whose_name_spells_the_question_is_preferred():
+    page = "To fit the window I used the command line\nplotter -pwidth 8 -pheight 5.5 -keys_per_col 3\n"
+    assert values("Which plotter command-line option sets the number of keys per column?", page)[0] == "-keys_per_col"
+
+
+def test_a_version_is_no_date():
+    page = "The snapshot of the development branch was 7.99.23 on 12.03.2021."
+    assert "7.99.23" not in values("On what date was the snapshot made?", page)

@@ -84,7 +84,8 @@ KIND_CUES: tuple[tuple[str, str], ...] = (  # the question word first, then the 
     (r"\bhow (?:long|old|far|big|large|tall|high|heavy|wide|deep|often|fast)\b", "quantity"),
     (r"\b(?:what|which|at what)\s+time\b|\bhours\b", "time"),
     (r"\bpercentage\b|\brate\b|\bratio\b|\bmargin\b|\bshare of\b|\bwhat share\b", "percent"),
-    (r"\bdate\b|\bdated\b|\bdeadline\b", "date"),
+    (r"\bdate\b(?!\s+(?:formats?|fields?|types?|columns?|functions?|ranges?|values?|variables?|strings?|stamps?))"
+     r"|\bdated\b|\bdeadline\b", "date"),
     (r"\b(?:id|identifier|code|reference|ref|serial|account|invoice|order|policy|case|file|po|tracking|registration|"
      r"licen[cs]e|contract|model|part|ticket|claim|phone|telephone|fax|item|article|project)\s+(?:number|no\.?|#|id|code)\b"
      r"|\b(?:ip address|iban|bic|swift|vat id|sku|postcode|zip code|class|standard|isbn|issn|doi)\b"

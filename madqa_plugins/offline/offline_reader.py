@@ -248,6 +248,8 @@ def find_candidates(text: str, file: str, page: int, q: Question, weights: dict[
             beside = words(line[pos + len(value):pos + len(value) + 30])[:2] + words(before)[-2:]
             if q.target and set(q.target) & {stem(w) for w in beside} and kind != "value":
                 lab = max(lab, 0.6)  # "Celia Marchetti (the Tenant)", "rent of GBP 1,150"
+            if kind in ("flag", "ident", "code") and q.kind in ("flag", "ident", "code"):
+                lab = max(lab, _echo(value, qterms))  # "-but_per_row" for "the number of buttons per row"
             if kind == "ordinal" and set(q.target) & vstems:
                 lab = max(lab, 0.6)  # "13th CGPM" for "which CGPM meeting": the noun it counts is the one asked
             if kind in ("phrase", "value") and len(words(value)) > 8:
@@ -297,7 +299,17 @@ def _row(lines: list[str], i: int) -> tuple[str, list[tuple[int, str, str]], lis
     loose = gap_cells(lines[i])
     if len(loose) < 2 or len(loose[0][1].split()) > MAX_LABEL_WORDS:
         return "", [], [], "", []
-    return loose[0][1], [(p, c, "") for p, c in loose[1:]], [], "", [c for _, c in loose[:-1]]
+    first = loose[0][1]  # the row's key ("Nitrogen  sky blue  [143,143,255]") and the cell just before
+    return first, [(p, c, "") for p, c in loose[1:]], [], "", [first if k == 0 else f"{first} {c}"
+                                                           for k, (_, c) in enumerate(loose[:-1])]
+
+
+def _echo(value: str, qterms: AbstractSet[str]) -> float:
+    """How much a name in code spells the question's words, whole or cut short ("-but_per_row": buttons, per,
+    row; "--no-history": history): 0.6 for one such part, 0.9 for two or more, 0 for none."""
+    parts = [p.lower() for p in re.split(r"[^A-Za-z]+|(?<=[a-z])(?=[A-Z])", value) if len(p) >= 3]
+    hits = sum(1 for p in parts if any(t.startswith(p) or len(t) >= 3 and p.startswith(t) for t in qterms if t.isalpha()))
+    return 0.0 if not hits else 0.6 if hits == 1 else 0.9
 
 
 def unquote(value: str) -> str:
