@@ -159,3 +159,12 @@ def test_an_option_whose_name_spells_the_question_is_preferred():
 def test_a_version_is_no_date():
     page = "The snapshot of the development branch was 7.99.23 on 12.03.2021."
     assert "7.99.23" not in values("On what date was the snapshot made?", page)
+
+
+def test_question_cues_that_named_the_wrong_type():
+    assert analyze("In which encoding must the questionnaire file be saved?").kind != "money"
+    assert analyze("How much did the company save in 2023?").kind == "money"
+    assert analyze("How much faster are the new searches?").kind == "factor"
+    assert analyze("Which file format does the program write by default?").kind != "file"
+    assert analyze("In PSPP's table of date formats, what is the template of EDATE?").kind != "date"
+    assert values("How much faster are the new searches?", "The new searches are 100-fold faster than BLAST.")[0] == "100-fold"

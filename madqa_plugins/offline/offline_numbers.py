@@ -33,7 +33,7 @@ ORDINAL_NOUN_RE = re.compile(r"(?<![\w.])\d+(?:st|nd|rd|th)\s+(?:[A-Z][\w-]*|[a-
 # a whole bracketed tuple of numbers: "(0.0,0.0)", "(1, 2, 3)"
 TUPLE_RE = re.compile(r"\(\s*-?\d+(?:\.\d+)?(?:\s*,\s*-?\d+(?:\.\d+)?)+\s*\)")
 # a speed-up or size factor: "3x", "2.5 ×", "10 times", "a factor of 4"
-FACTOR_RE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s?(?:[x×](?!\w)|times\b)|(?<=factor of )\d+(?:\.\d+)?", re.I)
+FACTOR_RE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s?(?:[x×](?!\w)|times\b|-?fold\b)|(?<=factor of )\d+(?:\.\d+)?", re.I)
 # a TCP/UDP port: a whole number 1..65535 standing alone or after a host's colon ("localhost:8080"), never
 # a piece of a URL's path, a version or a date
 PORT_RE = re.compile(r"(?:(?<=[a-z0-9\]]:)|(?<![\w.:/\-]))\d{1,5}(?![\w.:/\-]|\.\d)", re.I)

@@ -53,16 +53,20 @@ _MONEY_WORDS = (r"\b(?:cost|costs|price|prices|amount|amounts|paid|fee|fees|budg
                 r"investment|allowance|reimbursement|charge|charged|ebit|ebitda|earnings|capex|turnover|intake|eur|usd|"
                 r"dollars|euros|pay|pays|earn|earned|raise|raised|invest|invested|receive|received|owe|owed|save|saved|"
                 r"lose|lost|donate|donated|bill|billed|rent|deposit|fine|penalty|wage|wages|bonus)\b")
+_MONEY_NOUNS = (r"\b(?:cost|costs|price|prices|amount paid|fee|fees|budget|salary|revenue|revenues|sales|income|profit|"
+                r"profits|expense|expenses|funding|grant|subtotal|dividend|investment|allowance|reimbursement|ebit|ebitda|"
+                r"earnings|capex|turnover|eur|usd|dollars|euros|rent|deposit|wage|wages|bonus)\b")
 KIND_CUES: tuple[tuple[str, str], ...] = (  # the question word first, then the attribute's own word
     (r"\b(?:which|what)\s+(?:\w+\s+){0,2}port\b|\bport (?:number|does|is|do)\b|\bon port\b", "port"),
-    (r"\bhow many times\b|\b(?:speed-?up|slow-?down)\b|\bby what factor\b|\b(?:what|which)\s+(?:\w+\s+)?factor\b|"
+    (r"\bhow many times\b|\bhow much (?:faster|slower|quicker|larger|smaller|bigger|more efficient)\b|\b(?:speed-?up|slow-?down)\b|\bby what factor\b|\b(?:what|which)\s+(?:\w+\s+)?factor\b|"
      r"\btimes (?:faster|slower|larger|smaller|more|less)\b", "factor"),
     (r"\bstands? for\b|\babbreviation\b|\bacronym\b|\bshort for\b|\babbreviated\b", "expansion"),
     (r"\b(?:what|which|since|in|from)\s+(?:\w+\s+){0,2}(?:version|release|edition)s?\b(?!\s+notes?\b)|\bversion number\b",
      "version"),
     (r"\b(?:command[- ]line\s+)?(?:option|flag|switch|argument)s?\b(?=.*\b(?:command|line|program|run|invok|call|pass|"
      r"give|use|enable|disable|turn|set|print|output|start)\w*)|\bcommand[- ]line\b", "flag"),
-    (r"\bfile ?names?\b|\bname of (?:the |\w+'s )?(?:\w+ ){0,2}(?:file|directory|folder)\b|\b(?:which|what)\s+(?:\w+\s+)?(?:file|directory|folder|path|extension)s?\b|"
+    (r"\bfile ?names?\b|\bname of (?:the |\w+'s )?(?:\w+ ){0,2}(?:file|directory|folder)\b|"
+     r"\b(?:which|what)\s+(?:\w+\s+)?(?:file|directory|folder|path|extension)s?\b(?!\s+(?:formats?|types?|systems?|sizes?))|"
      r"\b(?:file|directory|folder|path)\s+(?:is|does|do|did|should|must|can|will)\b", "file"),
     (r"\b(?:which|what)\s+(?:\w+\s+){0,2}(?:command|function|macro|keyword|method|class|variable|environment|"
      r"package|procedure|routine|operator|directive|type|tool|program|utility|script|backend|terminal|engraver|"
@@ -92,7 +96,7 @@ KIND_CUES: tuple[tuple[str, str], ...] = (  # the question word first, then the 
      r"|\b(?:what|which)(?: \w+)? (?:id|code|model)\b"
      r"|\b(?:currency|country|language|iso|error|exit|return|status|colou?r|key|area|postal|product|hex|ascii|unicode|"
      r"character|char|charset|encoding|locale)\s+codes?\b", "code"),
-    (_MONEY_WORDS, "money"),
+    (_MONEY_NOUNS, "money"),  # a verb alone ("saved", "lost", "raised") asks for money only after "how much"
     (r"\b(?:capacity|weight|duration|length|voltage|distance|size|height|width|speed|temperature|lifetime|warranty|"
      r"guarantee|period)\b", "quantity"),
     (r"\bnumber of\b|\bcount of\b", "number"),
