@@ -45,10 +45,10 @@ SEARCH_BUDGET = 8  # searches for the whole question, shared by its parts
 NOT_NAMED = 0.8  # a candidate's score outside the documents the question names by their file name
 NOTE = "offline extractive baseline (no language model)"
 # the baseline's one label, shown by every face (the Ask bar, each answer's badge): what it is and how
-# often it is right when it answers, on the development set and on the held-out set (docs/offline-reader.md)
+# often it is right when it answers, on its development sets and on first runs on unseen sets (docs/offline-reader.md)
 LABEL = ("the offline search-and-extract baseline, no language model: it answers only when its evidence looks "
-         "strong and otherwise shows the closest passages; measured, 75-93% of its answers were right on its "
-         "development sets, 40-46% on new documents")
+         "strong and otherwise shows the closest passages; measured, 73-100% of its answers were right on its "
+         "development sets, 40-56% on documents it had never seen")
 _LABEL = re.compile(r"^File: (.+?), Page: (\d+)(?::|$)")  # a label, or an earlier page's "label: excerpt" line
 
 
