@@ -177,7 +177,11 @@ def test_drift_runs_with_every_backend_and_the_trace_keeps_what_it_did(fsr_corpu
     agent = Agent(fsr_corpus, config, registry, settings, {"script": script} if backend == "scripted" else None)
     question = "What blade wear limit does the FSR record?"
     row = Trace(question, config, "q").consume(agent.run(question)).row()
-    assert row["answer"] and row["error"] is None
+    assert row["error"] is None
+    # the offline reader answers an untyped question only when very sure; otherwise its row is a refusal that
+    # shows the closest passages it read: either way the loop ran through drift and ended with a decision
+    assert row["answer"] or (backend == "offline" and row["refusal"] and row.get("closest_passages"))
+    assert [s for s in row["trajectory"] if s["type"] == "search"]
     if backend == "scripted":
         searches = [s for s in row["trajectory"] if s["type"] == "search"]
         assert [s["executed_query"] for s in searches] == ["FSR", '"Field Service Report"']
