@@ -290,13 +290,16 @@ def build_app(settings: Settings, registry: Any, *, demo_dir: str | Path | None 
             return ctx.header_text(session), gr.Timer(active=ctx.indexing), picker_update(ctx, session)
 
         def start(session: Any) -> tuple[Any, ...]:
-            # made here, never sent by a client; the pickers open on the default already
+            # made here, never sent by a client; the pickers open on the default already. Ask's picker is brought up
+            # to date too: its labels were made when the page was built, and an index that finished since then
+            # stops the timer at once, so no tick would ever relabel "indexing, 0 of 4 files searchable"
             session = session if isinstance(session, dict) else new_session(sessions.default_key)
-            return session, *status(session)[:2]
+            return session, *status(session)
 
         timer.tick(status, [ctx.session], [ctx.header, timer, ask_picker.outputs[0]], api_visibility="private",
                    queue=False)
-        app.load(start, [ctx.session], [ctx.session, ctx.header, timer], api_visibility="private", queue=False)
+        app.load(start, [ctx.session], [ctx.session, ctx.header, timer, ask_picker.outputs[0]], api_visibility="private",
+                 queue=False)
     # api_open=False (Gradio's default only on Spaces): /gradio_api/run/NAME may not skip the queue and its limits
     app.queue(max_size=QUEUE_SIZE, default_concurrency_limit=DEFAULT_CONCURRENCY, api_open=False)
     app.madqa_limits = limits  # read by launch_options
