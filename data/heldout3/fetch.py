@@ -16,13 +16,10 @@ on packages no other set uses; its one image-only scan is made from three pages 
 
 from __future__ import annotations
 
-import argparse
-import fcntl
 import hashlib
 import json
 import random
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy
@@ -139,28 +136,25 @@ def scans_ready(docs: Path) -> bool:
                and truth.get(s.name, {}).get("sha256") == s.sha256 for s in SCANS)
 
 
+def main_with_scans(argv: list[str] | None, docs: tuple, versions: dict[str, str], default_out: Path, doc: str | None,
+                    scan_source: Source | None) -> int:
+    """A set's command with its scans: ``realdocs.set_main``, then, under its lock, this module's ``SCANS`` made
+    from ``scan_source`` (fetched into a temporary folder) unless they are there already. heldout4 and heldout5
+    run it on a private instance of this module whose ``SCANS`` and ``SEED`` are their own (heldout5 has none:
+    the step writes an empty ``scans_truth.json``, which the check reads)."""
+    def scan_step(out: Path, any_version: bool, tmp: Path) -> None:
+        if not scans_ready(out):
+            if scan_source is not None:
+                realdocs.fetch(tmp, any_version, docs=(scan_source,), versions=versions)
+            make_scan(tmp, out)
+
+    note = f"; scans: {', '.join(s.name for s in SCANS)}" if SCANS else ""
+    return realdocs.set_main(argv, docs, versions, default_out, doc, after=scan_step, errors=(make_scans.ScanError,),
+                             note=note)
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="docs folder (default: %(default)s)")
-    parser.add_argument("--any-version", action="store_true",
-                        help="download the packages' current versions instead of the pinned ones")
-    args = parser.parse_args(argv)
-    out = args.out.resolve()
-    out.mkdir(parents=True, exist_ok=True)
-    try:
-        with (out.parent / f".{out.name}.fetch.lock").open("w") as lock, \
-                tempfile.TemporaryDirectory(prefix="madqa-heldout3-scan-") as tmp:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            realdocs.fetch(out, args.any_version, docs=DOCS, versions=PACKAGES)
-            if not scans_ready(out):
-                realdocs.fetch(Path(tmp), args.any_version, docs=(SCAN_SOURCE,), versions=PACKAGES)
-                make_scan(Path(tmp), out)
-    except (realdocs.FetchError, make_scans.ScanError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    print(f"{out}: {len(DOCS)} PDFs, {sum(s.pages for s in DOCS)} pages, verified; "
-          f"scans: {', '.join(s.name for s in SCANS)}")
-    return 0
+    return main_with_scans(argv, DOCS, PACKAGES, DEFAULT_OUT, __doc__, SCAN_SOURCE)
 
 
 if __name__ == "__main__":

@@ -16,10 +16,7 @@ one image-only scan is made from three pages of the GLE manual (not otherwise in
 
 from __future__ import annotations
 
-import argparse
-import fcntl
 import sys
-import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -94,27 +91,7 @@ heldout3.SCANS, heldout3.SEED = SCANS, SEED
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="docs folder (default: %(default)s)")
-    parser.add_argument("--any-version", action="store_true",
-                        help="download the packages' current versions instead of the pinned ones")
-    args = parser.parse_args(argv)
-    out = args.out.resolve()
-    out.mkdir(parents=True, exist_ok=True)
-    try:
-        with (out.parent / f".{out.name}.fetch.lock").open("w") as lock, \
-                tempfile.TemporaryDirectory(prefix="madqa-heldout4-scan-") as tmp:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            realdocs.fetch(out, args.any_version, docs=DOCS, versions=PACKAGES)
-            if not heldout3.scans_ready(out):
-                realdocs.fetch(Path(tmp), args.any_version, docs=(SCAN_SOURCE,), versions=PACKAGES)
-                heldout3.make_scan(Path(tmp), out)
-    except (realdocs.FetchError, make_scans.ScanError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    print(f"{out}: {len(DOCS)} PDFs, {sum(s.pages for s in DOCS)} pages, verified; "
-          f"scans: {', '.join(s.name for s in SCANS)}")
-    return 0
+    return heldout3.main_with_scans(argv, DOCS, PACKAGES, DEFAULT_OUT, __doc__, SCAN_SOURCE)
 
 
 if __name__ == "__main__":

@@ -16,10 +16,7 @@ scan list is empty, so the scan step only writes an empty ``scans_truth.json`` (
 
 from __future__ import annotations
 
-import argparse
-import fcntl
 import sys
-import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -77,25 +74,7 @@ SCANS = heldout3.SCANS
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="docs folder (default: %(default)s)")
-    parser.add_argument("--any-version", action="store_true",
-                        help="download the packages' current versions instead of the pinned ones")
-    args = parser.parse_args(argv)
-    out = args.out.resolve()
-    out.mkdir(parents=True, exist_ok=True)
-    try:
-        with (out.parent / f".{out.name}.fetch.lock").open("w") as lock, \
-                tempfile.TemporaryDirectory(prefix="madqa-heldout5-") as tmp:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            realdocs.fetch(out, args.any_version, docs=DOCS, versions=PACKAGES)
-            if not heldout3.scans_ready(out):
-                heldout3.make_scan(Path(tmp), out)  # no scans: writes the empty scans_truth.json
-    except (realdocs.FetchError, make_scans.ScanError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    print(f"{out}: {len(DOCS)} PDFs, {sum(s.pages for s in DOCS)} pages, verified")
-    return 0
+    return heldout3.main_with_scans(argv, DOCS, PACKAGES, DEFAULT_OUT, __doc__, None)
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -233,9 +234,12 @@ def fetch(out: Path, any_version: bool = False, sources_dir: Path | None = None,
 
 
 def set_main(argv: list[str] | None, docs: tuple[Source, ...], versions: dict[str, str], default_out: Path,
-             doc: str | None) -> int:
+             doc: str | None, after: Callable[[Path, bool, Path], None] | None = None,
+             errors: tuple[type[Exception], ...] = (), note: str = "") -> int:
     """The command of another real-document set (``--out``, ``--any-version``): its ``docs`` fetched into
-    ``out`` with this script's code (two runs at once take turns); 0 when verified, 1 with a message."""
+    ``out`` with this script's code (two runs at once take turns); 0 when verified, 1 with a message.
+    ``after(out, any_version, tmp)`` runs next under the same lock (a set's scans, made in the folder ``tmp``);
+    ``errors`` are its failures to report like a fetch's; ``note`` ends the summary line."""
     parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=default_out, help="docs folder (default: %(default)s)")
     parser.add_argument("--any-version", action="store_true",
@@ -244,13 +248,16 @@ def set_main(argv: list[str] | None, docs: tuple[Source, ...], versions: dict[st
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     try:
-        with (out.parent / f".{out.name}.fetch.lock").open("w") as lock:
+        with (out.parent / f".{out.name}.fetch.lock").open("w") as lock, \
+                tempfile.TemporaryDirectory(prefix="madqa-fetch-") as tmp:
             fcntl.flock(lock, fcntl.LOCK_EX)
             fetch(out, args.any_version, docs=docs, versions=versions)
-    except FetchError as exc:
+            if after is not None:
+                after(out, args.any_version, Path(tmp))
+    except (FetchError, *errors) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    print(f"{out}: {len(docs)} PDFs, {sum(s.pages for s in docs)} pages, verified")
+    print(f"{out}: {len(docs)} PDFs, {sum(s.pages for s in docs)} pages, verified{note}")
     return 0
 
 
