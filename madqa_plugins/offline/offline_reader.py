@@ -43,7 +43,7 @@ from madqa_plugins.offline.offline_spans import (
     stems_of,
     words,
 )
-from madqa_plugins.offline.offline_tables import column_table, gap_cells, label_pairs, table_row
+from madqa_plugins.offline.offline_tables import label_pairs, read_row
 
 COMPATIBLE = {  # expected kind -> {candidate kind: fit}
     # the typed kinds a question names (a count, a port, a version, a date, a person, a percentage, a
@@ -126,12 +126,12 @@ def find_candidates(text: str, file: str, page: int, q: Question, weights: dict[
     units = "|".join(UNIT_OF[w] for w in dict.fromkeys([*q.target, *(stem(w) for w in words(q.text.lower()))])
                      if w in UNIT_OF)
     out: list[Candidate] = []
-    rows = [_row(lines, i) for i in range(len(lines))]
-    heading = {k for _, _, used, _, _ in rows for k in used}  # lines naming a table's columns hold no answer
+    rows = [read_row(lines, i) for i in range(len(lines))]
+    heading = {k for row in rows for k in row.header_lines}  # lines naming a table's columns hold no answer
     # nor do they bring their words to the rows near them: a cell has its own column's header (and the row
     # labels'), so the first rows of a table are not nearer to every question than the others
     # and the other rows of a table are records of their own: a cell takes no words from the rows around it
-    near_bags = [Bag("") if k in heading or rows[k][1] else b for k, b in enumerate(bags)]
+    near_bags = [Bag("") if k in heading or rows[k].cells else b for k, b in enumerate(bags)]
     entries = entry_heads(lines)  # a manual's entry: what its head line names is said of every line below it
     for i, line in enumerate(lines):
         if not line.strip() or i in heading:
@@ -141,6 +141,11 @@ def find_candidates(text: str, file: str, page: int, q: Question, weights: dict[
         row_label, cells, header_lines, rows_head, own_labels = rows[i]
         headed = bool(header_lines)  # a table of words under its header line (not a row of numbers guessed at)
         entry = entries[i]
+        # the lines whose words count as near (proximity looks 8 lines away at most): none of another entry's;
+        # for a cell, none of the table's other rows nor its header (``near_bags``)
+        lo, hi = max(0, i - 8), min(len(bags), i + 9)
+        window = [_NOTHING if entry is not None and entries[k] != entry else bags[k] for k in range(lo, hi)]
+        cell_window = [b if k == i or b is _NOTHING else near_bags[k] for k, b in zip(range(lo, hi), window, strict=True)]
         if len(words(row_label)) > 8:
             row_label = ""
         pairs = label_pairs(line)
@@ -203,13 +208,10 @@ def find_candidates(text: str, file: str, page: int, q: Question, weights: dict[
             at = next((k for k, c in enumerate(cells) if c[0] <= pos < c[0] + len(c[1]) + 1), None)
             cell = cells[at] if at is not None else None
             head = cell[2] if cell else ""
-            its_row, own = row_label, bags[i]
+            its_row, line_bags = row_label, (cell_window if cell else window)
             if at is not None and own_labels:  # one of several rows side by side: its own group's words, not the line's
                 its_row = own_labels[at]
-                own = Bag(f"{its_row} {cell[1]}" if cell else "")
-            lo = max(0, i - 8)
-            line_bags = [own if k == i else _NOTHING if entry is not None and entries[k] != entry  # another entry's
-                         else (near_bags if cell else bags)[k] for k in range(lo, min(len(bags), i + 9))]
+                line_bags = [*line_bags[:i - lo], Bag(f"{its_row} {cell[1]}" if cell else ""), *line_bags[i - lo + 1:]]
             about = (f"{head} {rows_head} " if cell else "") + (lines[entry] if entry is not None and entry != i else "")
             local, on_page, near = proximity(line_bags, i - lo, Bag(about), weights, page_bag, q.alts)
             before = line[max(0, pos - 40):pos]
@@ -282,28 +284,6 @@ def find_candidates(text: str, file: str, page: int, q: Question, weights: dict[
 
 
 
-def _row(lines: list[str], i: int) -> tuple[str, list[tuple[int, str, str]], list[int], str, list[str]]:
-    """Line ``i`` as a table row: (row label, cells with their column headers, the header's lines, the row
-    labels' header, each cell's own row label in a table of repeated column groups); a row of numbers under
-    year / quarter / date keys first, else a table of words."""
-    if not lines[i].strip():
-        return "", [], [], "", []
-    label, cells = table_row(lines, i)
-    by_column = column_table(lines, i)
-    if len(by_column[1]) >= len(cells) and by_column[1]:  # a row of words with numbers at its end: all its cells count
-        return by_column
-    if cells:
-        return label, cells, [], "", []
-    # no header: a reference card's "prompt in debug mode  dbug>", a list of terms and settings; each cell is read
-    # with the one before it as its label
-    loose = gap_cells(lines[i])
-    if len(loose) < 2 or len(loose[0][1].split()) > MAX_LABEL_WORDS:
-        return "", [], [], "", []
-    first = loose[0][1]  # the row's key ("Nitrogen  sky blue  [143,143,255]") and the cell just before
-    return first, [(p, c, "") for p, c in loose[1:]], [], "", [first if k == 0 else f"{first} {c}"
-                                                           for k, (_, c) in enumerate(loose[:-1])]
-
-
 def _echo(value: str, qterms: AbstractSet[str]) -> float:
     """How much a name in code spells the question's words, whole or cut short ("-but_per_row": buttons, per,
     row; "--no-history": history): 0.6 for one such part, 0.9 for two or more, 0 for none."""
@@ -339,7 +319,6 @@ _BRACKETED_DEFAULT = re.compile(r"\((?:the\s+)?defaults?:?\s+([^\s,;()]+)\s*\)")
 
 
 _NOTHING = Bag("")
-MAX_LABEL_WORDS = 8  # a cell read as the label of the next one names it in a few words
 _XREF_WORDS = frozenset(("section", "chapter", "table", "figure", "page", "appendix", "equation", "sect", "fig", "tab"))
 _XREF = re.compile(r"\b(?:[Ss]ections?|[Cc]hapters?|[Tt]ables?|[Ff]igures?|[Ff]igs?\.|[Pp]ages?|pp?\.|[Aa]ppendix|[Ee]q\.|§)\s*$")
 _OPENERS = frozenset("see warning note notes however when while if then this these those each every such also".split())

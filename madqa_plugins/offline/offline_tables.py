@@ -7,6 +7,7 @@ cells of the header line above it."""
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 from madqa_plugins.offline.offline_dates import MONTH, YEAR_RE
 
@@ -112,9 +113,45 @@ def _heading_like(cells: list[tuple[int, str]]) -> bool:
         all(len(c.split()) <= MAX_HEAD_WORDS for _, c in cells)
 
 
-def column_table(lines: list[str], i: int) -> tuple[str, list[tuple[int, str, str]], list[int], str, list[str]]:
-    """(row label, [(position, cell, column header)], header lines, the row labels' header, each cell's own row
-    label when the header repeats) of line ``i`` read as a row of a table of words.
+class TableRow(NamedTuple):
+    """A line read as a table row: its label, its cells (position, text, column header), the lines of its
+    table's header (never an answer), the row labels' header ("Gauge stations", with a caption), and each
+    cell's own row label when several rows stand side by side (empty otherwise)."""
+
+    label: str = ""
+    cells: list[tuple[int, str, str]] = []
+    header_lines: list[int] = []
+    rows_head: str = ""
+    own_labels: list[str] = []
+
+
+NO_ROW = TableRow()
+MAX_LABEL_WORDS = 8  # a cell read as the label of the next one names it in a few words
+
+
+def read_row(lines: list[str], i: int) -> TableRow:
+    """Line ``i`` as a table row: a row of words under its header line when that reads more of it than a row of
+    numbers under year / quarter / date keys (``table_row``); else those numbers; else, with no header (a
+    reference card's "prompt in debug mode  dbug>", a list of terms and settings), each cell read with the
+    row's first cell and the cell before it as its label."""
+    if not lines[i].strip():
+        return NO_ROW
+    label, cells = table_row(lines, i)
+    by_column = column_table(lines, i)
+    if len(by_column.cells) >= len(cells) and by_column.cells:  # a row of words with numbers at its end
+        return by_column
+    if cells:
+        return TableRow(label, cells)
+    loose = gap_cells(lines[i])
+    if len(loose) < 2 or len(loose[0][1].split()) > MAX_LABEL_WORDS:
+        return NO_ROW
+    first = loose[0][1]  # the row's key ("Nitrogen  sky blue  [143,143,255]") and the cell just before
+    return TableRow(first, [(p, c, "") for p, c in loose[1:]],
+                    own_labels=[first if k == 0 else f"{first} {c}" for k, (_, c) in enumerate(loose[:-1])])
+
+
+def column_table(lines: list[str], i: int) -> TableRow:
+    """Line ``i`` read as a row of a table of words (``NO_ROW`` when it is none).
 
     The header is the topmost line of the table (the lines above it with two cells or more; up to
     ``MAX_THIN`` one-cell lines in a row are a wrapped cell or a header's second line and do not end it)
@@ -129,7 +166,7 @@ def column_table(lines: list[str], i: int) -> tuple[str, list[tuple[int, str, st
     """
     cells = gap_cells(lines[i])
     if len(cells) < 2 or len(cells) == 2 and len(cells[0][1].split()) > MAX_HEAD_WORDS:
-        return "", [], [], "", []
+        return NO_ROW
     top = -1
     thin = 0
     for k in range(i - 1, max(-1, i - MAX_HEADER_DISTANCE), -1):
@@ -143,7 +180,7 @@ def column_table(lines: list[str], i: int) -> tuple[str, list[tuple[int, str, st
         if len(above) == len(cells) and _heading_like(above):
             top = k
     if top < 0:
-        return "", [], [], "", []
+        return NO_ROW
     heads = [c for _, c in gap_cells(lines[top])]
     used = [top]
     below = gap_cells(lines[top + 1]) if top + 1 < i else []
@@ -162,8 +199,8 @@ def column_table(lines: list[str], i: int) -> tuple[str, list[tuple[int, str, st
     if period:  # "Extension  Language  Extension  Language": each group of cells is a row of its own
         groups = [(p, c, h, cells[k - k % period][1]) for k, ((p, c), h) in enumerate(zip(cells, heads, strict=True))
                   if k % period]
-        return cells[0][1], [(p, c, h) for p, c, h, _ in groups], used, heads[0], [g[3] for g in groups]
-    return cells[0][1], [(p, c, h) for (p, c), h in zip(cells[1:], heads[1:], strict=True)], used, heads[0], []
+        return TableRow(cells[0][1], [(p, c, h) for p, c, h, _ in groups], used, heads[0], [g[3] for g in groups])
+    return TableRow(cells[0][1], [(p, c, h) for (p, c), h in zip(cells[1:], heads[1:], strict=True)], used, heads[0])
 
 
 def _period(heads: list[str]) -> int:
@@ -174,9 +211,3 @@ def _period(heads: list[str]) -> int:
             return p
     return 0
 
-
-def column_row(lines: list[str], i: int) -> tuple[str, list[tuple[int, str, str]]]:
-    """(row label, [(position, cell, column header)]) of line ``i`` read as a row of a table of words
-    (``column_table`` without the header lines)."""
-    label, cells, _, _, _ = column_table(lines, i)
-    return label, cells
