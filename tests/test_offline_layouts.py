@@ -5,7 +5,7 @@ such a page has (cells two spaces apart, as madqa_plugins/readers/text_layer.py 
 
 from __future__ import annotations
 
-from madqa_plugins.offline.offline_confidence import named_documents
+from madqa_plugins.offline.offline_confidence import document_words, named_documents
 from madqa_plugins.offline.offline_dates import TIME_RE
 from madqa_plugins.offline.offline_entries import entry_heads
 from madqa_plugins.offline.offline_question import analyze
@@ -90,7 +90,7 @@ def test_a_plural_stems_as_its_singular_verb_form_does():
 
 
 def test_the_documents_a_question_names_by_file_name():
-    files = {"latex/booktabs.pdf", "glpk/graphs.pdf", "r/R-data.pdf", "docs/manual.pdf"}
+    files = document_words({"latex/booktabs.pdf", "glpk/graphs.pdf", "r/R-data.pdf", "docs/manual.pdf"})
     assert named_documents(analyze("Who is the author of the booktabs package?"), files) == {"latex/booktabs.pdf"}
     assert named_documents(analyze("Who wrote the manual?"), files) == frozenset()  # "manual" names no document
 

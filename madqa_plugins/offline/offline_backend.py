@@ -15,12 +15,18 @@ import re
 import threading
 import weakref
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import madqa
 from madqa_plugins.offline.offline_confidence import THRESHOLD as ABSTAIN
-from madqa_plugins.offline.offline_confidence import Confidence, absent_share, confidence, named_documents
+from madqa_plugins.offline.offline_confidence import (
+    Confidence,
+    absent_share,
+    confidence,
+    document_words,
+    named_documents,
+)
 from madqa_plugins.offline.offline_navigation import navigate
 from madqa_plugins.offline.offline_passages import ClosestPassage, closest_passages
 from madqa_plugins.offline.offline_phrases import phrase_after_terms
@@ -59,7 +65,7 @@ class CorpusStats:
     df: dict[str, int]
     pages: int
     lower: frozenset[str]
-    files: frozenset[str] = frozenset()
+    names: dict[str, frozenset[str]] = field(default_factory=dict)  # each document's name words (document_words)
 
 
 _stats: weakref.WeakKeyDictionary[Any, CorpusStats] = weakref.WeakKeyDictionary()
@@ -85,7 +91,7 @@ def corpus_stats(corpus: Any) -> CorpusStats:
                 lower |= lowercase_words(text)
                 files.add(p.file)
                 pages += 1
-            stats = CorpusStats(dict(df), pages, frozenset(lower), frozenset(files))
+            stats = CorpusStats(dict(df), pages, frozenset(lower), document_words(files))
     except Exception:  # no page iterator: uniform weights
         pass
     with _stats_lock:
@@ -160,7 +166,7 @@ class OfflineBackend:
             weights = self._weights(q)
             absent = absent_share(weights, self.stats.df, self.stats.pages, q.alts)
             sure.append(confidence(fresh[0] if fresh else None, fresh[1] if len(fresh) > 1 else None, absent,
-                                   untyped=q.kind == "phrase", named=named_documents(q, self.stats.files)))
+                                   untyped=q.kind == "phrase", named=named_documents(q, self.stats.names)))
         least = min(sure, key=lambda c: c.value) if sure else Confidence({}, 0.0)
         self.last = least
         searched = "; ".join(repr(s) for s in issued) or "nothing"
@@ -236,7 +242,7 @@ class OfflineBackend:
                 pages.setdefault(c.key(), set()).add((file, page))  # pages that agree, not a table's repeats
                 if c.key() not in best or c.score > best[c.key()].score:
                     best[c.key()] = c
-        named = named_documents(q, self.stats.files)
+        named = named_documents(q, self.stats.names)
         for key, c in best.items():
             c.score = round(min(1.0, c.score + 0.02 * min(len(pages[key]) - 1, 3)), 4)
             if named and c.file not in named:  # "the author of the booktabs package" is in booktabs.pdf

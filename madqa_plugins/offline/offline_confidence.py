@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
@@ -114,16 +115,18 @@ _GENERIC_NAME = frozenset("doc docs document manual guide user users ref referen
                           "pdf the and for with".split())
 
 
-def named_documents(q: Question, files: AbstractSet[str]) -> frozenset[str]:
+def document_words(files: Iterable[str]) -> dict[str, frozenset[str]]:
+    """Each document's name words (stems of its file name and folders), those that name no document in
+    particular left out: what ``named_documents`` matches a question against (read once per corpus)."""
+    return {f: frozenset({stem(w) for w in re.split(r"[^A-Za-z0-9]+", f.rsplit(".", 1)[0]) if len(w) >= 3}
+                         - _GENERIC_NAME) for f in files}
+
+
+def named_documents(q: Question, names: Mapping[str, AbstractSet[str]]) -> frozenset[str]:
     """The documents whose file name (or folder) holds one of the question's words ("Who is the author of the
-    booktabs package?" names latex/booktabs.pdf); words that name no document in particular do not count."""
+    booktabs package?" names latex/booktabs.pdf); ``names``: ``document_words`` of the corpus."""
     terms = set(q.stems)
-    out = set()
-    for f in files:
-        parts = {stem(w) for w in re.split(r"[^A-Za-z0-9]+", f.rsplit(".", 1)[0]) if len(w) >= 3}
-        if (parts - _GENERIC_NAME) & terms:
-            out.add(f)
-    return frozenset(out)
+    return frozenset(f for f, words in names.items() if words & terms)
 
 
 def absent_share(weights: dict[str, float], df: dict[str, int], pages: int,
