@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import gradio as gr
@@ -342,6 +342,8 @@ def build_ask_tab(ctx: AppContext) -> None:
                 if isinstance(item, str):
                     yield out(pending_message("Waiting for the collection's first files to be indexed", item))
                     continue
+                if isinstance(item, AnswerStep) and partial:  # "no answer" from 1 of 9 files says so
+                    item = replace(item, flags=(*item.flags, partial))
                 pending = chat.add(item)
                 if isinstance(item, (SearchStep, ToolStep)):
                     for path, caption, ref in thumbnails(ctx, session, corpus_key, item):
