@@ -337,11 +337,14 @@ def build_ask_tab(ctx: AppContext) -> None:
         yield ("", *out(pending_message("Starting", md_escape(describe(config) + follows)))[1:])
         trace = Trace(text, config)
         final: AnswerStep | None = None
+        searched = False
         try:
             for item in run_steps(ctx, session, corpus_key, config, options, text, trace, keys, turns, scope):
                 if isinstance(item, str):
                     yield out(pending_message("Waiting for the collection's first files to be indexed", item))
                     continue
+                if isinstance(item, SearchStep) and collection is not None and not searched:
+                    searched, partial = True, partial_note(collection)  # as it stood when the searching began
                 if isinstance(item, AnswerStep) and partial:  # "no answer" from 1 of 9 files says so
                     item = replace(item, flags=(*item.flags, partial))
                 pending = chat.add(item)
