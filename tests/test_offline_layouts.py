@@ -168,3 +168,15 @@ def test_question_cues_that_named_the_wrong_type():
     assert analyze("Which file format does the program write by default?").kind != "file"
     assert analyze("In PSPP's table of date formats, what is the template of EDATE?").kind != "date"
     assert values("How much faster are the new searches?", "The new searches are 100-fold faster than BLAST.")[0] == "100-fold"
+
+
+def test_a_caption_above_a_table_of_repeated_column_groups_keeps_the_groups():
+    """The caption joins the first column's header after the repeat is found: joined before, it made the
+    header's groups differ ("Suffix Readable suffixes" vs "Suffix") and every group after the first was read
+    under the first group's row label."""
+    page = ("Readable suffixes\n"
+            "Suffix  Format  Suffix  Format  Suffix  Format\n"
+            ".tsv  Tab-separated  .xls  Spreadsheet  .geo  GeoJSON\n"
+            ".csv  Comma-separated  .ods  Spreadsheet  .kml  Keyhole\n")
+    assert values("In which format is a .kml file read, according to the table of readable suffixes?", page)[0] == "Keyhole"
+    assert values("In which format is a .ods file read, according to the table of readable suffixes?", page)[0] == "Spreadsheet"

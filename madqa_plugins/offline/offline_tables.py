@@ -191,11 +191,11 @@ def column_table(lines: list[str], i: int) -> TableRow:
     thin_after = used[-1] + 1
     if thin_after < i and len(gap_cells(lines[thin_after])) == 1:  # "Name" under "PostScript": the header's last line
         used.append(thin_after)
+    period = _period(heads)  # before the caption joins the first header, which would break the repeat
     caption = lines[top - 1].strip() if top > 0 and len(gap_cells(lines[top - 1])) == 1 else ""
     if caption and len(caption.split()) <= MAX_CAPTION_WORDS:  # "canvas.acroform.choice parameters" names every row
         heads[0] = f"{heads[0]} {caption}"
         used.append(top - 1)
-    period = _period(heads)
     if period:  # "Extension  Language  Extension  Language": each group of cells is a row of its own
         groups = [(p, c, h, cells[k - k % period][1]) for k, ((p, c), h) in enumerate(zip(cells, heads, strict=True))
                   if k % period]
