@@ -11,7 +11,6 @@ unanswerable question's terms on any page), on this set.
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 from pathlib import Path
 
@@ -22,10 +21,7 @@ _spec.loader.exec_module(realdocs2_check)  # type: ignore[union-attr]
 
 
 def main(argv: list[str] | None = None) -> int:
-    fetch = realdocs2_check.load_fetch("heldout2_fetch", HERE / "fetch.py")
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--docs", type=Path, default=fetch.DEFAULT_OUT, help="docs folder (default: %(default)s)")
-    return realdocs2_check.check_set(HERE, fetch, parser.parse_args(argv).docs)
+    return realdocs2_check.set_main(HERE, __doc__, argv)
 
 
 if __name__ == "__main__":

@@ -60,11 +60,16 @@ def check_set(folder: Path, fetch: ModuleType, docs: Path) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    fetch = load_fetch("realdocs2_fetch", HERE / "fetch.py")
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def set_main(folder: Path, doc: str | None, argv: list[str] | None) -> int:
+    """The command line of a set's check.py (``--docs DIR``), checking the set in ``folder`` with its fetch.py."""
+    fetch = load_fetch(f"{folder.name}_fetch", folder / "fetch.py")
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--docs", type=Path, default=fetch.DEFAULT_OUT, help="docs folder (default: %(default)s)")
-    return check_set(HERE, fetch, parser.parse_args(argv).docs)
+    return check_set(folder, fetch, parser.parse_args(argv).docs)
+
+
+def main(argv: list[str] | None = None) -> int:
+    return set_main(HERE, __doc__, argv)
 
 
 if __name__ == "__main__":
