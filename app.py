@@ -5,7 +5,8 @@ Bind address and port: MADQA_HOST / MADQA_PORT (GRADIO_SERVER_PORT is honoured t
 
 Serve your own PDFs: ``python app.py --corpus ~/papers`` (repeatable; ``NAME=DIR``, ``NAME=DIR:LANG``,
 ``NAME=DIR#QUESTIONS``; also ``MADQA_COLLECTIONS``), and ``--no-demo`` (``MADQA_DEMO=0``) to leave the demo corpus
-out. A folder that is missing or cannot be read stops the start with exit status 2, naming it.
+out. A folder that is missing or cannot be read stops the start with exit status 2, naming it; so does a port that
+another program holds.
 
 SIGTERM (a container's stop or restart: the app is PID 1 there) and SIGINT stop it gracefully in a few seconds
 (``madqa.ui.build.stop_app``), also while the demo corpus is being indexed: the next start indexes it again.
@@ -57,7 +58,14 @@ def main(argv: list[str] | None = None) -> int:
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda number, frame: stop.set())
-    app.launch(**launch_options(settings, app), prevent_thread_lock=True)
+    try:
+        app.launch(**launch_options(settings, app), prevent_thread_lock=True)
+    except OSError as exc:  # Gradio's "Cannot find empty port", or an address not this machine's
+        stop_app(app)
+        why = f" ({exc.strerror})" if exc.strerror else ""  # Gradio's own text names its variables, not ours
+        print(f"madqa: cannot listen on {settings.host}:{settings.port}{why}: the port is in use by another program, "
+              "or the address is not this machine's; set MADQA_PORT (and MADQA_HOST) to a free one", file=sys.stderr)
+        return 2
     while not stop.wait(0.5):  # a timed wait: the signal handler runs between waits, on this thread
         if not app.is_running:
             break

@@ -110,3 +110,20 @@ def test_sigterm_stops_the_app_cleanly_also_while_indexing_and_the_next_start_in
     demo = Corpus.open(DEMO_DOCS, settings.corpora_dir)
     assert len(demo.documents) == len(find_pdfs(DEMO_DOCS))
     assert not list(state.glob("tmp-*"))  # no half-built generation kept
+
+
+def test_a_port_another_program_holds_stops_the_start_with_one_line(tmp_path: Path) -> None:
+    """A busy port was a Gradio traceback naming Gradio's variables (GRADIO_SERVER_PORT, ``server_port``); it is one
+    line naming madqa's, and exit status 2, as for a missing folder. The app's state is left as it was."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        env = {**{k: os.environ[k] for k in ENV_KEYS if k in os.environ}, "MADQA_HOME": str(tmp_path / "home"),
+               "MADQA_HOST": "127.0.0.1", "MADQA_PORT": str(port), "GRADIO_ANALYTICS_ENABLED": "False",
+               "LITELLM_LOCAL_MODEL_COST_MAP": "True", "TMPDIR": str(tmp_path)}
+        done = subprocess.run([sys.executable, "app.py"], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert f"madqa: cannot listen on 127.0.0.1:{port}" in done.stderr and "MADQA_PORT" in done.stderr
+    assert "Traceback" not in done.stderr and "GRADIO_SERVER_PORT" not in done.stderr
+    assert not list(tmp_path.glob("madqa-pages-*"))  # no page images left behind by the start that failed
