@@ -18,7 +18,8 @@ from madqa.evaluation.metrics import anls_star
 from madqa.index import ingest
 from madqa.settings import Settings, load_config
 from madqa.trace import Trace
-from madqa_plugins.offline.offline_backend import OfflineBackend, candidate_queries
+from madqa_plugins.offline.offline_backend import OfflineBackend
+from madqa_plugins.offline.offline_queries import candidate_queries
 from madqa_plugins.offline.offline_question import analyze, split_parts
 from madqa_plugins.offline.offline_reader import find_candidates
 from madqa_plugins.offline.offline_spans import term_weights

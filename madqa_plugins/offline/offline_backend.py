@@ -11,7 +11,6 @@ repeating a query. Deterministic: the same messages give the same decision.
 from __future__ import annotations
 
 import json
-import re
 import threading
 import weakref
 from collections import Counter
@@ -27,10 +26,12 @@ from madqa_plugins.offline.offline_confidence import (
     document_words,
     named_documents,
 )
+from madqa_plugins.offline.offline_messages import fruitless_searches, issued_queries, shown_pages, tool_name
 from madqa_plugins.offline.offline_navigation import navigate
 from madqa_plugins.offline.offline_passages import ClosestPassage, closest_passages
 from madqa_plugins.offline.offline_phrases import phrase_after_terms
-from madqa_plugins.offline.offline_question import SYNONYMS, analyze, split_parts
+from madqa_plugins.offline.offline_queries import candidate_queries, normalized, query_owners
+from madqa_plugins.offline.offline_question import analyze, split_parts
 from madqa_plugins.offline.offline_reader import find_candidates
 from madqa_plugins.offline.offline_spans import (
     Bag,
@@ -46,7 +47,6 @@ from madqa_plugins.offline.offline_spans import (
 
 CONVINCING = 0.5  # a best candidate scoring at least this ends the search
 MAX_DF_PAGES = 20_000  # corpora larger than this use uniform term weights (reading them all is slow)
-MAX_QUERY_TERMS = 8
 SEARCH_BUDGET = 8  # searches for the whole question, shared by its parts
 NOT_NAMED = 0.8  # a candidate's score outside the documents the question names by their file name
 NOTE = "offline extractive baseline (no language model)"
@@ -55,7 +55,6 @@ NOTE = "offline extractive baseline (no language model)"
 LABEL = ("the offline search-and-extract baseline, no language model: it answers only when its evidence looks "
          "strong and otherwise shows the closest passages; measured, 73-100% of its answers were right on its "
          "development sets, 56% on documents it had never seen")
-_LABEL = re.compile(r"^File: (.+?), Page: (\d+)(?::|$)")  # a label, or an earlier page's "label: excerpt" line
 
 
 @dataclass(frozen=True)
@@ -123,13 +122,13 @@ class OfflineBackend:
                          if m.get("role") == "user" and isinstance(m.get("content"), str)), "")
         parts = [analyze(p) for p in split_parts(question)]
         exclude = {stem(w) for w in words(question)}
-        issued, shown = _issued_queries(messages), _shown_pages(messages)
+        issued, shown = issued_queries(messages), shown_pages(messages)
         n = sum(1 for m in messages if m.get("role") == "assistant") + 1
-        offered = {_tool_name(t) for t in tools}
+        offered = {tool_name(t) for t in tools}
         can_search = not force_answer and "search_documents" in offered
         plans = [candidate_queries(q, self._weights(q)) for q in parts]
-        owner = _owners(plans, issued)
-        stale = _fruitless(messages)
+        owner = query_owners(plans, issued)
+        stale = fruitless_searches(messages)
         budget = max(2, self.budget // len(parts))
         bests: list[list[Candidate]] = []
         for k, q in enumerate(parts):
@@ -144,8 +143,8 @@ class OfflineBackend:
                 text = f"{NOTE}: {'best candidate so far ' + repr(best.value) if best else 'nothing found yet'}; " \
                        f"navigating: {browse.name} {json.dumps(browse.arguments)}"
                 return madqa.ModelDecision(text=text, tool_calls=(browse,), usage=madqa.Usage(0, 0), cost_usd=0.0)
-            done = {_norm(s) for s in issued}
-            nxt = next(((qq, why) for qq, why in plans[k] if _norm(qq) not in done), None)
+            done = {normalized(s) for s in issued}
+            nxt = next(((qq, why) for qq, why in plans[k] if normalized(qq) not in done), None)
             if nxt is None or owner.count(k) >= budget or best is not None and stale >= 3:
                 continue  # out of queries or budget, or the last searches showed nothing new
             lead = (f"best candidate so far {best.value!r} ({best.kind}) on {best.file} p.{best.page}, score "
@@ -276,116 +275,6 @@ class OfflineBackend:
 
     def _weights(self, q: Question) -> dict[str, float]:
         return term_weights(q, self.stats.df, self.stats.pages)
-
-
-# --- the messages ------------------------------------------------------------------------------
-
-def _tool_name(tool: dict[str, Any]) -> str:
-    return str(tool.get("function", {}).get("name", tool.get("name", "")))
-
-
-def _issued_queries(messages: list[dict[str, Any]]) -> list[str]:
-    out = []
-    for m in messages:
-        for call in m.get("tool_calls") or []:
-            fn = call.get("function", {})
-            if fn.get("name") == "search_documents":
-                try:
-                    out.append(str(json.loads(fn.get("arguments") or "{}").get("query", "")))
-                except ValueError:
-                    continue
-    return out
-
-
-def _fruitless(messages: list[dict[str, Any]]) -> int:
-    """How many of the latest searches in a row showed no new page (no labelled pages followed them)."""
-    count = 0
-    for m in reversed(messages):
-        if m.get("role") == "user" and isinstance(m.get("content"), list):
-            return count
-        if m.get("role") == "assistant" and m.get("tool_calls"):
-            count += 1
-    return count if any(m.get("tool_calls") for m in messages) else 0
-
-
-def _shown_pages(messages: list[dict[str, Any]]) -> list[tuple[str, int, int]]:
-    """(file, page, rank within its search) of every page shown, in order, from the text labels
-    (a page shown earlier comes back as a "label: excerpt" line; its text is read from the corpus)."""
-    out: list[tuple[str, int, int]] = []
-    seen: set[tuple[str, int]] = set()
-    for m in messages:
-        if m.get("role") != "user" or not isinstance(m.get("content"), list):
-            continue
-        rank = 0
-        for part in m["content"]:
-            if not (isinstance(part, dict) and part.get("type") == "text"):
-                continue
-            for line in str(part.get("text", "")).strip().splitlines():
-                match = _LABEL.match(line.strip())
-                if match and (match.group(1), int(match.group(2))) not in seen:
-                    seen.add((match.group(1), int(match.group(2))))
-                    out.append((match.group(1), int(match.group(2)), rank))
-                    rank += 1
-    return out
-
-
-# --- queries and answers -----------------------------------------------------------------------
-
-def _term(word: str) -> str:
-    return re.sub(r"[^\w\-.'&]", "", word).strip(".-'&")
-
-
-def _phrase(text: str) -> str:
-    return f'"{text}"' if " " in text else text
-
-
-def candidate_queries(q: Question, weights: dict[str, float]) -> list[tuple[str, str]]:
-    """Every query worth trying, in order, each with why; duplicates are removed by the caller."""
-    phrases = [p for p in q.phrases if p]
-    in_phrase = {stem(w) for p in phrases for w in words(p)}
-    terms = [t for t in (_term(w) for w in q.terms) if t and stem(t) not in in_phrase]
-    by_weight = sorted(terms, key=lambda t: (-weights.get(stem(t), 0.0), q.terms.index(t) if t in q.terms else 0))
-    quoted = [f'"{p}"' for p in phrases]
-    out: list[tuple[str, str]] = []
-    main = quoted + terms
-    if len(main) > MAX_QUERY_TERMS:
-        keep = set(by_weight[: MAX_QUERY_TERMS - len(quoted)])
-        main = quoted + [t for t in terms if t in keep]
-    out.append((" ".join(main), "the question's content words"))
-    target = [t for t in terms if stem(t) in q.target]
-    entities = [t for t in terms if t not in target and (t[:1].isupper() or any(ch.isdigit() for ch in t))]
-    out.append((" ".join(quoted + target + entities), "the asked attribute and the names and numbers"))
-    out.append((" ".join(quoted + by_weight[:3]), "the three rarest terms"))
-    if len(terms) > 1:
-        out.append((" OR ".join(quoted + terms), "any of the content words"))
-    low = q.text.lower()
-    found = [(k, v) for k, v in SYNONYMS.items() if re.search(rf"\b{re.escape(k)}\b", low)]
-    if found:
-        covered = {stem(w) for k, _ in found for w in words(k)}
-        groups = ["(" + " OR ".join(_phrase(x) for x in (k, *v)) + ")" for k, v in found]
-        rest = [t for t in terms if stem(t) not in covered]
-        out.append((" ".join(quoted + groups + rest), "synonyms of the content words"))
-        out.append((" ".join(quoted + [" OR ".join(_phrase(x) for _, v in found for x in v)] + rest[:2]),
-                    "synonyms in place of the question's words"))
-    out.append((" ".join(quoted + by_weight[:2]), "the two rarest terms"))
-    names = re.findall(r"\b[A-Z][\w&'\-]*(?:\s+[A-Z][\w&'\-]*)+", q.text)
-    for name in names:
-        out.append((f'"{name}"', "a quoted name from the question"))
-    if target:
-        out.append((" ".join(target), "the asked attribute alone"))
-    for t in by_weight:
-        out.append((t, "a single rare term"))
-    return [(query.strip(), why) for query, why in out if query.strip()]
-
-
-def _norm(query: str) -> str:
-    return " ".join(query.lower().split())
-
-
-def _owners(plans: list[list[tuple[str, str]]], issued: list[str]) -> list[int]:
-    """For each issued query, the first question part whose plan holds it (-1: none)."""
-    return [next((k for k, plan in enumerate(plans) if any(_norm(p) == _norm(q) for p, _ in plan)), -1)
-            for q in issued]
 
 
 def pick_items(q: Question, ranked: list[Candidate]) -> list[Candidate]:
