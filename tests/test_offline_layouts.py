@@ -41,13 +41,15 @@ def test_an_entry_of_a_manual_owns_the_lines_below_its_head():
     assert entry_heads(["INVOICE", "PO number: PO-1"]) == [None, None]  # a title in capitals heads nothing
 
 
-def test_a_table_of_repeated_column_groups_reads_each_group_as_a_row():
-    page = ("Suffix  Format  Suffix  Format  Suffix  Format\n"
+SUFFIXES = ("Suffix  Format  Suffix  Format  Suffix  Format\n"
             ".tsv  Tab-separated  .xls  Spreadsheet  .geo  GeoJSON\n"
             ".csv  Comma-separated  .ods  Spreadsheet  .kml  Keyhole\n"
             ".txt  Plain text  .dbf  dBase  .gpx  GPS exchange\n")
-    assert values("In which format is a .kml file read, according to the table of suffixes?", page)[0] == "Keyhole"
-    assert values("In which format is a .dbf file read, according to the table of suffixes?", page)[0] == "dBase"
+
+
+def test_a_table_of_repeated_column_groups_reads_each_group_as_a_row():
+    assert values("In which format is a .kml file read, according to the table of suffixes?", SUFFIXES)[0] == "Keyhole"
+    assert values("In which format is a .dbf file read, according to the table of suffixes?", SUFFIXES)[0] == "dBase"
 
 
 def test_a_row_of_a_table_lends_no_words_to_the_rows_beside_it():
@@ -174,9 +176,6 @@ def test_a_caption_above_a_table_of_repeated_column_groups_keeps_the_groups():
     """The caption joins the first column's header after the repeat is found: joined before, it made the
     header's groups differ ("Suffix Readable suffixes" vs "Suffix") and every group after the first was read
     under the first group's row label."""
-    page = ("Readable suffixes\n"
-            "Suffix  Format  Suffix  Format  Suffix  Format\n"
-            ".tsv  Tab-separated  .xls  Spreadsheet  .geo  GeoJSON\n"
-            ".csv  Comma-separated  .ods  Spreadsheet  .kml  Keyhole\n")
+    page = "Readable suffixes\n" + SUFFIXES
     assert values("In which format is a .kml file read, according to the table of readable suffixes?", page)[0] == "Keyhole"
     assert values("In which format is a .ods file read, according to the table of readable suffixes?", page)[0] == "Spreadsheet"
