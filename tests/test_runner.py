@@ -146,3 +146,39 @@ def test_eval_cli_json_and_table(tmp_path):
     table = subprocess.run([sys.executable, "-m", "madqa", "eval", str(a), str(b), "--gold", str(gold)],
                            capture_output=True, text=True, env=env, cwd=REPO, timeout=60)
     assert table.returncode == 0 and table.stdout.splitlines()[0].split() == ["metric", "a", "b"]
+
+
+@pytest.mark.parametrize("resume", [False, True])
+def test_a_config_that_cannot_be_built_raises_before_the_output_is_touched(tmp_path, corpus, registry, settings,
+                                                                            resume):
+    from madqa.errors import PluginError
+
+    out = tmp_path / "pred.jsonl"
+    kept = '{"id": "q0", "question": "What is fact 0?", "answer": ["kept"], "citations": [], "error": null}\n'
+    out.write_text(kept, encoding="utf-8")
+    config = load_config("offline").with_overrides(backend="no-such-backend")
+    with pytest.raises(PluginError, match="no-such-backend"):
+        run_batch(QUESTIONS, corpus, config, registry, settings, out_path=out, resume=resume)
+    assert out.read_text(encoding="utf-8") == kept  # not one error row per question, nothing dropped
+
+
+@pytest.mark.parametrize("flags", [
+    ["--backend", "no-such-backend"],
+    ["--backend", "litellm", "--model", "no-such-provider/x"],
+    ["--backend", "litellm", "--model", "openai/x", "--set", "backend.force_tool_choice=sometimes"],
+    ["--set", "retriever.no_such_option=1"],
+])
+def test_cli_run_with_a_config_that_cannot_start_exits_2_with_one_line_and_writes_nothing(
+        tmp_path, corpus, settings, monkeypatch, capsys, flags):
+    from madqa.cli import main
+
+    monkeypatch.setenv("MADQA_HOME", str(settings.home))
+    questions = tmp_path / "q.jsonl"
+    questions.write_text("".join(json.dumps(q) + "\n" for q in QUESTIONS), encoding="utf-8")
+    out = tmp_path / "pred.jsonl"
+    code = main(["run", "--corpus", str(corpus.root), "--questions", str(questions), "-o", str(out), *flags])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert [line for line in err.splitlines() if line.startswith("madqa:")] == [err.strip().splitlines()[-1]]
+    assert "Traceback" not in err and "failed" not in err
+    assert not out.exists() or out.read_text(encoding="utf-8") == ""

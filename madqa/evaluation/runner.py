@@ -91,7 +91,8 @@ def run_batch(
     with nothing left, ends with no call made). Not with an ``executor``: workers cannot share it.
     Questions sharing a ``conversation_id`` run in ``turn`` order as one conversation
     (``evaluation.conversations``), each turn its own row; a resumed run rebuilds it from the kept rows.
-    Not with an ``executor`` yet.
+    Not with an ``executor`` yet. A config whose parts cannot be built raises its MadqaError before
+    ``out_path`` is written or rewritten.
     """
     if workers < 1:
         raise ValueError("workers must be at least 1")
@@ -105,6 +106,10 @@ def run_batch(
                                     for q in questions):
         raise ClusterError("a multi-turn question set (conversation_id) does not run on a cluster yet: "
                            "run it without --cluster")
+    # a part that cannot be built (an unknown backend or model, a bad option) is the run's error, raised
+    # before the output file is touched: as one error row per question it filled the file with failures
+    # and left nothing run (a cluster's workers build their own agents)
+    first = Agent(corpus, config, registry, settings, backend_options) if executor is None else None
     path = Path(out_path) if out_path else None
     done: list[dict[str, Any]] = []
     if path is not None:
@@ -120,6 +125,7 @@ def run_batch(
     todo = [q for q in questions if question_key(q) not in finished]
     units = [u for u in conversation_units(questions) if any(question_key(q) not in finished for q in u)]
     local = threading.local()
+    local.agent = first  # this thread's (a run of one worker answers here)
     write_lock = threading.Lock()
     rows = list(done)
 
