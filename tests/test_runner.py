@@ -167,6 +167,7 @@ def test_a_config_that_cannot_be_built_raises_before_the_output_is_touched(tmp_p
     ["--backend", "litellm", "--model", "no-such-provider/x"],
     ["--backend", "litellm", "--model", "openai/x", "--set", "backend.force_tool_choice=sometimes"],
     ["--set", "retriever.no_such_option=1"],
+    ["--backend", "litellm", "--model", "openai/x", "--api-base", "127.0.0.1:8000/v1"],
 ])
 def test_cli_run_with_a_config_that_cannot_start_exits_2_with_one_line_and_writes_nothing(
         tmp_path, corpus, settings, monkeypatch, capsys, flags):
