@@ -328,11 +328,24 @@ def test_run_counts_rows_with_no_readable_answer_as_failed_and_exits_1(tmp_path,
     code, out, _ = cli_run(tmp_path, corpus, settings, monkeypatch, "The answer is 7.5 million.")
     captured = capsys.readouterr()
     assert code == 1
-    assert "accuracy 0.000 on 2, 2 failed, 0 refused" in captured.out
+    assert "no row scored, 2 failed, 0 refused" in captured.out  # never "accuracy 0.000": nothing was scored
     assert "--resume" in captured.err
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert all(r["error"] and r["answer"] == [] for r in rows)
     assert rows[0]["config"].startswith("litellm:openai/gpt-4o[") and "max_steps=2" in rows[0]["config"]
+
+
+def test_the_run_summary_scores_only_rows_that_did_not_fail():
+    from madqa.cli.agent import run_summary
+
+    questions = [{"id": f"q{n}", "question": "?", "answer_variants": [["7.5 million"]]} for n in range(3)]
+    right = {"id": "q0", "answer": ["7.5 million"], "error": None, "refusal": False}
+    broken = [{"id": f"q{n}", "answer": [], "error": "backend: HTTP 500", "refusal": False} for n in (1, 2)]
+    # one answer scored (right), two failures counted apart; the harness's figure (failed = wrong) beside it
+    assert run_summary([right, *broken], questions) == ("accuracy 1.000 on 1 scored, 2 failed, 0 refused "
+                                                        "(madqa eval counts the failed as wrong: 0.333 on 3)")
+    assert run_summary([right], questions) == "accuracy 1.000 on 1 scored, 0 failed, 0 refused"
+    assert run_summary(broken, questions) == "no row scored, 2 failed, 0 refused"
 
 
 def test_run_of_refusals_exits_0_and_eval_reports_them_by_any_field(tmp_path, corpus, settings, monkeypatch,
