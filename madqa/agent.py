@@ -64,6 +64,9 @@ if TYPE_CHECKING:
     from madqa.plugins import Registry
 
 ASKED_AS = "a follow-up, asked as a standalone question (this backend reads no conversation): "
+# A model that replies in prose again after being told to call a tool (local models answering in text)
+# is asked for its answer next, instead of the same reply until max_steps (8 calls wasted at 10 steps)
+IDLE_REPLIES = 2
 MAX_RECOVERIES = 4  # times one turn is sent again with less after a server limit
 UNREADABLE_ANSWER = "the submit_answer arguments could not be read, even after a repair turn"
 NO_ANSWER_FLAGS = ("the model failed", "no answer could be parsed", UNREADABLE_ANSWER)  # rows of older versions
@@ -180,6 +183,7 @@ class Agent:
                             scope=files)
         last, iteration = self.config.max_steps, 0
         repaired_call = repaired_answer = False
+        idle = 0  # replies in a row that called no tool (nothing searched, nothing answered)
         notes: list[str] = []  # what the run had to do to get an answer (server limits worked around)
         if conversation and asked.context is None:  # a backend that reads no conversation: say what it was asked
             notes.append(f"{ASKED_AS}{asked.question}")
@@ -279,9 +283,14 @@ class Agent:
                     history.append(NoteTurn(iteration, REPAIR_NOTE.format(why=f" ({why})")))
                     continue
             if not calls:
+                idle += 1
                 history.append(ModelTurn(iteration, decision.text))
                 history.append(NoteTurn(iteration, call_a_tool(list(self.tools))))
+                if idle >= IDLE_REPLIES and not force:  # it will not use the tools: ask for the answer now
+                    last = min(last, iteration + 1)
+                    notes.append(f"forced to answer after {idle} replies in a row that called no tool")
                 continue
+            idle = 0
             ids = [call.id or f"call_{iteration}_{n}" for n, call in enumerate(calls)]  # tool results answer these
             history.append(ModelTurn(iteration, decision.text, tuple(
                 (call_id, c.name, json.dumps(c.arguments)) for c, call_id in zip(calls, ids, strict=True))))

@@ -67,6 +67,23 @@ def test_a_model_that_keeps_searching_when_it_must_answer_fails_with_the_reason(
     assert row["answer"] == [] and row["refusal"] is False
 
 
+def test_a_model_that_keeps_replying_in_prose_is_asked_for_its_answer_after_two_such_replies(corpus, registry,
+                                                                                              settings):
+    prose = {"text": "The total revenue was 7.5 million (report.pdf, page 1)."}
+    trace, backend = run(corpus, registry, settings, [{"search": "revenue 2024"}, prose, prose, ANSWER], max_steps=10)
+    row = trace.row()
+    assert row["answer"] == ["7.5 million"] and row["error"] is None
+    assert [c["force_answer"] for c in backend.calls] == [False, False, False, True]  # not 7 more of the same
+    assert "forced to answer after 2 replies in a row that called no tool" in row["flags"]
+    # still prose when asked: one repair turn, then a failure, at the 5th call instead of the 11th
+    trace, backend = run(corpus, registry, settings, [{"search": "revenue 2024"}] + [prose] * 12, max_steps=10)
+    assert len(backend.calls) == 5 and trace.row()["error"].startswith("no answer could be read")
+    # a reply without a tool call now and then (a model thinking aloud) is only reminded of the tools
+    trace, backend = run(corpus, registry, settings, [{"search": "revenue"}, prose, {"search": "revenue 2024"},
+                                                      prose, ANSWER], max_steps=10)
+    assert [c["force_answer"] for c in backend.calls] == [False] * 5 and trace.row()["answer"] == ["7.5 million"]
+
+
 @pytest.mark.parametrize("text", [
     "I cannot find this information in the documents.",
     "<think>The pages say nothing about it.</think>The documents do not contain this information.",
