@@ -34,7 +34,7 @@ MB = 1024 * 1024
 
 @dataclass
 class Reply:
-    """One scripted reply: ``kind`` is search, answer, text, raw_call, error or hang."""
+    """One scripted reply: ``kind`` is search, answer, text, raw_call, error, raw or hang."""
 
     kind: str
     query: str = ""
@@ -65,6 +65,11 @@ def show(pages: list[dict[str, Any]]) -> Reply:
 
 def error(status: int, message: str, **headers: str) -> Reply:
     return Reply("error", status=status, text=message, headers=dict(headers))
+
+
+def raw(status: int, body: str, content_type: str) -> Reply:
+    """A body sent as it is (not in the provider's format): a web page at api_base, an event stream."""
+    return Reply("raw", status=status, text=body, headers={"Content-Type": content_type})
 
 
 def hang(seconds: float) -> Reply:
@@ -167,12 +172,12 @@ class FakeProvider:
                 status, payload, headers = provider.handle(self.path, dict(self.headers), raw)
                 if status == 0:  # a hang that outlived the client: nothing to send
                     return
-                data = json.dumps(payload).encode()
+                data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
                 if headers.pop("X-Fake-Truncate", None):
                     data = data[: len(data) // 2]
                 try:
                     self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Type", headers.pop("Content-Type", "application/json"))
                     self.send_header("Content-Length", str(len(data)))
                     for k, v in headers.items():
                         self.send_header(k, v)
@@ -224,6 +229,8 @@ class FakeProvider:
             return 0, None, {}
         if reply.kind == "error":
             return reply.status, self.error_body(reply.status, reply.text), reply.headers
+        if reply.kind == "raw":
+            return reply.status, reply.text, dict(reply.headers)
         self._calls += 1
         return 200, self.reply_body(reply, body or {}), {"X-Fake-Truncate": "1"} if reply.truncated else {}
 

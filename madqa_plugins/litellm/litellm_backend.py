@@ -65,6 +65,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
+from urllib.parse import urlsplit
 
 import madqa
 from madqa_plugins.litellm import litellm_protocol as protocol
@@ -391,11 +392,21 @@ class LiteLLMBackend:
             message += f": {failure.detail}"
         if failure.kind.startswith("found no API key"):
             message += f": {self._key_hint(self._missing_keys())}"
+        if failure.kind.startswith("does not know the model or endpoint") and self._v1_missing():
+            message += (f" (an OpenAI-compatible server's api_base usually ends in /v1: "
+                        f"{str(self.api_base).rstrip('/')}/v1)")
         if failure.limit is not None:
             if failure.limit.limit == "vision":  # learned: the loop resends the turn as page text
                 self._learn("vision", False, failure.detail or failure.kind, here=True)
             raise madqa.ServerLimitError(message, failure.limit.limit, failure.limit.value)
         raise madqa.BackendError(message)  # raised outside the except: no chained provider exception
+
+    def _v1_missing(self) -> bool:
+        """Whether an OpenAI-compatible api_base lacks the /v1 its server serves under (vLLM, llama.cpp, LM
+        Studio): a 404 then says no more than "Not Found"."""
+        if not self.api_base or self.provider not in ("openai", "hosted_vllm", "lm_studio", "llamafile"):
+            return False
+        return not urlsplit(self.api_base).path.rstrip("/").endswith("/v1")
 
     def _delay(self, attempt: int, retry_after: float | None, overloaded: bool = False) -> float:
         base = max(self.retry_base_delay, self.overload_delay) if overloaded else self.retry_base_delay
