@@ -119,6 +119,57 @@ def test_killed_run_resumes_with_every_question_once(tmp_path):
     assert sorted(ids) == sorted(f"k{n}" for n in range(80)) and len(ids) == 80
 
 
+STUCK_BACKEND = '''
+import time
+import madqa
+
+class Stuck:
+    """The first call answers; every later one waits like a model server that hangs (far past the test)."""
+    calls = 0
+
+    def decide(self, messages, tools, force_answer):
+        Stuck.calls += 1
+        if Stuck.calls > 1:
+            time.sleep(600)
+        return madqa.ModelDecision(answer={"answer": ["first"], "citations": []})
+
+@madqa.hookimpl
+def register_backends(register):
+    register("stuck", lambda model, options: Stuck(), "answers once, then hangs")
+'''
+
+
+def test_ctrl_c_stops_a_run_of_several_workers_without_waiting_for_their_calls(tmp_path):
+    root = tmp_path / "docs"
+    make_pdf(root / "facts.pdf", ["facts"])
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    (plugins / "stuck.py").write_text(STUCK_BACKEND, encoding="utf-8")
+    questions = tmp_path / "questions.jsonl"
+    questions.write_text("".join(json.dumps({"id": f"s{n}", "question": f"question {n}?"}) + "\n"
+                                 for n in range(6)), encoding="utf-8")
+    out = tmp_path / "pred.jsonl"
+    env = {**os.environ, "MADQA_HOME": str(tmp_path / "home"), "MADQA_PLUGINS_DIR": str(plugins)}
+    subprocess.run([sys.executable, "-m", "madqa", "index", str(root)], env=env, cwd=REPO, check=True,
+                   capture_output=True, timeout=120)
+    proc = subprocess.Popen([sys.executable, "-m", "madqa", "run", "--corpus", str(root), "--questions",
+                             str(questions), "-o", str(out), "--backend", "stuck", "--workers", "3"],
+                            env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (not out.exists() or not out.read_text()):
+        time.sleep(0.05)
+    time.sleep(0.5)  # the other workers are inside their hanging calls now
+    proc.send_signal(signal.SIGINT)
+    try:  # a thread pool waited for the hanging calls (600 s each) before the process could end
+        _, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        pytest.fail("the run kept waiting for its model calls after Ctrl-C")
+    assert proc.returncode == 130 and "madqa: interrupted" in err and "Traceback" not in err, err
+    assert len(lines(out)) == 1  # the answered row, kept; none written for the calls cut short
+
+
 def test_eval_cli_json_and_table(tmp_path):
     gold = tmp_path / "gold.jsonl"
     gold.write_text("".join(json.dumps(q) + "\n" for q in QUESTIONS[:2]), encoding="utf-8")

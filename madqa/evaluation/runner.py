@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
@@ -161,10 +160,46 @@ def run_batch(
         for unit in units:
             answer_unit(unit)
     else:
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="madqa-run") as pool:
-            for future in as_completed([pool.submit(answer_unit, u) for u in units]):
-                future.result()  # answer_question turns a failure into an error row; a bug here raises
+        answer_in_threads(units, answer_unit, workers)
     return rows
+
+
+def answer_in_threads(units: Sequence[Unit], answer_unit: Callable[[Unit], None], workers: int) -> None:
+    """``answer_unit`` over ``units`` on ``workers`` threads; a bug in one raises here once the others stop.
+
+    The threads are daemons and an interruption (Ctrl-C) stops them taking new questions and returns at once:
+    a thread pool waited for every model call under way, up to its timeout and retries (82 s measured with
+    three workers on a server that hung), and kept writing rows after the interruption. A call cut short
+    writes no row, so ``resume`` asks it again; a row half-written is dropped by ``resume``."""
+    pending = list(units)
+    lock = threading.Lock()
+    stop = threading.Event()
+    bugs: list[BaseException] = []
+
+    def work() -> None:
+        while not stop.is_set():
+            with lock:
+                if not pending:
+                    return
+                unit = pending.pop(0)
+            try:
+                answer_unit(unit)  # answer_question turns a failure into an error row; a bug here raises
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+                bugs.append(exc)
+                stop.set()
+
+    threads = [threading.Thread(target=work, name=f"madqa-run-{n}", daemon=True)
+               for n in range(min(workers, len(pending)))]
+    for thread in threads:
+        thread.start()
+    try:
+        for thread in threads:
+            while thread.is_alive():
+                thread.join(0.25)
+    finally:
+        stop.set()  # also on KeyboardInterrupt: no question starts after it
+    if bugs:
+        raise bugs[0]
 
 
 def score_row(row: dict[str, Any], question: dict[str, Any], unanswerable: bool = False) -> bool | None:
