@@ -299,3 +299,18 @@ def test_a_404_from_an_openai_compatible_server_without_v1_says_where_its_api_us
         with pytest.raises(madqa.BackendError) as caught:  # with /v1 already: no such hint
             backend(p).decide(history(), TOOLS, False)
         assert "does not know the model or endpoint" in str(caught.value) and "usually ends" not in str(caught.value)
+
+
+def test_an_ollama_model_with_no_server_running_says_where_it_looked(monkeypatch):
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("OLLAMA_API_BASE", f"http://127.0.0.1:{port}")  # litellm's address when no api_base is given
+    with pytest.raises(madqa.BackendError) as caught:
+        LiteLLMBackend("ollama_chat/qwen2.5vl", {"max_attempts": 1, "native_tools": True, "vision": True}).decide(
+            history(), TOOLS, False)
+    message = str(caught.value)
+    assert "could not be reached" in message and f"nothing answers at http://127.0.0.1:{port}" in message
+    assert "ollama serve" in message and "--api-base" in message

@@ -392,6 +392,9 @@ class LiteLLMBackend:
             message += f": {failure.detail}"
         if failure.kind.startswith("found no API key"):
             message += f": {self._key_hint(self._missing_keys())}"
+        if failure.kind.startswith("could not be reached") and self._local_default():
+            message += (f" (nothing answers at {self._local_default()}, litellm's address for a local "
+                        f"{self.provider} server: start it with `ollama serve`, or give its address with --api-base)")
         if failure.kind.startswith("does not know the model or endpoint") and self._v1_missing():
             message += (f" (an OpenAI-compatible server's api_base usually ends in /v1: "
                         f"{str(self.api_base).rstrip('/')}/v1)")
@@ -400,6 +403,12 @@ class LiteLLMBackend:
                 self._learn("vision", False, failure.detail or failure.kind, here=True)
             raise madqa.ServerLimitError(message, failure.limit.limit, failure.limit.value)
         raise madqa.BackendError(message)  # raised outside the except: no chained provider exception
+
+    def _local_default(self) -> str | None:
+        """The address litellm calls for an Ollama model given no api_base (OLLAMA_API_BASE, else localhost)."""
+        if self.api_base or self.provider not in ("ollama", "ollama_chat"):
+            return None
+        return os.environ.get("OLLAMA_API_BASE") or "http://localhost:11434"
 
     def _v1_missing(self) -> bool:
         """Whether an OpenAI-compatible api_base lacks the /v1 its server serves under (vLLM, llama.cpp, LM
