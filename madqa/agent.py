@@ -279,12 +279,12 @@ class Agent:
                         return
                     repaired_answer, last = True, iteration + 1
                     yield ErrorStep(iteration, "answer", f"{why}; asked the model to answer in the answer format")
-                    history.append(ModelTurn(iteration, _reply_text(decision) or None))
+                    history.append(ModelTurn(iteration, _reply_text(decision) or None, replay=_replay(decision)))
                     history.append(NoteTurn(iteration, REPAIR_NOTE.format(why=f" ({why})")))
                     continue
             if not calls:
                 idle += 1
-                history.append(ModelTurn(iteration, decision.text))
+                history.append(ModelTurn(iteration, decision.text, replay=_replay(decision)))
                 history.append(NoteTurn(iteration, call_a_tool(list(self.tools))))
                 if idle >= IDLE_REPLIES and not force:  # it will not use the tools: ask for the answer now
                     last = min(last, iteration + 1)
@@ -293,7 +293,8 @@ class Agent:
             idle = 0
             ids = [call.id or f"call_{iteration}_{n}" for n, call in enumerate(calls)]  # tool results answer these
             history.append(ModelTurn(iteration, decision.text, tuple(
-                (call_id, c.name, json.dumps(c.arguments)) for c, call_id in zip(calls, ids, strict=True))))
+                (call_id, c.name, json.dumps(c.arguments)) for c, call_id in zip(calls, ids, strict=True)),
+                _replay(decision)))
             runner = ToolRunner(partial(self._display, vision=vision))
             asked_state = self._question_state(iteration, state, runner)
             for call, call_id in zip(calls, ids, strict=True):
@@ -422,6 +423,11 @@ def _steered(decision: ModelDecision, proposed: tuple[ToolCall, ...], reply: Ste
                       for n, c in enumerate(reply.calls or ()))
         action = "edit" if [c.name for c in calls] == [c.name for c in proposed] else "replace"
     return replace(decision, tool_calls=calls, answer=None), SteerStep(iteration, action, proposed, calls)
+
+
+def _replay(decision: ModelDecision) -> tuple[tuple[str, Any], ...]:
+    """What the backend asked to be sent back with this reply's turn (``ModelDecision.replay``)."""
+    return tuple(decision.replay.items())
 
 
 def _reply_text(decision: ModelDecision) -> str:

@@ -263,6 +263,9 @@ class FakeProvider:
         if self.kind == "anthropic":
             content = ([{"type": "text", "text": reply.text}] if text_only
                        else [{"type": "tool_use", "id": f"toolu_{n}", "name": name, "input": as_object}])
+            if fb.thinking_enabled(request):  # extended thinking: the reply starts with its signed thinking
+                content = [{"type": "thinking", "thinking": f"Step {n}: what do the pages say?",
+                            "signature": f"sig-{n}"}, *content]
             stop = fb.finish_fields("anthropic", finish)["stop_reason"] if finish != "tool_calls" else "tool_use"
             body = {"id": f"msg_{n}", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
                     "content": content if reply.text or not text_only else [], "stop_reason": stop,
@@ -652,15 +655,16 @@ def corpus_env(tmp: Any) -> tuple[Any, Any, Any]:
 
 
 def ask(env: tuple[Any, Any, Any], provider: FakeProvider, api_key: str = "sk-test-SECRET123",
-        tools: tuple[str, ...] | None = None, **backend: Any) -> dict[str, Any]:
-    """The prediction row of ``QUESTION`` asked through litellm's real client against ``provider``."""
+        tools: tuple[str, ...] | None = None, max_steps_: int = 6, **backend: Any) -> dict[str, Any]:
+    """The prediction row of ``QUESTION`` asked through litellm's real client against ``provider``
+    (``max_steps_`` steps; ``backend``: the backend's options)."""
     from madqa.agent import Agent
     from madqa.settings import load_config
     from madqa.trace import Trace
 
     corpus, settings, registry = env
     options = {"api_base": provider.url, "retry_base_delay": 0.01, "retry_max_delay": 0.05, **backend}
-    config = load_config("offline").with_overrides(backend="litellm", model=provider.model, max_steps=6,
+    config = load_config("offline").with_overrides(backend="litellm", model=provider.model, max_steps=max_steps_,
                                                    tools=tools, options={"backend": options})
     agent = Agent(corpus, config, registry, settings, {"api_key": api_key})
     return Trace(QUESTION, config, "q").consume(agent.run(QUESTION)).row()

@@ -97,6 +97,10 @@ class _ToolsRefused(Exception):
         self.failure = failure
 
 
+class _ChoiceRefused(_ToolsRefused):
+    """The server refused the forced ``tool_choice`` (internal: decide() sends the turn again without it)."""
+
+
 class LiteLLMBackend:
     """Decides through ``litellm.completion``; see the module docstring for the options."""
 
@@ -305,7 +309,13 @@ class LiteLLMBackend:
         self._adopt_learned()
         notes: list[str] = []
         try:
-            request, response = self._turn(messages, tools, force_answer, self.max_tokens)
+            try:
+                request, response = self._turn(messages, tools, force_answer, self.max_tokens)
+            except _ChoiceRefused as refused:  # Anthropic with extended thinking: answer offered alone, not forced
+                self.force_tool_choice = "none"
+                notes.append(f"the server refused a forced tool choice ({refused.failure.detail}); submit_answer is "
+                             "offered alone without forcing it, for the rest of this run")
+                request, response = self._turn(messages, tools, force_answer, self.max_tokens)
         except _ToolsRefused as refused:  # the same turn again, once, in the JSON-in-text protocol
             reason = refused.failure.detail or refused.failure.kind
             self._learn("tools", False, reason, here=True)
@@ -329,7 +339,8 @@ class LiteLLMBackend:
             longer = self._decision(request, response, force_answer, notes)
             cost = None if cut_cost is None and longer.cost_usd is None else (cut_cost or 0.0) + (longer.cost_usd or 0.0)
             decision = madqa.ModelDecision(longer.text, longer.tool_calls, longer.answer, cut_usage + longer.usage, cost,
-                                           longer.raw, longer.finish_reason, estimated or longer.estimated)
+                                           longer.raw, longer.finish_reason, estimated or longer.estimated,
+                                           longer.replay)
         return decision
 
     def _bigger_max_tokens(self) -> int | None:
@@ -378,6 +389,8 @@ class LiteLLMBackend:
                 kwargs.clear()
             if failure.tools_refused and "tools" in request:
                 raise _ToolsRefused(failure)
+            if failure.choice_refused and "tool_choice" in request:
+                raise _ChoiceRefused(failure)
             if not failure.retryable or attempt == self.max_attempts:
                 break
             delay = self._delay(attempt, failure.retry_after, failure.overloaded)

@@ -53,6 +53,7 @@ class Failure:
     limit: Limit | None = None  # a server limit the loop can work around (madqa.ServerLimitError)
     tools_refused: bool = False  # the server takes no ``tools``: retry in the JSON-in-text protocol
     overloaded: bool = False  # 529 / 503: wait longer between attempts
+    choice_refused: bool = False  # a forced tool_choice refused (Anthropic with extended thinking): send none
 
 
 def classify(exc: Exception, default_provider: str, litellm: Any, trust_exception: bool = True,
@@ -100,6 +101,9 @@ def classify(exc: Exception, default_provider: str, litellm: Any, trust_exceptio
     if refused and tools_refused(text):
         return failure("refused the tools parameter (no tool calling on this server or model)", False,
                        tools_refused=True)
+    if refused and "tool_choice forces tool use" in text:  # Anthropic: thinking takes tool_choice auto only
+        return failure("refused a forced tool choice (extended thinking takes only tool_choice auto)", False,
+                       choice_refused=True)
     limit = server_limit(text, status, isinstance(exc, litellm.ContextWindowExceededError)) if refused else None
     if limit is not None:
         return failure(LIMIT_KINDS[limit.limit], False, limit=limit)
