@@ -57,8 +57,8 @@ def read_backend_options(options: dict[str, Any] | None) -> dict[str, Any]:
         if name in given:
             given[name] = flag(given, name)
     read = {**madqa.read_options(given, OPTIONS, WHO), **internal}
-    if read.get("api_base") is not None:
-        read["api_base"] = server_url(str(read["api_base"]))
+    if read.get("api_base") is not None:  # blank: not set, as before (an empty form field, api_base = "")
+        read["api_base"] = server_url(str(read["api_base"])) if str(read["api_base"]).strip() else None
     return read
 
 
