@@ -64,6 +64,9 @@ if TYPE_CHECKING:
     from madqa.plugins import Registry
 
 ASKED_AS = "a follow-up, asked as a standalone question (this backend reads no conversation): "
+# A model that replies in prose again after being told to call a tool (local models answering in text)
+# is asked for its answer next, instead of the same reply until max_steps (8 calls wasted at 10 steps)
+IDLE_REPLIES = 2
 MAX_RECOVERIES = 4  # times one turn is sent again with less after a server limit
 UNREADABLE_ANSWER = "the submit_answer arguments could not be read, even after a repair turn"
 NO_ANSWER_FLAGS = ("the model failed", "no answer could be parsed", UNREADABLE_ANSWER)  # rows of older versions
@@ -180,6 +183,7 @@ class Agent:
                             scope=files)
         last, iteration = self.config.max_steps, 0
         repaired_call = repaired_answer = False
+        idle = 0  # replies in a row that called no tool (nothing searched, nothing answered)
         notes: list[str] = []  # what the run had to do to get an answer (server limits worked around)
         if conversation and asked.context is None:  # a backend that reads no conversation: say what it was asked
             notes.append(f"{ASKED_AS}{asked.question}")
@@ -275,16 +279,22 @@ class Agent:
                         return
                     repaired_answer, last = True, iteration + 1
                     yield ErrorStep(iteration, "answer", f"{why}; asked the model to answer in the answer format")
-                    history.append(ModelTurn(iteration, _reply_text(decision) or None))
+                    history.append(ModelTurn(iteration, _reply_text(decision) or None, replay=_replay(decision)))
                     history.append(NoteTurn(iteration, REPAIR_NOTE.format(why=f" ({why})")))
                     continue
             if not calls:
-                history.append(ModelTurn(iteration, decision.text))
+                idle += 1
+                history.append(ModelTurn(iteration, decision.text, replay=_replay(decision)))
                 history.append(NoteTurn(iteration, call_a_tool(list(self.tools))))
+                if idle >= IDLE_REPLIES and not force:  # it will not use the tools: ask for the answer now
+                    last = min(last, iteration + 1)
+                    notes.append(f"forced to answer after {idle} replies in a row that called no tool")
                 continue
+            idle = 0
             ids = [call.id or f"call_{iteration}_{n}" for n, call in enumerate(calls)]  # tool results answer these
             history.append(ModelTurn(iteration, decision.text, tuple(
-                (call_id, c.name, json.dumps(c.arguments)) for c, call_id in zip(calls, ids, strict=True))))
+                (call_id, c.name, json.dumps(c.arguments)) for c, call_id in zip(calls, ids, strict=True)),
+                _replay(decision)))
             runner = ToolRunner(partial(self._display, vision=vision))
             asked_state = self._question_state(iteration, state, runner)
             for call, call_id in zip(calls, ids, strict=True):
@@ -413,6 +423,11 @@ def _steered(decision: ModelDecision, proposed: tuple[ToolCall, ...], reply: Ste
                       for n, c in enumerate(reply.calls or ()))
         action = "edit" if [c.name for c in calls] == [c.name for c in proposed] else "replace"
     return replace(decision, tool_calls=calls, answer=None), SteerStep(iteration, action, proposed, calls)
+
+
+def _replay(decision: ModelDecision) -> tuple[tuple[str, Any], ...]:
+    """What the backend asked to be sent back with this reply's turn (``ModelDecision.replay``)."""
+    return tuple(decision.replay.items())
 
 
 def _reply_text(decision: ModelDecision) -> str:

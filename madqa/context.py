@@ -85,11 +85,13 @@ class ShownPage:
 
 @dataclass(frozen=True)
 class ModelTurn:
-    """What the model said: free text and its tool calls as (id, name, arguments as JSON text)."""
+    """What the model said: free text and its tool calls as (id, name, arguments as JSON text), and the
+    fields its backend asked to be sent back with it (``ModelDecision.replay``)."""
 
     iteration: int
     text: str | None
     calls: tuple[tuple[str, str, str], ...] = ()
+    replay: tuple[tuple[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -152,9 +154,9 @@ def build_messages(system: str, question: str, history: Sequence[Turn], options:
             if turn.calls:
                 messages.append({"role": "assistant", "content": turn.text or None, "tool_calls": [
                     {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
-                    for call_id, name, arguments in turn.calls]})
+                    for call_id, name, arguments in turn.calls], **dict(turn.replay)})
             else:
-                messages.append({"role": "assistant", "content": turn.text or ""})
+                messages.append({"role": "assistant", "content": turn.text or "", **dict(turn.replay)})
         elif isinstance(turn, ToolTurn):
             messages.append({"role": "tool", "tool_call_id": turn.call_id, "content": turn.text})
             pending.extend((page, forms[(n, i)]) for i, page in enumerate(turn.pages))

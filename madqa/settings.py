@@ -416,6 +416,8 @@ def _config_data(name_or_path: str) -> tuple[Path, dict[str, Any]]:
         path = PRESETS_DIR / f"{name_or_path}.toml"
         if not path.is_file():
             known = ", ".join(p.stem for p in sorted(PRESETS_DIR.glob("*.toml")))
+            if Path(name_or_path).suffix == ".toml":  # a file named, not a preset: say the file is not there
+                raise SettingsError(f"config file {name_or_path!r} does not exist (or name a config: {known})")
             raise SettingsError(f"unknown config {name_or_path!r} (known: {known})")
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))

@@ -2,7 +2,8 @@
 
 Models without native tool calls (or servers started without a tool parser) write their calls into
 the reply: bare JSON objects, ```json fences, Hermes/Qwen ``<tool_call>`` tags, Mistral
-``[TOOL_CALLS]``, Llama ``<|python_tag|>`` / ``<function=name>`` / pythonic ``[f(a=1)]``, and the
+``[TOOL_CALLS]``, Llama ``<|python_tag|>`` / ``<function=name>`` / pythonic ``[f(a=1)]``, GLM-4.5
+``<arg_key>``/``<arg_value>`` tags, and the
 JSON-in-text protocol's own ``{"search": ...}`` / ``{"answer": ..., "citations": ...}`` shapes. Every
 backend and both protocols read them here. Pure functions, bounded work on any input.
 """
@@ -95,6 +96,8 @@ _FRAMES = re.compile(r"</?(?:tool_calls?|function_calls?|tools)>|<\|[a-z_]{1,30}
 _MISTRAL_NAMED = re.compile(rf"\[TOOL_CALLS\]\s*({_IDENT})\s*(?:\[CALL_ID\]\s*[\w\-]*\s*)?(?:\[ARGS\]\s*)?(?=\{{)")
 _FUNCTION_TAG = re.compile(rf"<function=({_IDENT})>")
 _PARAMETER_TAG = re.compile(rf"<parameter=({_IDENT})>")
+# GLM-4.5/4.6: <tool_call>name<arg_key>k</arg_key><arg_value>v</arg_value>...</tool_call> (vLLM's glm45 parser)
+_GLM_CALL = re.compile(rf"<tool_call>\s*({_IDENT})\s*(?=<arg_key>|</tool_call>)")
 _FENCE = re.compile(r"```[ \t]*([\w\-]*)")
 _PYTHONIC = re.compile(rf"\[\s*{_IDENT}\s*\(")
 _NAMED_IN_BROKEN = re.compile(rf"[\"']?(?:{'|'.join(_NAME_KEYS)})[\"']?\s*:\s*[\"']({_IDENT})")
@@ -125,7 +128,7 @@ def read_tool_calls(text: str, tool_names: Sequence[str]) -> tuple[TextCall, ...
         stop = end if end > 0 else len(text)
         found += [(m.start(), c) for c in _named_call(m.group(1), text[m.end():stop], offered, end > 0)]
         claimed.append((m.start(), stop))
-    for start, stop, calls in _function_tags(text, offered):
+    for start, stop, calls in (*_function_tags(text, offered), *_glm_calls(text, offered)):
         found += [(start, c) for c in calls]
         claimed.append((start, stop))
     for start, head, stop, lang in _fences(text):
@@ -358,16 +361,49 @@ def _function_tags(text: str, offered: dict[str, str]) -> list[tuple[int, int, l
     return out
 
 
+def _glm_calls(text: str, offered: dict[str, str]) -> list[tuple[int, int, list[TextCall]]]:
+    """GLM-4.5's ``<tool_call>name`` followed by ``<arg_key>``/``<arg_value>`` pairs up to ``</tool_call>``."""
+    out: list[tuple[int, int, list[TextCall]]] = []
+    for m in list(_GLM_CALL.finditer(text))[:MAX_CALLS]:
+        close = text.find("</tool_call>", m.end())
+        stop = close if close >= 0 else len(text)
+        tool = _tool(m.group(1), offered)
+        arguments = _glm_arguments(text[m.end():stop])
+        out.append((m.start(), stop + len("</tool_call>") if close >= 0 else stop,
+                    [TextCall(tool, arguments)] if tool else []))
+    return out
+
+
+def _glm_arguments(body: str) -> dict[str, Any]:
+    """The ``<arg_key>k</arg_key><arg_value>v</arg_value>`` pairs of one call (at most 32; one pass, no regex
+    backtracking over a hostile reply)."""
+    arguments: dict[str, Any] = {}
+    pos = 0
+    while len(arguments) < 32 and (key := body.find("<arg_key>", pos)) >= 0:
+        key_end = body.find("</arg_key>", key)
+        value = body.find("<arg_value>", key_end)
+        value_end = body.find("</arg_value>", value)
+        if min(key_end, value, value_end) < 0 or body[key_end + 10:value].strip():
+            break
+        arguments[body[key + 9:key_end].strip()] = _value(body[value + 11:value_end].strip())
+        pos = value_end + 12
+    return arguments
+
+
+def _value(raw: str) -> Any:
+    """A tag's value: JSON when it reads as a number, list or object, else the text as it is."""
+    try:
+        return json.loads(raw) if raw[:1] in "[{0123456789-" else raw
+    except ValueError:
+        return raw
+
+
 def _parameters(body: str) -> dict[str, Any]:
     """``<parameter=k>v</parameter>`` pairs; a value that reads as JSON (a number, a list) is taken as such."""
     params: dict[str, Any] = {}
     for m in list(_PARAMETER_TAG.finditer(body))[:32]:
         close = body.find("</parameter>", m.end())
-        raw = body[m.end():close if close >= 0 else len(body)].strip()
-        try:
-            params[m.group(1)] = json.loads(raw) if raw[:1] in "[{0123456789-" else raw
-        except ValueError:
-            params[m.group(1)] = raw
+        params[m.group(1)] = _value(body[m.end():close if close >= 0 else len(body)].strip())
     return params
 
 

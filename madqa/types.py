@@ -94,7 +94,9 @@ class ModelDecision:
     ``finish_reason``: why the model stopped, normalised: ``stop``, ``tool_calls``, ``length``
     (cut off by max_tokens, after any retry the backend made), ``content_filter`` (the provider's
     filter withheld or cut the reply), or None when the backend cannot tell. ``estimated``: the
-    usage is an estimate (the server sent none), not a count.
+    usage is an estimate (the server sent none), not a count. ``replay``: fields the backend needs sent
+    back with this reply's assistant message on later calls (Anthropic's signed ``thinking_blocks``:
+    with extended thinking on, a tool call's turn must start with them, else the next call is refused).
     """
 
     text: str | None = None
@@ -105,6 +107,7 @@ class ModelDecision:
     raw: dict[str, Any] = field(default_factory=dict)
     finish_reason: str | None = None
     estimated: bool = False
+    replay: dict[str, Any] = field(default_factory=dict)
 
 
 # --- agent steps: what the loop yields, in order -------------------------------------------

@@ -66,6 +66,8 @@ def images_of(kind: str, body: dict[str, Any]) -> list[bytes]:
 def refusal(kind: str, server: Server, body: dict[str, Any], size: int, model: str) -> tuple[int, Any] | None:
     """(status, body) of the real server's refusal of this request, or None when it takes it."""
     flavour = server.flavour if kind == "openai" else kind
+    if kind == "anthropic" and (refused := _thinking_not_replayed(body)) is not None:
+        return refused
     if not server.tools and body.get("tools"):
         return _tools_refused(flavour, model)
     images = images_of(kind, body)
@@ -86,6 +88,36 @@ def refusal(kind: str, server: Server, body: dict[str, Any], size: int, model: s
     tokens = size // 4
     if server.context_tokens is not None and tokens > server.context_tokens and kind != "ollama":
         return _too_long(kind, flavour, tokens, server.context_tokens)
+    return None
+
+
+def thinking_enabled(body: dict[str, Any]) -> bool:
+    """Whether an Anthropic request turned extended thinking on."""
+    return isinstance(body.get("thinking"), dict) and body["thinking"].get("type") == "enabled"
+
+
+def _thinking_not_replayed(body: dict[str, Any]) -> tuple[int, Any] | None:
+    """Anthropic's refusal of a request with thinking on whose last assistant turn with tool_use does not start
+    with the thinking block it was sent with (extended thinking with tool use: "you must pass thinking blocks
+    back to the API for the last assistant message")."""
+    if not thinking_enabled(body):
+        return None
+    if isinstance(body.get("tool_choice"), dict) and body["tool_choice"].get("type") in ("any", "tool"):
+        # extended thinking takes only tool_choice auto or none
+        return 400, error_body("anthropic", "anthropic", 400,
+                               "Thinking may not be enabled when tool_choice forces tool use.")
+    for n in range(len(body.get("messages") or []) - 1, -1, -1):
+        m = body["messages"][n]
+        blocks = m.get("content") if isinstance(m.get("content"), list) else []
+        if m.get("role") != "assistant" or not any(b.get("type") == "tool_use" for b in blocks):
+            continue
+        if blocks[0].get("type") in ("thinking", "redacted_thinking"):
+            return None
+        return 400, error_body("anthropic", "anthropic", 400, (
+            f"messages.{n}.content.0.type: Expected `thinking` or `redacted_thinking`, but found "
+            f"`{blocks[0].get('type')}`. When `thinking` is enabled, a final `assistant` message must start with "
+            "a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). We recommend "
+            "you include thinking blocks from previous turns. To avoid this requirement, disable `thinking`."))
     return None
 
 

@@ -34,7 +34,7 @@ MB = 1024 * 1024
 
 @dataclass
 class Reply:
-    """One scripted reply: ``kind`` is search, answer, text, raw_call, error or hang."""
+    """One scripted reply: ``kind`` is search, answer, text, raw_call, error, raw or hang."""
 
     kind: str
     query: str = ""
@@ -65,6 +65,11 @@ def show(pages: list[dict[str, Any]]) -> Reply:
 
 def error(status: int, message: str, **headers: str) -> Reply:
     return Reply("error", status=status, text=message, headers=dict(headers))
+
+
+def raw(status: int, body: str, content_type: str) -> Reply:
+    """A body sent as it is (not in the provider's format): a web page at api_base, an event stream."""
+    return Reply("raw", status=status, text=body, headers={"Content-Type": content_type})
 
 
 def hang(seconds: float) -> Reply:
@@ -167,12 +172,12 @@ class FakeProvider:
                 status, payload, headers = provider.handle(self.path, dict(self.headers), raw)
                 if status == 0:  # a hang that outlived the client: nothing to send
                     return
-                data = json.dumps(payload).encode()
+                data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
                 if headers.pop("X-Fake-Truncate", None):
                     data = data[: len(data) // 2]
                 try:
                     self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Type", headers.pop("Content-Type", "application/json"))
                     self.send_header("Content-Length", str(len(data)))
                     for k, v in headers.items():
                         self.send_header(k, v)
@@ -224,6 +229,8 @@ class FakeProvider:
             return 0, None, {}
         if reply.kind == "error":
             return reply.status, self.error_body(reply.status, reply.text), reply.headers
+        if reply.kind == "raw":
+            return reply.status, reply.text, dict(reply.headers)
         self._calls += 1
         return 200, self.reply_body(reply, body or {}), {"X-Fake-Truncate": "1"} if reply.truncated else {}
 
@@ -256,6 +263,9 @@ class FakeProvider:
         if self.kind == "anthropic":
             content = ([{"type": "text", "text": reply.text}] if text_only
                        else [{"type": "tool_use", "id": f"toolu_{n}", "name": name, "input": as_object}])
+            if fb.thinking_enabled(request):  # extended thinking: the reply starts with its signed thinking
+                content = [{"type": "thinking", "thinking": f"Step {n}: what do the pages say?",
+                            "signature": f"sig-{n}"}, *content]
             stop = fb.finish_fields("anthropic", finish)["stop_reason"] if finish != "tool_calls" else "tool_use"
             body = {"id": f"msg_{n}", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
                     "content": content if reply.text or not text_only else [], "stop_reason": stop,
@@ -645,15 +655,16 @@ def corpus_env(tmp: Any) -> tuple[Any, Any, Any]:
 
 
 def ask(env: tuple[Any, Any, Any], provider: FakeProvider, api_key: str = "sk-test-SECRET123",
-        tools: tuple[str, ...] | None = None, **backend: Any) -> dict[str, Any]:
-    """The prediction row of ``QUESTION`` asked through litellm's real client against ``provider``."""
+        tools: tuple[str, ...] | None = None, max_steps_: int = 6, **backend: Any) -> dict[str, Any]:
+    """The prediction row of ``QUESTION`` asked through litellm's real client against ``provider``
+    (``max_steps_`` steps; ``backend``: the backend's options)."""
     from madqa.agent import Agent
     from madqa.settings import load_config
     from madqa.trace import Trace
 
     corpus, settings, registry = env
     options = {"api_base": provider.url, "retry_base_delay": 0.01, "retry_max_delay": 0.05, **backend}
-    config = load_config("offline").with_overrides(backend="litellm", model=provider.model, max_steps=6,
+    config = load_config("offline").with_overrides(backend="litellm", model=provider.model, max_steps=max_steps_,
                                                    tools=tools, options={"backend": options})
     agent = Agent(corpus, config, registry, settings, {"api_key": api_key})
     return Trace(QUESTION, config, "q").consume(agent.run(QUESTION)).row()

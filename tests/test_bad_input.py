@@ -289,6 +289,35 @@ def test_cli_run_reports_bad_question_lines_and_answers_the_rest(tmp_path, small
     assert sorted(r["id"] for r in rows) == ["ok1", "ok2"] and all(r["error"] is None for r in rows)
 
 
+@pytest.mark.parametrize("command", ["run", "eval"])
+def test_a_question_file_that_cannot_be_read_is_one_line_and_exit_2(tmp_path, small_corpus, settings, command):
+    (tmp_path / "q.csv").write_text("id,question\n1,What?\n", encoding="utf-8")
+    pred = tmp_path / "pred.jsonl"
+    pred.write_text(json.dumps({"id": "1", "answer": ["x"], "citations": []}) + "\n", encoding="utf-8")
+    for questions, said in ((tmp_path / "missing.jsonl", "cannot read"), (tmp_path / "q.csv", "unknown question file")):
+        argv = (["run", "--corpus", str(small_corpus.root), "--questions", str(questions), "-o", str(tmp_path / "o.jsonl")]
+                if command == "run" else ["eval", str(pred), "--gold", str(questions)])
+        proc = cli(*argv, home=settings.home)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+        assert proc.stderr.strip().splitlines()[-1].startswith(f"madqa: {said}")
+    assert not (tmp_path / "o.jsonl").exists()
+
+
+def test_a_home_or_output_the_machine_will_not_write_is_one_line_not_a_traceback(tmp_path, small_corpus, settings):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder", encoding="utf-8")
+    proc = cli("ask", "--corpus", str(small_corpus.root), "What was the capybara count?", home=blocker / "home")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1].startswith(f"madqa: Not a directory: {blocker / 'home'}")
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(json.dumps({"id": "q", "question": "What was the capybara count?"}) + "\n", encoding="utf-8")
+    proc = cli("run", "--corpus", str(small_corpus.root), "--questions", str(questions), "-o",
+               str(blocker / "pred.jsonl"), home=settings.home)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    last = proc.stderr.strip().splitlines()[-1]  # the system's words ("File exists: .../a-file") and the path
+    assert last.startswith("madqa: ") and str(blocker) in last, last
+
+
 def test_run_batch_turns_malformed_questions_into_error_rows(small_corpus, registry, settings, tmp_path):
     config = load_config("offline").with_overrides(backend="scripted")
     script = [{"answer": ["412"], "citations": []}]

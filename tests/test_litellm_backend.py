@@ -469,6 +469,20 @@ def test_unknown_backend_option_lists_the_known_ones():
     assert LiteLLMBackend(MODEL, {"vision": "false"}).supports_vision is False
 
 
+def test_an_api_base_without_its_scheme_is_refused_with_the_url_it_means():
+    # how Ollama and vLLM print their address; litellm sent it as it was and every call ended in
+    # "Connection error" after its retries (each question of a run)
+    for typed in ("localhost:11434", "127.0.0.1:8000/v1"):
+        with pytest.raises(madqa.OptionError, match=rf"api_base must be a server URL .*did you mean http://{typed}\?"):
+            LiteLLMBackend("ollama_chat/qwen2.5vl", {"api_base": typed})
+    for typed in ("ftp://127.0.0.1/v1", "http://", "http://host:port/v1"):
+        with pytest.raises(madqa.OptionError, match="api_base must be a server URL"):
+            LiteLLMBackend("openai/local", {"api_base": typed})
+    for good in ("http://localhost:11434", "https://proxy.example.org/v1", "http://[::1]:8000/v1"):
+        assert LiteLLMBackend("openai/local", {"api_base": good}).capabilities()["provider"] == "openai"
+    assert LiteLLMBackend("openai/gpt-4o", {"api_base": " "}).api_base is None  # blank: not set, as before
+
+
 def test_api_key_env_names_the_variable(monkeypatch, recorded):
     monkeypatch.setenv("MY_OTHER_KEY", SECRET)
     b = backend(api_key_env="MY_OTHER_KEY", mock_response="hi")

@@ -14,6 +14,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import madqa  # noqa: E402
 from madqa.image_tokens import anthropic as anthropic_rule  # noqa: E402
 from madqa_plugins.litellm import litellm_protocol as protocol  # noqa: E402
+from madqa_plugins.litellm.litellm_backend import LiteLLMBackend  # noqa: E402
 from madqa_plugins.litellm.litellm_limits import server_limit, tools_refused  # noqa: E402
 from tests import fake_behaviours as fb  # noqa: E402
 from tests import fake_providers as fp  # noqa: E402
@@ -264,3 +265,52 @@ def madqa_backend(**options):
     from madqa_plugins.litellm.litellm_backend import LiteLLMBackend
 
     return LiteLLMBackend("openai/gpt-4o-mini", {"sleep": lambda s: None, **options})
+
+
+# --- a server that is not the model's API --------------------------------------------------------------------
+
+WEB_PAGE = "<!doctype html><html><head><title>Open WebUI</title></head><body>sign in</body></html>"
+EVENTS = ('data: {"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"hi"}}]}\n\n'
+          "data: [DONE]\n\n")
+
+
+@pytest.mark.parametrize("body, content_type, said", [
+    (WEB_PAGE, "text/html", "sent a web page (HTML), not a model's reply: api_base should be the model server's API"),
+    (EVENTS, "text/event-stream", "sent a streamed reply (server-sent events) although one JSON reply was asked for"),
+])
+def test_a_web_page_or_a_stream_at_api_base_is_named_and_not_retried(body, content_type, said):
+    # litellm calls either "Empty or invalid response" with status 500: it was told "a server error (HTTP 500),
+    # after 3 attempts", three times the same page
+    with fp.FakeProvider("openai", [fp.raw(200, body, content_type)] * 3, model="openai/local") as p:
+        with pytest.raises(madqa.BackendError) as caught:
+            backend(p).decide(history(), TOOLS, False)
+    message = str(caught.value)
+    assert said in message and len(p.requests) == 1, message
+    assert "HTTP 500" not in message and not any(w in message for w in LITELLM_WORDS)
+
+
+def test_a_404_from_an_openai_compatible_server_without_v1_says_where_its_api_usually_is():
+    with fp.FakeProvider("openai", [fp.raw(404, '{"detail":"Not Found"}', "application/json")] * 2,
+                         model="openai/local") as p:
+        root = p.url.removesuffix("/v1")
+        with pytest.raises(madqa.BackendError) as caught:
+            LiteLLMBackend("openai/local", {"api_base": root, "api_key": KEY}).decide(history(), TOOLS, False)
+        assert f"api_base usually ends in /v1: {root}/v1" in str(caught.value)
+        with pytest.raises(madqa.BackendError) as caught:  # with /v1 already: no such hint
+            backend(p).decide(history(), TOOLS, False)
+        assert "does not know the model or endpoint" in str(caught.value) and "usually ends" not in str(caught.value)
+
+
+def test_an_ollama_model_with_no_server_running_says_where_it_looked(monkeypatch):
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("OLLAMA_API_BASE", f"http://127.0.0.1:{port}")  # litellm's address when no api_base is given
+    with pytest.raises(madqa.BackendError) as caught:
+        LiteLLMBackend("ollama_chat/qwen2.5vl", {"max_attempts": 1, "native_tools": True, "vision": True}).decide(
+            history(), TOOLS, False)
+    message = str(caught.value)
+    assert "could not be reached" in message and f"nothing answers at http://127.0.0.1:{port}" in message
+    assert "ollama serve" in message and "--api-base" in message

@@ -67,6 +67,23 @@ def test_a_model_that_keeps_searching_when_it_must_answer_fails_with_the_reason(
     assert row["answer"] == [] and row["refusal"] is False
 
 
+def test_a_model_that_keeps_replying_in_prose_is_asked_for_its_answer_after_two_such_replies(corpus, registry,
+                                                                                              settings):
+    prose = {"text": "The total revenue was 7.5 million (report.pdf, page 1)."}
+    trace, backend = run(corpus, registry, settings, [{"search": "revenue 2024"}, prose, prose, ANSWER], max_steps=10)
+    row = trace.row()
+    assert row["answer"] == ["7.5 million"] and row["error"] is None
+    assert [c["force_answer"] for c in backend.calls] == [False, False, False, True]  # not 7 more of the same
+    assert "forced to answer after 2 replies in a row that called no tool" in row["flags"]
+    # still prose when asked: one repair turn, then a failure, at the 5th call instead of the 11th
+    trace, backend = run(corpus, registry, settings, [{"search": "revenue 2024"}] + [prose] * 12, max_steps=10)
+    assert len(backend.calls) == 5 and trace.row()["error"].startswith("no answer could be read")
+    # a reply without a tool call now and then (a model thinking aloud) is only reminded of the tools
+    trace, backend = run(corpus, registry, settings, [{"search": "revenue"}, prose, {"search": "revenue 2024"},
+                                                      prose, ANSWER], max_steps=10)
+    assert [c["force_answer"] for c in backend.calls] == [False] * 5 and trace.row()["answer"] == ["7.5 million"]
+
+
 @pytest.mark.parametrize("text", [
     "I cannot find this information in the documents.",
     "<think>The pages say nothing about it.</think>The documents do not contain this information.",
@@ -328,11 +345,24 @@ def test_run_counts_rows_with_no_readable_answer_as_failed_and_exits_1(tmp_path,
     code, out, _ = cli_run(tmp_path, corpus, settings, monkeypatch, "The answer is 7.5 million.")
     captured = capsys.readouterr()
     assert code == 1
-    assert "accuracy 0.000 on 2, 2 failed, 0 refused" in captured.out
+    assert "no row scored, 2 failed, 0 refused" in captured.out  # never "accuracy 0.000": nothing was scored
     assert "--resume" in captured.err
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert all(r["error"] and r["answer"] == [] for r in rows)
     assert rows[0]["config"].startswith("litellm:openai/gpt-4o[") and "max_steps=2" in rows[0]["config"]
+
+
+def test_the_run_summary_scores_only_rows_that_did_not_fail():
+    from madqa.cli.agent import run_summary
+
+    questions = [{"id": f"q{n}", "question": "?", "answer_variants": [["7.5 million"]]} for n in range(3)]
+    right = {"id": "q0", "answer": ["7.5 million"], "error": None, "refusal": False}
+    broken = [{"id": f"q{n}", "answer": [], "error": "backend: HTTP 500", "refusal": False} for n in (1, 2)]
+    # one answer scored (right), two failures counted apart; the harness's figure (failed = wrong) beside it
+    assert run_summary([right, *broken], questions) == ("accuracy 1.000 on 1 scored, 2 failed, 0 refused "
+                                                        "(madqa eval counts the failed as wrong: 0.333 on 3)")
+    assert run_summary([right], questions) == "accuracy 1.000 on 1 scored, 0 failed, 0 refused"
+    assert run_summary(broken, questions) == "no row scored, 2 failed, 0 refused"
 
 
 def test_run_of_refusals_exits_0_and_eval_reports_them_by_any_field(tmp_path, corpus, settings, monkeypatch,

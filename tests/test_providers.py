@@ -60,6 +60,36 @@ def test_anthropic_gets_max_tokens_and_cache_marks_on_the_stable_prefix(corpus):
     assert all(len(m) == 1 and m[0]["type"] == "tool_result" for m in marked)
 
 
+@pytest.mark.parametrize("thinking", [{"thinking": {"type": "enabled", "budget_tokens": 1024}},
+                                      {"reasoning_effort": "low"}])  # litellm turns the second into the first
+def test_claude_with_extended_thinking_gets_its_thinking_back_and_answers(corpus, thinking):
+    # Anthropic refuses a request with thinking on whose last tool-calling turn does not start with the signed
+    # thinking it came with: the question failed at its second call ("Expected `thinking` ... found `tool_use`")
+    with fp.FakeProvider("anthropic", list(FULL_QUESTION)) as provider:
+        row = ask(corpus, provider, completion_kwargs=thinking)
+    assert row["error"] is None and row["answer"] == ["62,500"], row["trajectory"][-3:]
+    assert len(provider.requests) == 5 and provider.failures() == []
+    for n, request in enumerate(provider.requests[1:], start=1):
+        turns = [m for m in request["body"]["messages"] if m["role"] == "assistant"]
+        assert [t["content"][0] for t in turns] == [
+            {"type": "thinking", "thinking": f"Step {k}: what do the pages say?", "signature": f"sig-{k}"}
+            for k in range(1, n + 1)]  # every earlier turn, as it was signed
+
+
+def test_claude_with_extended_thinking_is_asked_for_its_answer_without_a_forced_tool_choice(corpus):
+    # the last step forced submit_answer, which thinking does not allow ("Thinking may not be enabled when
+    # tool_choice forces tool use."): the turn is sent again with submit_answer offered alone, learned for the run
+    script = [fp.search("revenue AND 2024"), fp.answer(["7.5 million euros"], [{"file": "report.pdf", "page": 1}])]
+    with fp.FakeProvider("anthropic", script) as provider:
+        row = ask(corpus, provider, completion_kwargs={"reasoning_effort": "low"}, max_steps_=2)
+    assert row["error"] is None and row["answer"] == ["7.5 million euros"], row["trajectory"][-3:]
+    forced = provider.requests[-1]["body"]
+    assert "tool_choice" not in forced and [t["name"] for t in forced["tools"]] == ["submit_answer"]
+    assert len(provider.requests) == 3  # the refused forced request, then the same turn without tool_choice
+    notes = [n for step in row["trajectory"] for n in step.get("notes") or []]
+    assert any("refused a forced tool choice" in n for n in notes), notes
+
+
 # --- error replies -----------------------------------------------------------------------------------------
 
 

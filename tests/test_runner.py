@@ -119,6 +119,57 @@ def test_killed_run_resumes_with_every_question_once(tmp_path):
     assert sorted(ids) == sorted(f"k{n}" for n in range(80)) and len(ids) == 80
 
 
+STUCK_BACKEND = '''
+import time
+import madqa
+
+class Stuck:
+    """The first call answers; every later one waits like a model server that hangs (far past the test)."""
+    calls = 0
+
+    def decide(self, messages, tools, force_answer):
+        Stuck.calls += 1
+        if Stuck.calls > 1:
+            time.sleep(600)
+        return madqa.ModelDecision(answer={"answer": ["first"], "citations": []})
+
+@madqa.hookimpl
+def register_backends(register):
+    register("stuck", lambda model, options: Stuck(), "answers once, then hangs")
+'''
+
+
+def test_ctrl_c_stops_a_run_of_several_workers_without_waiting_for_their_calls(tmp_path):
+    root = tmp_path / "docs"
+    make_pdf(root / "facts.pdf", ["facts"])
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    (plugins / "stuck.py").write_text(STUCK_BACKEND, encoding="utf-8")
+    questions = tmp_path / "questions.jsonl"
+    questions.write_text("".join(json.dumps({"id": f"s{n}", "question": f"question {n}?"}) + "\n"
+                                 for n in range(6)), encoding="utf-8")
+    out = tmp_path / "pred.jsonl"
+    env = {**os.environ, "MADQA_HOME": str(tmp_path / "home"), "MADQA_PLUGINS_DIR": str(plugins)}
+    subprocess.run([sys.executable, "-m", "madqa", "index", str(root)], env=env, cwd=REPO, check=True,
+                   capture_output=True, timeout=120)
+    proc = subprocess.Popen([sys.executable, "-m", "madqa", "run", "--corpus", str(root), "--questions",
+                             str(questions), "-o", str(out), "--backend", "stuck", "--workers", "3"],
+                            env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (not out.exists() or not out.read_text()):
+        time.sleep(0.05)
+    time.sleep(0.5)  # the other workers are inside their hanging calls now
+    proc.send_signal(signal.SIGINT)
+    try:  # a thread pool waited for the hanging calls (600 s each) before the process could end
+        _, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        pytest.fail("the run kept waiting for its model calls after Ctrl-C")
+    assert proc.returncode == 130 and "madqa: interrupted" in err and "Traceback" not in err, err
+    assert len(lines(out)) == 1  # the answered row, kept; none written for the calls cut short
+
+
 def test_eval_cli_json_and_table(tmp_path):
     gold = tmp_path / "gold.jsonl"
     gold.write_text("".join(json.dumps(q) + "\n" for q in QUESTIONS[:2]), encoding="utf-8")
@@ -146,3 +197,40 @@ def test_eval_cli_json_and_table(tmp_path):
     table = subprocess.run([sys.executable, "-m", "madqa", "eval", str(a), str(b), "--gold", str(gold)],
                            capture_output=True, text=True, env=env, cwd=REPO, timeout=60)
     assert table.returncode == 0 and table.stdout.splitlines()[0].split() == ["metric", "a", "b"]
+
+
+@pytest.mark.parametrize("resume", [False, True])
+def test_a_config_that_cannot_be_built_raises_before_the_output_is_touched(tmp_path, corpus, registry, settings,
+                                                                            resume):
+    from madqa.errors import PluginError
+
+    out = tmp_path / "pred.jsonl"
+    kept = '{"id": "q0", "question": "What is fact 0?", "answer": ["kept"], "citations": [], "error": null}\n'
+    out.write_text(kept, encoding="utf-8")
+    config = load_config("offline").with_overrides(backend="no-such-backend")
+    with pytest.raises(PluginError, match="no-such-backend"):
+        run_batch(QUESTIONS, corpus, config, registry, settings, out_path=out, resume=resume)
+    assert out.read_text(encoding="utf-8") == kept  # not one error row per question, nothing dropped
+
+
+@pytest.mark.parametrize("flags", [
+    ["--backend", "no-such-backend"],
+    ["--backend", "litellm", "--model", "no-such-provider/x"],
+    ["--backend", "litellm", "--model", "openai/x", "--set", "backend.force_tool_choice=sometimes"],
+    ["--set", "retriever.no_such_option=1"],
+    ["--backend", "litellm", "--model", "openai/x", "--api-base", "127.0.0.1:8000/v1"],
+])
+def test_cli_run_with_a_config_that_cannot_start_exits_2_with_one_line_and_writes_nothing(
+        tmp_path, corpus, settings, monkeypatch, capsys, flags):
+    from madqa.cli import main
+
+    monkeypatch.setenv("MADQA_HOME", str(settings.home))
+    questions = tmp_path / "q.jsonl"
+    questions.write_text("".join(json.dumps(q) + "\n" for q in QUESTIONS), encoding="utf-8")
+    out = tmp_path / "pred.jsonl"
+    code = main(["run", "--corpus", str(corpus.root), "--questions", str(questions), "-o", str(out), *flags])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert [line for line in err.splitlines() if line.startswith("madqa:")] == [err.strip().splitlines()[-1]]
+    assert "Traceback" not in err and "failed" not in err
+    assert not out.exists() or out.read_text(encoding="utf-8") == ""

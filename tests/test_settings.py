@@ -46,6 +46,8 @@ def test_every_preset_loads_and_names_installed_components(registry):
 def test_unknown_or_bad_configs(tmp_path):
     with pytest.raises(SettingsError, match="unknown config 'nope'.*offline"):
         load_config("nope")
+    with pytest.raises(SettingsError, match=r"config file '.*missing\.toml' does not exist \(or name a config: .*offline"):
+        load_config(str(tmp_path / "missing.toml"))  # a typo in a path: not "unknown config" as if it were a name
     bad = tmp_path / "bad.toml"
     bad.write_text('backend = "offline"\ncolour = "blue"\n', encoding="utf-8")
     with pytest.raises(SettingsError, match="unknown keys"):

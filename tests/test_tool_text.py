@@ -52,6 +52,8 @@ def calls(text: str, tools: tuple[str, ...] = TOOLS) -> list[tuple[str, dict, st
     '<function=search_documents>{"query": "revenue 2024"}</function>',
     # Qwen3-Coder XML parameters
     '<tool_call>\n<function=search_documents>\n<parameter=query>\nrevenue 2024\n</parameter>\n</function>\n</tool_call>',
+    # GLM-4.5 / 4.6 (vLLM's glm45 parser): the name, then key and value tags
+    '<tool_call>search_documents\n<arg_key>query</arg_key>\n<arg_value>revenue 2024</arg_value>\n</tool_call>',
     # pythonic (Llama 3.2 / 4, vLLM's pythonic parser) and Gemma's tool_code fence
     '[search_documents(query="revenue 2024")]',
     '<|python_start|>[search_documents(query="revenue 2024")]<|python_end|>',
@@ -105,7 +107,10 @@ def test_several_calls_in_one_reply_come_in_order() -> None:
     json_list = json.dumps([{"name": "search_documents", "arguments": {"query": q}} for q in "ab"])
     mixed = '{"search": "a"}\nand then\n```json\n{"name": "search_documents", "arguments": {"query": "b"}}\n```'
     pythonic = '[search_documents(query="a"), search_documents(query="b")]'
-    for reply in (mistral, llama, json_list, mixed, pythonic):
+    glm = ("<think>First a, then b.</think>" + "".join(
+        f"<tool_call>search_documents\n<arg_key>query</arg_key>\n<arg_value>{q}</arg_value>\n</tool_call>"
+        for q in "ab"))
+    for reply in (mistral, llama, json_list, mixed, pythonic, glm):
         assert [c.arguments["query"] for c in read_tool_calls(reply, TOOLS)] == ["a", "b"], reply
 
 
@@ -243,3 +248,10 @@ def test_the_json_repair_it_relies_on_never_raises_and_is_bounded() -> None:
         started = time.perf_counter()
         assert madqa.find_json_object(hostile) is None
         assert time.perf_counter() - started < 3.0
+
+
+def test_glm_values_that_read_as_json_are_taken_as_json() -> None:
+    reply = ('<tool_call>show_pages\n<arg_key>pages</arg_key>\n<arg_value>[{"file": "x.pdf", "page": 2}]</arg_value>'
+             '\n</tool_call>')
+    assert calls(reply) == [("show_pages", {"pages": [{"file": "x.pdf", "page": 2}]}, None)]
+    assert calls("<tool_call>not_offered\n<arg_key>q</arg_key><arg_value>x</arg_value></tool_call>") == []

@@ -6,8 +6,9 @@ its commands with ``@command(name)`` and their arguments in ``add_parsers(sub)``
 a new module added to ``GROUPS``.
 
 Core errors become a message on stderr and an exit status: 0 done, 1 done with some failures
-(e.g. files that could not be indexed, questions the backend failed on), 2 nothing done (bad
-input or settings).
+(e.g. files that could not be indexed, questions the backend failed on) or stopped by the machine
+(a folder that cannot be written, a full disk: one line, no traceback), 2 nothing done (bad input or
+settings).
 """
 
 from __future__ import annotations
@@ -53,3 +54,12 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # e.g. piped into `head`
         sys.stderr.close()
         return 0
+    except OSError as exc:  # the machine refused: a folder that cannot be written (MADQA_HOME, -o), a full disk
+        print(f"madqa: {os_failure(exc)}", file=sys.stderr)
+        return 1
+
+
+def os_failure(exc: OSError) -> str:
+    """An operating system's refusal in one line: what it said and the file it was about."""
+    said = exc.strerror or str(exc) or type(exc).__name__
+    return f"{said}: {exc.filename}" if exc.filename else said

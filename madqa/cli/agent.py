@@ -119,9 +119,10 @@ def _run(args: argparse.Namespace, settings: Settings, executor: Any) -> int:
         def on_row(row: dict[str, Any], question: dict[str, Any], bar: Any = bar, tally: dict = tally) -> None:
             tally["done"] += 1
             tally["failed"] += failed(row)
-            tally["correct"] += bool(score_row(row, question, unanswerable=True))
-            bar.set_postfix_str(f"accuracy {tally['correct'] / tally['done']:.3f}, {tally['failed']} failed",
-                                refresh=False)
+            tally["correct"] += not failed(row) and bool(score_row(row, question, unanswerable=True))
+            scored = tally["done"] - tally["failed"]  # a failed row is no score (run_summary)
+            shown = f"accuracy {tally['correct'] / scored:.3f}" if scored else "none scored"
+            bar.set_postfix_str(f"{shown}, {tally['failed']} failed", refresh=False)
             bar.update(1)
 
         rows = run_batch(questions, corpus, config, reg, settings, out_path=path, workers=args.workers,
@@ -153,16 +154,21 @@ def scope_problems(questions: list[dict[str, Any]], corpus: Any) -> list[str]:
 
 
 def run_summary(rows: list[dict[str, Any]], questions: list[dict[str, Any]]) -> str:
-    """Accuracy as ``madqa eval`` computes it (every row counts; a failed row scores as wrong there, as in
-    the official harness), and beside it how many rows failed, were refused, and were scored."""
+    """Accuracy on the rows that were scored (a failed row holds no answer to score: counted apart, never as
+    a wrong answer), how many failed and were refused, and, when some failed, the accuracy ``madqa eval`` and
+    the official harness give, which count a failed row as wrong."""
     from madqa.evaluation.runner import question_key, score_row
 
     by_key = {question_key(q): q for q in questions}
-    scored = [score_row(r, by_key.get(question_key(r), {}), unanswerable=True) for r in rows]
     failed_rows = sum(1 for r in rows if failed(r))
-    refused = sum(1 for r in rows if r.get("refusal") and not failed(r))
-    accuracy = f"accuracy {sum(bool(c) for c in scored) / len(rows):.3f} on {len(rows)}" if rows else "no rows"
-    return f"{accuracy}, {failed_rows} failed, {refused} refused"
+    scored = [r for r in rows if not failed(r)]
+    correct = sum(bool(score_row(r, by_key.get(question_key(r), {}), unanswerable=True)) for r in scored)
+    refused = sum(1 for r in scored if r.get("refusal"))
+    accuracy = f"accuracy {correct / len(scored):.3f} on {len(scored)} scored" if scored else "no row scored"
+    summary = f"{accuracy}, {failed_rows} failed, {refused} refused"
+    if failed_rows and scored:
+        summary += f" (madqa eval counts the failed as wrong: {correct / len(rows):.3f} on {len(rows)})"
+    return summary
 
 
 def add_parsers(sub: Any) -> None:

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from madqa.errors import MadqaError
 from madqa.evaluation.conversations import conversation_problems
 
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
@@ -27,8 +28,9 @@ MAX_PARQUET_UNCOMPRESSED_MB = 200  # as the file's own metadata says, checked be
 MAX_QUESTION_CHARS = 2_000  # as the web app's question box
 
 
-class QuestionFileError(ValueError):
-    """The question file cannot be read at all (missing, unknown type, corrupt)."""
+class QuestionFileError(MadqaError, ValueError):
+    """The question file cannot be read at all (missing, unknown type, corrupt): a madqa error, so the command
+    line says it in one line with exit status 2 (``run --questions``, ``eval --gold`` showed a traceback)."""
 
 
 def read_jsonl(path: str | Path, error_cls: type[Exception] = QuestionFileError

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from madqa.errors import MadqaError
 from madqa.evaluation import metrics as m
 from madqa.evaluation import tool_use
 from madqa.evaluation.questions import read_jsonl
@@ -26,7 +27,7 @@ Similarity = Callable[[str, str], float]
 ERROR_CATEGORIES = ("failed", "refusal", "wrong_document", "wrong_page", "wrong_answer")
 
 
-class PredictionFileError(ValueError):
+class PredictionFileError(MadqaError, ValueError):
     """The prediction file cannot be read at all."""
 
 

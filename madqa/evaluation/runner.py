@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
@@ -91,7 +90,8 @@ def run_batch(
     with nothing left, ends with no call made). Not with an ``executor``: workers cannot share it.
     Questions sharing a ``conversation_id`` run in ``turn`` order as one conversation
     (``evaluation.conversations``), each turn its own row; a resumed run rebuilds it from the kept rows.
-    Not with an ``executor`` yet.
+    Not with an ``executor`` yet. A config whose parts cannot be built raises its MadqaError before
+    ``out_path`` is written or rewritten.
     """
     if workers < 1:
         raise ValueError("workers must be at least 1")
@@ -105,6 +105,10 @@ def run_batch(
                                     for q in questions):
         raise ClusterError("a multi-turn question set (conversation_id) does not run on a cluster yet: "
                            "run it without --cluster")
+    # a part that cannot be built (an unknown backend or model, a bad option) is the run's error, raised
+    # before the output file is touched: as one error row per question it filled the file with failures
+    # and left nothing run (a cluster's workers build their own agents)
+    first = Agent(corpus, config, registry, settings, backend_options) if executor is None else None
     path = Path(out_path) if out_path else None
     done: list[dict[str, Any]] = []
     if path is not None:
@@ -120,6 +124,7 @@ def run_batch(
     todo = [q for q in questions if question_key(q) not in finished]
     units = [u for u in conversation_units(questions) if any(question_key(q) not in finished for q in u)]
     local = threading.local()
+    local.agent = first  # this thread's (a run of one worker answers here)
     write_lock = threading.Lock()
     rows = list(done)
 
@@ -155,10 +160,46 @@ def run_batch(
         for unit in units:
             answer_unit(unit)
     else:
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="madqa-run") as pool:
-            for future in as_completed([pool.submit(answer_unit, u) for u in units]):
-                future.result()  # answer_question turns a failure into an error row; a bug here raises
+        answer_in_threads(units, answer_unit, workers)
     return rows
+
+
+def answer_in_threads(units: Sequence[Unit], answer_unit: Callable[[Unit], None], workers: int) -> None:
+    """``answer_unit`` over ``units`` on ``workers`` threads; a bug in one raises here once the others stop.
+
+    The threads are daemons and an interruption (Ctrl-C) stops them taking new questions and returns at once:
+    a thread pool waited for every model call under way, up to its timeout and retries (82 s measured with
+    three workers on a server that hung), and kept writing rows after the interruption. A call cut short
+    writes no row, so ``resume`` asks it again; a row half-written is dropped by ``resume``."""
+    pending = list(units)
+    lock = threading.Lock()
+    stop = threading.Event()
+    bugs: list[BaseException] = []
+
+    def work() -> None:
+        while not stop.is_set():
+            with lock:
+                if not pending:
+                    return
+                unit = pending.pop(0)
+            try:
+                answer_unit(unit)  # answer_question turns a failure into an error row; a bug here raises
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+                bugs.append(exc)
+                stop.set()
+
+    threads = [threading.Thread(target=work, name=f"madqa-run-{n}", daemon=True)
+               for n in range(min(workers, len(pending)))]
+    for thread in threads:
+        thread.start()
+    try:
+        for thread in threads:
+            while thread.is_alive():
+                thread.join(0.25)
+    finally:
+        stop.set()  # also on KeyboardInterrupt: no question starts after it
+    if bugs:
+        raise bugs[0]
 
 
 def score_row(row: dict[str, Any], question: dict[str, Any], unanswerable: bool = False) -> bool | None:

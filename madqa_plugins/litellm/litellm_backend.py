@@ -65,6 +65,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
+from urllib.parse import urlsplit
 
 import madqa
 from madqa_plugins.litellm import litellm_protocol as protocol
@@ -94,6 +95,10 @@ class _ToolsRefused(Exception):
     def __init__(self, failure: Failure) -> None:
         super().__init__(failure.detail or failure.kind)
         self.failure = failure
+
+
+class _ChoiceRefused(_ToolsRefused):
+    """The server refused the forced ``tool_choice`` (internal: decide() sends the turn again without it)."""
 
 
 class LiteLLMBackend:
@@ -304,7 +309,13 @@ class LiteLLMBackend:
         self._adopt_learned()
         notes: list[str] = []
         try:
-            request, response = self._turn(messages, tools, force_answer, self.max_tokens)
+            try:
+                request, response = self._turn(messages, tools, force_answer, self.max_tokens)
+            except _ChoiceRefused as refused:  # Anthropic with extended thinking: answer offered alone, not forced
+                self.force_tool_choice = "none"
+                notes.append(f"the server refused a forced tool choice ({refused.failure.detail}); submit_answer is "
+                             "offered alone without forcing it, for the rest of this run")
+                request, response = self._turn(messages, tools, force_answer, self.max_tokens)
         except _ToolsRefused as refused:  # the same turn again, once, in the JSON-in-text protocol
             reason = refused.failure.detail or refused.failure.kind
             self._learn("tools", False, reason, here=True)
@@ -328,7 +339,8 @@ class LiteLLMBackend:
             longer = self._decision(request, response, force_answer, notes)
             cost = None if cut_cost is None and longer.cost_usd is None else (cut_cost or 0.0) + (longer.cost_usd or 0.0)
             decision = madqa.ModelDecision(longer.text, longer.tool_calls, longer.answer, cut_usage + longer.usage, cost,
-                                           longer.raw, longer.finish_reason, estimated or longer.estimated)
+                                           longer.raw, longer.finish_reason, estimated or longer.estimated,
+                                           longer.replay)
         return decision
 
     def _bigger_max_tokens(self) -> int | None:
@@ -377,6 +389,8 @@ class LiteLLMBackend:
                 kwargs.clear()
             if failure.tools_refused and "tools" in request:
                 raise _ToolsRefused(failure)
+            if failure.choice_refused and "tool_choice" in request:
+                raise _ChoiceRefused(failure)
             if not failure.retryable or attempt == self.max_attempts:
                 break
             delay = self._delay(attempt, failure.retry_after, failure.overloaded)
@@ -391,11 +405,30 @@ class LiteLLMBackend:
             message += f": {failure.detail}"
         if failure.kind.startswith("found no API key"):
             message += f": {self._key_hint(self._missing_keys())}"
+        if failure.kind.startswith("could not be reached") and self._local_default():
+            message += (f" (nothing answers at {self._local_default()}, litellm's address for a local "
+                        f"{self.provider} server: start it with `ollama serve`, or give its address with --api-base)")
+        if failure.kind.startswith("does not know the model or endpoint") and self._v1_missing():
+            message += (f" (an OpenAI-compatible server's api_base usually ends in /v1: "
+                        f"{str(self.api_base).rstrip('/')}/v1)")
         if failure.limit is not None:
             if failure.limit.limit == "vision":  # learned: the loop resends the turn as page text
                 self._learn("vision", False, failure.detail or failure.kind, here=True)
             raise madqa.ServerLimitError(message, failure.limit.limit, failure.limit.value)
         raise madqa.BackendError(message)  # raised outside the except: no chained provider exception
+
+    def _local_default(self) -> str | None:
+        """The address litellm calls for an Ollama model given no api_base (OLLAMA_API_BASE, else localhost)."""
+        if self.api_base or self.provider not in ("ollama", "ollama_chat"):
+            return None
+        return os.environ.get("OLLAMA_API_BASE") or "http://localhost:11434"
+
+    def _v1_missing(self) -> bool:
+        """Whether an OpenAI-compatible api_base lacks the /v1 its server serves under (vLLM, llama.cpp, LM
+        Studio): a 404 then says no more than "Not Found"."""
+        if not self.api_base or self.provider not in ("openai", "hosted_vllm", "lm_studio", "llamafile"):
+            return False
+        return not urlsplit(self.api_base).path.rstrip("/").endswith("/v1")
 
     def _delay(self, attempt: int, retry_after: float | None, overloaded: bool = False) -> float:
         base = max(self.retry_base_delay, self.overload_delay) if overloaded else self.retry_base_delay

@@ -30,6 +30,9 @@ _UNREADABLE = re.compile(r"(?:unterminated string|expecting (?:value|property na
 _DECODER = re.compile(r"((?:Unterminated string|Expecting [^:]+|Invalid control character|Extra data)[^.,]*?"
                       r"line \d+ column \d+(?: \(char \d+\))?)")
 _CODE = re.compile(r'"code":\s*(\d{3})')
+# litellm's OpenAI client, for a 200 whose body is no chat completion: "Empty or invalid response from LLM
+# endpoint. Received: '<!doctype html>...'" (a web UI or proxy page at api_base; a server that streams anyway)
+_NOT_A_REPLY = re.compile(r"empty or invalid response from llm endpoint\. received: (?:'|\")?\s*(.{0,12})", re.S)
 _SECRETS = (
     re.compile(r"\b(?:sk|rk|pk|sess)-[A-Za-z0-9_\-*]{6,}"),  # OpenAI / Anthropic style keys
     re.compile(r"\bAIza[0-9A-Za-z_\-]{20,}"),  # Google API keys
@@ -50,6 +53,7 @@ class Failure:
     limit: Limit | None = None  # a server limit the loop can work around (madqa.ServerLimitError)
     tools_refused: bool = False  # the server takes no ``tools``: retry in the JSON-in-text protocol
     overloaded: bool = False  # 529 / 503: wait longer between attempts
+    choice_refused: bool = False  # a forced tool_choice refused (Anthropic with extended thinking): send none
 
 
 def classify(exc: Exception, default_provider: str, litellm: Any, trust_exception: bool = True,
@@ -79,6 +83,16 @@ def classify(exc: Exception, default_provider: str, litellm: Any, trust_exceptio
         return failure("refused access to the model (permission denied)", False)
     if isinstance(exc, litellm.NotFoundError) or status == 404:
         return failure("does not know the model or endpoint (not found)", False)
+    not_a_reply = _NOT_A_REPLY.search(text)
+    if not_a_reply:  # it would send the same page again: not retried, and said what it was
+        start = not_a_reply.group(1)
+        if start.startswith("<"):
+            return Failure("sent a web page (HTML), not a model's reply: api_base should be the model server's "
+                           "API (vLLM, llama.cpp, LM Studio: the address ending in /v1)", False, provider)
+        if start.startswith(("data:", "event:")):
+            return Failure("sent a streamed reply (server-sent events) although one JSON reply was asked for "
+                           "(stream: false): a proxy in between may be forcing streaming", False, provider)
+        return Failure("sent an empty reply body", True, provider)
     if _UNREADABLE.search(text):  # a 200 cut off, or not JSON: litellm calls it anything from 422 to 500
         found = _DECODER.search(str(getattr(exc, "message", None) or exc))
         return Failure("sent an unreadable reply body (cut off or not JSON)", True, provider,
@@ -87,6 +101,9 @@ def classify(exc: Exception, default_provider: str, litellm: Any, trust_exceptio
     if refused and tools_refused(text):
         return failure("refused the tools parameter (no tool calling on this server or model)", False,
                        tools_refused=True)
+    if refused and "tool_choice forces tool use" in text:  # Anthropic: thinking takes tool_choice auto only
+        return failure("refused a forced tool choice (extended thinking takes only tool_choice auto)", False,
+                       choice_refused=True)
     limit = server_limit(text, status, isinstance(exc, litellm.ContextWindowExceededError)) if refused else None
     if limit is not None:
         return failure(LIMIT_KINDS[limit.limit], False, limit=limit)

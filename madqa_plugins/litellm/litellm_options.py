@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from urllib.parse import urlsplit
 
 import madqa
 
@@ -55,7 +56,27 @@ def read_backend_options(options: dict[str, Any] | None) -> dict[str, Any]:
     for name in ("vision", "native_tools"):  # yes/no/auto, also as text from a form
         if name in given:
             given[name] = flag(given, name)
-    return {**madqa.read_options(given, OPTIONS, WHO), **internal}
+    read = {**madqa.read_options(given, OPTIONS, WHO), **internal}
+    if read.get("api_base") is not None:  # blank: not set, as before (an empty form field, api_base = "")
+        read["api_base"] = server_url(str(read["api_base"])) if str(read["api_base"]).strip() else None
+    return read
+
+
+def server_url(api_base: str) -> str:
+    """``api_base`` when it is an http(s) URL with a host; else OptionError saying how to write it. Without
+    the scheme (``localhost:11434``, ``127.0.0.1:8000/v1``: how Ollama and vLLM print their address) every
+    call failed as "Connection error" after its retries, on each question of a run."""
+    text = api_base.strip()
+    parts = urlsplit(text)
+    try:
+        parts.port  # noqa: B018 - raises on a port that is not a number
+    except ValueError:
+        parts = parts._replace(netloc="")
+    if parts.scheme in ("http", "https") and parts.hostname:
+        return text
+    hint = f"; did you mean http://{text}?" if "://" not in text and text else ""
+    raise madqa.OptionError(f"{WHO}: option api_base must be a server URL starting with http:// or https://, "
+                            f"e.g. http://localhost:11434 or http://127.0.0.1:8000/v1, not {api_base!r}{hint}")
 
 
 class Secret:

@@ -50,7 +50,17 @@ def read_reply(response: Any, request: dict[str, Any], notes: list[str], *, prov
     if notes:
         raw["notes"] = notes
     return madqa.ModelDecision(text=text, tool_calls=tuple(calls), usage=counted, cost_usd=cost, raw=raw,
-                               finish_reason=finish, estimated=estimated)
+                               finish_reason=finish, estimated=estimated, replay=replayed(message))
+
+
+def replayed(message: Any) -> dict[str, Any]:
+    """The reply's signed thinking blocks (Anthropic extended thinking, as litellm gives them), to be sent
+    back with its assistant message: with thinking on, a tool call's turn that lacks them is refused."""
+    blocks = getattr(message, "thinking_blocks", None) if message is not None else None
+    if not isinstance(blocks, list) or not blocks:
+        return {}
+    kept = [dict(b) for b in blocks if isinstance(b, dict) and b.get("type") in ("thinking", "redacted_thinking")]
+    return {"thinking_blocks": kept} if kept else {}
 
 
 def finish_of(reason: Any, choice: Any, response: Any, called: bool, notes: list[str]) -> str | None:
