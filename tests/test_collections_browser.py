@@ -83,3 +83,33 @@ def test_two_visitors_ask_the_collection_at_once(browser: Any, papers_url: str) 
     finally:
         one.close()
         two.close()
+
+
+def test_a_tab_opened_again_follows_the_choice_without_a_server_error(browser: Any, papers_url: str) -> None:
+    """Compare opened, the collection changed in Ask, Compare opened again: its picker names the new choice and its
+    question list stays usable. The refresh at a later opening sent its one output as a 1-tuple, which Gradio took for
+    the value itself: the picker went blank, the question list showed "Error" and the server logged a 500."""
+    context, page = open_page(browser, papers_url)
+    failed: list[str] = []
+    page.on("response", lambda r: failed.append(f"{r.status} {r.url}") if r.status >= 500 else None)
+    try:
+        page.get_by_role("tab", name="Compare").click()
+        expect(page.locator("#compare-collection input")).to_have_value("papers — 3 documents, 4 pages, 1 failed")
+        page.get_by_role("tab", name="Ask").click()
+        pick(page, "ask-collection", "Demo corpus")
+        expect(page.locator("#status")).to_contain_text("Searching: the demo corpus")
+        page.get_by_role("tab", name="Compare").click()
+        expect(page.locator("#compare-collection input")).to_have_value("Demo corpus — 9 documents, 44 pages")
+        questions = page.locator("#compare-example")
+        expect(questions).to_be_visible()  # the demo's own question set
+        page.wait_for_timeout(1500)  # the events of the opening all answered
+        expect(questions).not_to_contain_text("Error")
+        assert failed == []
+        page.get_by_role("tab", name="Ask").click()
+        page.get_by_role("tab", name="Compare").click()  # and again, nothing changed
+        expect(page.locator("#compare-collection input")).to_have_value("Demo corpus — 9 documents, 44 pages")
+        page.wait_for_timeout(1500)
+        expect(questions).not_to_contain_text("Error")
+        assert failed == []
+    finally:
+        context.close()

@@ -320,8 +320,10 @@ def refresh_when_in_page(opened: Any, tab: gr.Tab, picker: PickerRefresh, sessio
             return (gr.skip(), *picker.fn(state))
         return ({**state, "in_page": sorted({*state.get("in_page", []), name})}, *picker.fn(state))
 
-    def again(state: Any) -> tuple[Any, ...]:
-        return picker.fn(state) if isinstance(state, dict) and name in state.get("in_page", []) else skips
+    def again(state: Any) -> Any:
+        values = picker.fn(state) if isinstance(state, dict) and name in state.get("in_page", []) else skips
+        # one output takes the return value itself: a 1-tuple would be taken for the picker's value (blank, a 500)
+        return values[0] if len(values) == 1 else values
 
     opened.then(first, [session], [session, *picker.outputs], api_visibility="private", queue=False)
     tab.select(again, [session], picker.outputs, api_visibility="private", queue=False)
