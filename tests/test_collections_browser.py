@@ -113,3 +113,23 @@ def test_a_tab_opened_again_follows_the_choice_without_a_server_error(browser: A
         assert failed == []
     finally:
         context.close()
+
+
+def test_the_documents_named_under_the_question_box_follow_the_collection_picked(browser: Any, papers_url: str) -> None:
+    """Under the question box the documents named are the picked collection's: after picking the demo corpus they
+    still named the papers' documents."""
+    context, page = open_page(browser, papers_url)
+    try:
+        strip = page.locator("#ask-documents")
+        expect(strip).to_contain_text("Documents of papers")
+        expect(strip).to_contain_text("ferries.pdf")
+        pick(page, "ask-collection", "Demo corpus")
+        expect(strip).to_contain_text("Demo documents")
+        expect(strip).to_contain_text("annual_report_2024.pdf")
+        expect(strip).not_to_contain_text("ferries.pdf")
+        pick(page, "ask-collection", "Your uploads")
+        expect(strip).not_to_contain_text("annual_report_2024.pdf")  # none uploaded: nothing named
+        pick(page, "ask-collection", "papers")
+        expect(strip).to_contain_text("ferries.pdf")
+    finally:
+        context.close()

@@ -21,10 +21,10 @@ from madqa.conversation import ChatTurn, add_turn
 from madqa.errors import MadqaError
 from madqa.evaluation.questions import MAX_QUESTION_CHARS
 from madqa.highlight import Highlight
-from madqa.index import find_pdfs
 from madqa.settings import PipelineConfig
 from madqa.trace import Trace
 from madqa.types import AnswerStep, PageRef, SearchStep, Step, ToolStep
+from madqa.ui.ask_hints import documents_strip, example_questions
 from madqa.ui.citation_links import PICK_SUFFIX
 from madqa.ui.collection_picker import build_picker, collection_status, follow_questions, partial_note
 from madqa.ui.config_panel import FIELD_NAMES, ConfigPanel, build_config_panel, describe, resolve_config
@@ -184,7 +184,6 @@ def starting() -> tuple[Any, ...]:
         gr.Markdown(visible=True), gr.Markdown(visible=True)
 
 
-EXAMPLES_SHOWN = 4
 QUESTION_CHARS = MAX_QUESTION_CHARS
 COUNTER_JS = f"(q) => `${{(q || '').length}} / {QUESTION_CHARS:,} characters`"
 SHOW_VIEWER_JS = open_viewer_js("ask-page-viewer")  # a modal on a phone, beside the chat on a wide screen
@@ -194,35 +193,6 @@ def check_question_length(text: str) -> None:
     """gr.Error for a question past the box's limit: a client that skips the browser gets the same cap."""
     if len(text) > MAX_QUESTION_CHARS:
         raise shown_error(f"A question may have at most {MAX_QUESTION_CHARS:,} characters; this one has {len(text):,}.")
-
-
-def example_questions(ctx: AppContext, n: int = EXAMPLES_SHOWN) -> list[dict[str, str]]:
-    """One-click example questions for the empty chat: one per document category, in file order."""
-    picked: list[dict[str, Any]] = []
-    categories: set[Any] = set()
-    for q in ctx.questions_for(ctx.sessions.default_key):
-        category = q.get("document_category") or q.get("domain")
-        if category not in categories:
-            categories.add(category)
-            picked.append(q)
-        if len(picked) == n:
-            break
-    return [{"text": q["question"], "display_text": shorten(q["question"], 80)} for q in picked]
-
-
-def documents_strip(ctx: AppContext) -> str:
-    """The default collection's documents in one line, so a first visitor sees what can be asked about."""
-    collection = ctx.sessions.shared.get(ctx.sessions.default_key)
-    if collection is None:
-        return ""
-    root = collection.root
-    docs = [p.relative_to(root).as_posix() for p in find_pdfs(root)] if root.is_dir() else []
-    if not docs:
-        return ""
-    names = " · ".join(f"📄 {md_escape(name.rsplit('/', 1)[-1])}" for name in docs[:12])
-    more = f" · and {len(docs) - 12} more" if len(docs) > 12 else ""
-    whose = "Demo documents" if collection.name == "demo" else f"Documents of {md_escape(collection.name)}"
-    return f"**{whose}:** {names}{more}"
 
 
 def build_ask_tab(ctx: AppContext) -> None:
@@ -251,7 +221,7 @@ def build_ask_tab(ctx: AppContext) -> None:
             # hints below the box, drawn just after the first paint (the box and Ask work before they arrive)
             with gr.Column(elem_id="ask-hints") as hints:
                 counter = gr.Markdown(f"0 / {QUESTION_CHARS:,} characters", elem_id="ask-counter")
-                gr.Markdown(documents_strip(ctx), elem_id="ask-documents")
+                strip = gr.Markdown(documents_strip(ctx), elem_id="ask-documents")
                 example = gr.Dropdown(ctx.question_choices, value=None, label="Or pick a question of this collection",
                                       visible=bool(ctx.question_choices), elem_id="ask-example")
                 follow_questions(ctx, picker, example)
@@ -412,6 +382,12 @@ def build_ask_tab(ctx: AppContext) -> None:
         .then(lambda: gr.Button(interactive=False), None, stop_btn, queue=False, api_visibility="private")
 
     example.change(ctx.pick_question, [example, ctx.session], [question], queue=False, api_visibility="private")
+
+    # the documents strip names the collection picked (it named the app's default whatever was picked); a value, not
+    # props: a change of props (the chat's example chips) makes Gradio keep a page-less copy of the component, which
+    # broke the sending of a tab opened later (``ui.lazy``), so the chips stay the default collection's
+    picker.change(lambda key, session: documents_strip(ctx, key, session), [picker, ctx.session], [strip],
+                  queue=False, api_visibility="private")
     on_option, on_thumbnail = viewer_handlers(ctx)
     view_out = [viewer.image, viewer.caption]
     chatbot.option_select(on_option, [ctx.session], view_out, api_visibility="private", concurrency_limit=8) \
