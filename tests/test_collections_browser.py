@@ -133,3 +133,27 @@ def test_the_documents_named_under_the_question_box_follow_the_collection_picked
         expect(strip).to_contain_text("ferries.pdf")
     finally:
         context.close()
+
+
+def test_a_question_after_switching_collection_is_not_a_follow_up_of_the_other_collections_turns(
+        browser: Any, papers_url: str) -> None:
+    """Asked of the papers, then the demo corpus picked mid-chat: the next question is asked on its own and says why.
+    It was taken as a follow-up of the papers' question ("How many passengers did the Quillmarsh ferry carry in
+    April?", searched in the demo corpus), and a model would have been given pages the demo corpus does not hold."""
+    context, page = open_page(browser, papers_url)
+    try:
+        chat = page.locator("#ask-chat")
+        ask(page, FERRY)
+        expect(chat).to_contain_text("8316")
+        pick(page, "ask-collection", "Demo corpus")
+        expect(page.locator("#status")).to_contain_text("Searching: the demo corpus")
+        ask(page, "and in April?")
+        expect(chat).to_contain_text("asked on its own, not as a follow-up: the earlier turns of this chat searched "
+                                     "papers, this question the demo corpus")
+        expect(chat).not_to_contain_text("Quillmarsh ferry carry in April")  # no rewrite from the papers' question
+        ask(page, "What was the employee turnover rate in 2023?")  # same collection again: follow-ups as before
+        expect(chat).to_contain_text("Answer: 8.1%")
+        ask(page, "and in 2024?")
+        expect(chat).to_contain_text("Answer: 6.8%")
+    finally:
+        context.close()

@@ -195,6 +195,26 @@ def check_question_length(text: str) -> None:
         raise shown_error(f"A question may have at most {MAX_QUESTION_CHARS:,} characters; this one has {len(text):,}.")
 
 
+def other_collection(ctx: AppContext, turns: tuple[ChatTurn, ...], corpus_key: str) -> str:
+    """When the chat's last turn searched another collection than ``corpus_key`` (the visitor switched in the picker
+    mid-conversation), the note that this question is asked on its own; else ''. Its earlier turns' pages are not in
+    this collection: a follow-up took them as its context (a model was offered pages it could not open) or was
+    rewritten from a question about other documents, and nothing said so."""
+    before = turns[-1].collection if turns else ""
+    if not before or before == corpus_key:
+        return ""
+    return (f"asked on its own, not as a follow-up: the earlier turns of this chat searched {collection_name(ctx, before)}, "
+            f"this question {collection_name(ctx, corpus_key)}")
+
+
+def collection_name(ctx: AppContext, key: str) -> str:
+    """A collection as the status line names it: 'the demo corpus', 'your uploads' or its own name."""
+    if key == MINE:
+        return "your uploads"
+    collection = ctx.sessions.shared.get(key)
+    return "the demo corpus" if collection is not None and collection.name == "demo" else key
+
+
 def build_ask_tab(ctx: AppContext) -> None:
     default = ctx.configs.get(ctx.default_config)
     with gr.Row(elem_id="ask-top-bar", equal_height=True):  # the one bar at the top: collection, who answers
@@ -299,7 +319,11 @@ def build_ask_tab(ctx: AppContext) -> None:
             chat.unreachable(problem)
             yield ("", *out(done=True)[1:])
             return
+        moved = other_collection(ctx, turns, corpus_key)
+        if moved:  # the earlier turns searched another collection: their pages are not this one's
+            turns = ()
         follows = f" · a follow-up: {plural(len(turns), 'earlier turn')} go with it" if turns else ""
+        follows += f" · {moved}" if moved else ""
         follows += f" · searching only {', '.join(scope)}" if scope else ""
         collection = ctx.sessions.shared.get(corpus_key)
         partial = partial_note(collection) if collection is not None else ""
@@ -317,6 +341,8 @@ def build_ask_tab(ctx: AppContext) -> None:
                     searched, partial = True, partial_note(collection)  # as it stood when the searching began
                 if isinstance(item, AnswerStep) and partial:  # "no answer" from 1 of 9 files says so
                     item = replace(item, flags=(*item.flags, partial))
+                if isinstance(item, AnswerStep) and moved:
+                    item = replace(item, flags=(*item.flags, moved))
                 pending = chat.add(item)
                 if isinstance(item, (SearchStep, ToolStep)):
                     for path, caption, ref in thumbnails(ctx, session, corpus_key, item):
@@ -338,7 +364,8 @@ def build_ask_tab(ctx: AppContext) -> None:
         except MadqaError as exc:
             chat.problem(str(exc))
             yield out(done=True)
-        yield (*out(done=True)[:-1], add_turn(turns, text, final))
+        kept = add_turn(turns, text, final)
+        yield (*out(done=True)[:-1], (*kept[:-1], replace(kept[-1], collection=corpus_key)))
 
     inputs = [question, chatbot, *panel.inputs, ctx.session, conversation, scope_picker]
     outputs = [question, chatbot, seen, cited, seen_refs, cited_refs, viewer.image, viewer.caption, conversation]
