@@ -157,3 +157,27 @@ def test_a_question_after_switching_collection_is_not_a_follow_up_of_the_other_c
         expect(chat).to_contain_text("Answer: 6.8%")
     finally:
         context.close()
+
+
+def test_the_documents_chosen_to_search_follow_a_switch_of_collection(browser: Any, papers_url: str) -> None:
+    """A document of the papers chosen under "Search in", then the demo corpus picked: the choice is dropped and the
+    demo's documents offered. It stayed ("ferries.pdf"), and the next question failed: "file 'ferries.pdf' is not a
+    document of this collection"."""
+    context, page = open_page(browser, papers_url)
+    try:
+        scope = page.locator("#ask-scope")
+        scope.locator("input").click()
+        page.get_by_role("option", name="ferries.pdf").click()
+        page.keyboard.press("Escape")
+        expect(scope).to_contain_text("ferries.pdf")
+        pick(page, "ask-collection", "Demo corpus")
+        expect(page.locator("#status")).to_contain_text("Searching: the demo corpus")
+        expect(scope).not_to_contain_text("ferries.pdf")
+        scope.locator("input").click()
+        expect(page.get_by_role("option", name="finance/annual_report_2024.pdf", exact=False)).to_be_visible()
+        page.keyboard.press("Escape")
+        ask(page, EBIT_QUESTION)
+        expect(page.locator("#ask-chat")).to_contain_text("15,005")
+        expect(page.locator("#ask-chat")).not_to_contain_text("is not a document of this collection")
+    finally:
+        context.close()

@@ -50,7 +50,7 @@ from madqa.ui.model_access import key_problem
 from madqa.ui.model_bar import answerer, model_bar
 from madqa.ui.pages import LARGE_BUDGET_PX, SOURCE_WORDS, THUMB_BUDGET_PX, highlighted_page_file, page_file
 from madqa.ui.policy import visitor_steps
-from madqa.ui.scope_picker import build_scope_picker, chosen_scope, scope_line
+from madqa.ui.scope_picker import build_scope_picker, chosen_scope, follow_collection_picker, scope_line
 from madqa.ui.sessions import MINE, disk_reason
 from madqa.ui.steer import build_steer_panel
 
@@ -221,6 +221,7 @@ def build_ask_tab(ctx: AppContext) -> None:
         picker = build_picker(ctx, "ask-collection", scale=1, min_width=150)
         bar = gr.Markdown(model_bar(ctx.registry, default) if default else "", elem_id="ask-model-bar", scale=3, min_width=150)
     scope_picker = build_scope_picker(ctx)  # what is searched: all documents, or the ones chosen
+    follow_collection_picker(ctx, picker, scope_picker)
     with gr.Row(equal_height=False):
         with gr.Column(scale=3):
             chatbot = gr.Chatbot(label="Agent", height=620, buttons=["copy"], elem_id="ask-chat",
