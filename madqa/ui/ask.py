@@ -41,6 +41,7 @@ from madqa.ui.messages import (
     pending_message,
     plural,
     shorten,
+    stopped_chat,
     thumbnail_caption,
     trace_message,
     user_message,
@@ -376,8 +377,18 @@ def build_ask_tab(ctx: AppContext) -> None:
     event = busy.then(ask, inputs, outputs, api_name="ask", concurrency_limit=AGENT_CONCURRENCY,
                       concurrency_id=AGENT_CONCURRENCY_ID, show_progress="minimal", trigger_mode="once")
     event.then(lambda: gr.Button(interactive=False), None, stop_btn, queue=False, api_visibility="private")
-    stop_btn.click(lambda: gr.Button(interactive=False), None, stop_btn, cancels=[event], queue=False,
-                   api_visibility="private")
+
+    def pick_example(evt: gr.SelectData) -> Any:
+        return evt.value.get("text", "") if isinstance(evt.value, dict) else gr.skip()
+
+    # an example chip asks as Ask does, and Stop and New chat cancel it too (they cancelled only a typed question)
+    chip = chatbot.example_select(pick_example, None, [question], queue=False, api_visibility="private") \
+        .then(starting, None, drawn, queue=False, api_visibility="private") \
+        .then(ask, inputs, outputs, api_visibility="private", concurrency_limit=AGENT_CONCURRENCY,
+              concurrency_id=AGENT_CONCURRENCY_ID, show_progress="minimal")
+    chip.then(lambda: gr.Button(interactive=False), None, stop_btn, queue=False, api_visibility="private")
+    stop_btn.click(lambda shown: (gr.Button(interactive=False), stopped_chat(shown)), [chatbot], [stop_btn, chatbot],
+                   cancels=[event, chip], queue=False, api_visibility="private")
     question.input(None, [question], [counter], js=COUNTER_JS, api_visibility="private")
     question.change(None, [question], [counter], js=COUNTER_JS, api_visibility="private")
 
@@ -387,7 +398,7 @@ def build_ask_tab(ctx: AppContext) -> None:
 
     cleared = [seen, cited, seen_refs, cited_refs, viewer.image, viewer.caption, seen_title, cited_title, conversation]
     chatbot.clear(clear, None, cleared, queue=False, api_visibility="private")
-    new_btn.click(lambda: ([], *clear()), None, [chatbot, *cleared], cancels=[event], queue=False,
+    new_btn.click(lambda: ([], *clear()), None, [chatbot, *cleared], cancels=[event, chip], queue=False,
                   api_visibility="private")
 
     def show_bar(*values: Any) -> Any:
@@ -400,17 +411,8 @@ def build_ask_tab(ctx: AppContext) -> None:
 
     for box in (panel.name, panel.backend, panel.model, panel.api_key, panel.api_base):
         box.change(show_bar, panel.inputs, bar, queue=False, api_visibility="private")
-    def pick_example(evt: gr.SelectData) -> Any:
-        return evt.value.get("text", "") if isinstance(evt.value, dict) else gr.skip()
-
-    chatbot.example_select(pick_example, None, [question], queue=False, api_visibility="private") \
-        .then(starting, None, drawn, queue=False, api_visibility="private") \
-        .then(ask, inputs, outputs, api_visibility="private", concurrency_limit=AGENT_CONCURRENCY,
-              concurrency_id=AGENT_CONCURRENCY_ID, show_progress="minimal") \
-        .then(lambda: gr.Button(interactive=False), None, stop_btn, queue=False, api_visibility="private")
 
     example.change(ctx.pick_question, [example, ctx.session], [question], queue=False, api_visibility="private")
-
     # the documents strip names the collection picked (it named the app's default whatever was picked); a value, not
     # props: a change of props (the chat's example chips) makes Gradio keep a page-less copy of the component, which
     # broke the sending of a tab opened later (``ui.lazy``), so the chips stay the default collection's
