@@ -165,7 +165,8 @@ class Agent:
         ``SteerStep`` records what the person did. Without it only steps are yielded."""
         files = resolve_files(scope, self.corpus.documents) if scope else ()
         reads = backend_capabilities(self.backend).reads_conversation
-        asked = next_question(conversation, clean_text(question), reads)
+        typed = clean_text(question)
+        asked = next_question(conversation, typed, reads)
         question = clean_text(asked.question)  # a lone surrogate could be neither sent, shown nor saved
         cache = self.context.marks_cache(backend_capabilities(self.backend).provider)
         # the scope is a standing rule of the run, told in the system prompt: a user message before the
@@ -185,7 +186,9 @@ class Agent:
         repaired_call = repaired_answer = False
         idle = 0  # replies in a row that called no tool (nothing searched, nothing answered)
         notes: list[str] = []  # what the run had to do to get an answer (server limits worked around)
-        if conversation and asked.context is None:  # a backend that reads no conversation: say what it was asked
+        # a backend that reads no conversation: say what it was asked, when that is not the question as typed (a
+        # question that stands alone after an answer is no follow-up, and was flagged as one)
+        if conversation and asked.context is None and question.split() != typed.split():
             notes.append(f"{ASKED_AS}{asked.question}")
         while True:
             iteration += 1

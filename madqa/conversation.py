@@ -55,6 +55,7 @@ class ChatTurn:
     citations: tuple[PageRef, ...] = ()
     quotes: tuple[str | None, ...] = ()
     failed: bool = False
+    collection: str = ""  # the collection it searched, when a face offers several ('': not said)
 
 
 def add_turn(turns: Sequence[ChatTurn], question: str, step: AnswerStep | None) -> tuple[ChatTurn, ...]:

@@ -122,6 +122,19 @@ def test_a_backend_that_reads_no_context_gets_the_standalone_question(corpus, re
     assert trace.steps[-1].flags[0] == f"{ASKED_AS}What was the revenue in 2023?"  # said, not hidden
 
 
+
+def test_a_question_that_stands_alone_after_an_answer_is_not_flagged_as_a_follow_up(corpus, registry, settings):
+    """A new full question after an answer is sent as typed; the answer said "a follow-up, asked as a standalone
+    question: <the same question>", as if the earlier turns had changed it."""
+    turns = answered("What was the revenue in 2024?", "7.5 million")
+    config = load_config("offline").with_overrides(backend="scripted")
+    agent = Agent(corpus, config, registry, settings, {"script": [{"answer": ["x"], "citations": []}]})
+    question = "What is the delivery deadline for order PO-7731?"
+    trace = Trace(question, config).consume(agent.run(question, conversation=turns))
+    users = [m["content"] for m in agent.backend.calls[0]["messages"] if m["role"] == "user"]
+    assert users == [question]
+    assert not any(f.startswith(ASKED_AS) for f in trace.steps[-1].flags)
+
 def test_offline_follow_up_on_the_demo(demo_corpus, demo_settings, registry):
     """The offline baseline answers "and in 2024?" after the 2023 turnover question (page 9: 6.8% in 2024, 8.1% in 2023)."""
     agent = Agent(demo_corpus, load_config("offline"), registry, demo_settings)

@@ -214,3 +214,24 @@ def test_the_phone_cuts_nothing_off_on_ask_compare_evaluate_and_you_search(visit
     page.wait_for_timeout(500)
     assert_fits(page, "You search")
     shot(page, "layout-you-search-390")
+
+
+def test_the_phone_cuts_nothing_off_on_corpus(visitors: Visitors, tmp_path: Any) -> None:
+    """Corpus at 390 px: the upload results (a file indexed, one refused with its reason) and the pages a search found
+    keep whole words in their cells; their headers were cut a letter a line ("s/c/o/r/e", "page/s")."""
+    from tests.conftest import make_pdf
+
+    make_pdf(tmp_path / "quarterly_report.pdf", ["Net sales in Q3 2025 were 4,210 thousand euros."])
+    (tmp_path / "notes.pdf").write_text("plain text, not a PDF\n", encoding="utf-8")
+    page = visitors.open(390, 844)
+    open_tab(page, "Corpus")
+    page.locator("#corpus-files input[type=file]").set_input_files([str(tmp_path / "quarterly_report.pdf"),
+                                                                    str(tmp_path / "notes.pdf")])
+    page.locator("#corpus-add").click()
+    expect(page.locator("#corpus-results")).to_contain_text("not a PDF")
+    page.locator("#corpus-query textarea, #corpus-query input").first.fill("net sales")
+    page.locator("#corpus-search").click()
+    expect(page.locator("#corpus-hits")).to_contain_text("quarterly_report.pdf")
+    page.wait_for_timeout(500)
+    assert_fits(page, "Corpus")
+    shot(page, "layout-corpus-390")

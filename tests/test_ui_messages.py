@@ -372,3 +372,17 @@ def test_a_long_file_name_gets_places_to_wrap_between_its_parts_and_a_short_one_
     long = md_page_label({"file": "reports/annual_report_2024-final.pdf", "page": 3})
     assert long == "reports/<wbr>annual\\_<wbr>report\\_<wbr>2024\\-<wbr>final\\.<wbr>pdf p\\.3"
     assert "<wbr>" not in md_page_label(PageRef("x" * 30 + "<wbr>.pdf", 1)).replace("\\.<wbr>", "")  # a name's own tag stays text
+
+
+def test_a_stopped_question_no_longer_says_working_and_says_nothing_was_answered() -> None:
+    from madqa.ui.messages import STOPPED, stopped_chat, trace_message
+
+    trace = trace_message("trace-0", [], 1.2, done=False)
+    chat = [user_message("q"), trace, pending_message("Searching", "revenue 2024")]
+    shown = stopped_chat(chat)
+    assert shown[1]["metadata"]["title"].startswith("Stopped · ") and "Working" not in shown[1]["metadata"]["title"]
+    assert shown[2]["metadata"] == {"title": "Searching (stopped)", "status": "done"}
+    assert shown[-1]["content"] == STOPPED and shown[0] == chat[0]
+    assert all(m.get("metadata", {}).get("status") != "pending" for m in shown)
+    finished = [user_message("q"), trace_message("trace-0", [], 1.2, done=True)]
+    assert stopped_chat(finished) == finished  # Stop pressed as the answer came in: nothing to say

@@ -21,10 +21,10 @@ from madqa.conversation import ChatTurn, add_turn
 from madqa.errors import MadqaError
 from madqa.evaluation.questions import MAX_QUESTION_CHARS
 from madqa.highlight import Highlight
-from madqa.index import find_pdfs
 from madqa.settings import PipelineConfig
 from madqa.trace import Trace
 from madqa.types import AnswerStep, PageRef, SearchStep, Step, ToolStep
+from madqa.ui.ask_hints import documents_strip, example_questions
 from madqa.ui.citation_links import PICK_SUFFIX
 from madqa.ui.collection_picker import build_picker, collection_status, follow_questions, partial_note
 from madqa.ui.config_panel import FIELD_NAMES, ConfigPanel, build_config_panel, describe, resolve_config
@@ -41,6 +41,7 @@ from madqa.ui.messages import (
     pending_message,
     plural,
     shorten,
+    stopped_chat,
     thumbnail_caption,
     trace_message,
     user_message,
@@ -50,7 +51,7 @@ from madqa.ui.model_access import key_problem
 from madqa.ui.model_bar import answerer, model_bar
 from madqa.ui.pages import LARGE_BUDGET_PX, SOURCE_WORDS, THUMB_BUDGET_PX, highlighted_page_file, page_file
 from madqa.ui.policy import visitor_steps
-from madqa.ui.scope_picker import build_scope_picker, chosen_scope, scope_line
+from madqa.ui.scope_picker import build_scope_picker, chosen_scope, follow_collection_picker, scope_line
 from madqa.ui.sessions import MINE, disk_reason
 from madqa.ui.steer import build_steer_panel
 
@@ -184,7 +185,6 @@ def starting() -> tuple[Any, ...]:
         gr.Markdown(visible=True), gr.Markdown(visible=True)
 
 
-EXAMPLES_SHOWN = 4
 QUESTION_CHARS = MAX_QUESTION_CHARS
 COUNTER_JS = f"(q) => `${{(q || '').length}} / {QUESTION_CHARS:,} characters`"
 SHOW_VIEWER_JS = open_viewer_js("ask-page-viewer")  # a modal on a phone, beside the chat on a wide screen
@@ -196,33 +196,24 @@ def check_question_length(text: str) -> None:
         raise shown_error(f"A question may have at most {MAX_QUESTION_CHARS:,} characters; this one has {len(text):,}.")
 
 
-def example_questions(ctx: AppContext, n: int = EXAMPLES_SHOWN) -> list[dict[str, str]]:
-    """One-click example questions for the empty chat: one per document category, in file order."""
-    picked: list[dict[str, Any]] = []
-    categories: set[Any] = set()
-    for q in ctx.questions_for(ctx.sessions.default_key):
-        category = q.get("document_category") or q.get("domain")
-        if category not in categories:
-            categories.add(category)
-            picked.append(q)
-        if len(picked) == n:
-            break
-    return [{"text": q["question"], "display_text": shorten(q["question"], 80)} for q in picked]
+def other_collection(ctx: AppContext, turns: tuple[ChatTurn, ...], corpus_key: str) -> str:
+    """When the chat's last turn searched another collection than ``corpus_key`` (the visitor switched in the picker
+    mid-conversation), the note that this question is asked on its own; else ''. Its earlier turns' pages are not in
+    this collection: a follow-up took them as its context (a model was offered pages it could not open) or was
+    rewritten from a question about other documents, and nothing said so."""
+    before = turns[-1].collection if turns else ""
+    if not before or before == corpus_key:
+        return ""
+    return (f"asked on its own, not as a follow-up: the earlier turns of this chat searched {collection_name(ctx, before)}, "
+            f"this question {collection_name(ctx, corpus_key)}")
 
 
-def documents_strip(ctx: AppContext) -> str:
-    """The default collection's documents in one line, so a first visitor sees what can be asked about."""
-    collection = ctx.sessions.shared.get(ctx.sessions.default_key)
-    if collection is None:
-        return ""
-    root = collection.root
-    docs = [p.relative_to(root).as_posix() for p in find_pdfs(root)] if root.is_dir() else []
-    if not docs:
-        return ""
-    names = " · ".join(f"📄 {md_escape(name.rsplit('/', 1)[-1])}" for name in docs[:12])
-    more = f" · and {len(docs) - 12} more" if len(docs) > 12 else ""
-    whose = "Demo documents" if collection.name == "demo" else f"Documents of {md_escape(collection.name)}"
-    return f"**{whose}:** {names}{more}"
+def collection_name(ctx: AppContext, key: str) -> str:
+    """A collection as the status line names it: 'the demo corpus', 'your uploads' or its own name."""
+    if key == MINE:
+        return "your uploads"
+    collection = ctx.sessions.shared.get(key)
+    return "the demo corpus" if collection is not None and collection.name == "demo" else key
 
 
 def build_ask_tab(ctx: AppContext) -> None:
@@ -231,6 +222,7 @@ def build_ask_tab(ctx: AppContext) -> None:
         picker = build_picker(ctx, "ask-collection", scale=1, min_width=150)
         bar = gr.Markdown(model_bar(ctx.registry, default) if default else "", elem_id="ask-model-bar", scale=3, min_width=150)
     scope_picker = build_scope_picker(ctx)  # what is searched: all documents, or the ones chosen
+    follow_collection_picker(ctx, picker, scope_picker)
     with gr.Row(equal_height=False):
         with gr.Column(scale=3):
             chatbot = gr.Chatbot(label="Agent", height=620, buttons=["copy"], elem_id="ask-chat",
@@ -251,7 +243,7 @@ def build_ask_tab(ctx: AppContext) -> None:
             # hints below the box, drawn just after the first paint (the box and Ask work before they arrive)
             with gr.Column(elem_id="ask-hints") as hints:
                 counter = gr.Markdown(f"0 / {QUESTION_CHARS:,} characters", elem_id="ask-counter")
-                gr.Markdown(documents_strip(ctx), elem_id="ask-documents")
+                strip = gr.Markdown(documents_strip(ctx), elem_id="ask-documents")
                 example = gr.Dropdown(ctx.question_choices, value=None, label="Or pick a question of this collection",
                                       visible=bool(ctx.question_choices), elem_id="ask-example")
                 follow_questions(ctx, picker, example)
@@ -329,7 +321,11 @@ def build_ask_tab(ctx: AppContext) -> None:
             chat.unreachable(problem)
             yield ("", *out(done=True)[1:])
             return
+        moved = other_collection(ctx, turns, corpus_key)
+        if moved:  # the earlier turns searched another collection: their pages are not this one's
+            turns = ()
         follows = f" · a follow-up: {plural(len(turns), 'earlier turn')} go with it" if turns else ""
+        follows += f" · {moved}" if moved else ""
         follows += f" · searching only {', '.join(scope)}" if scope else ""
         collection = ctx.sessions.shared.get(corpus_key)
         partial = partial_note(collection) if collection is not None else ""
@@ -347,6 +343,8 @@ def build_ask_tab(ctx: AppContext) -> None:
                     searched, partial = True, partial_note(collection)  # as it stood when the searching began
                 if isinstance(item, AnswerStep) and partial:  # "no answer" from 1 of 9 files says so
                     item = replace(item, flags=(*item.flags, partial))
+                if isinstance(item, AnswerStep) and moved:
+                    item = replace(item, flags=(*item.flags, moved))
                 pending = chat.add(item)
                 if isinstance(item, (SearchStep, ToolStep)):
                     for path, caption, ref in thumbnails(ctx, session, corpus_key, item):
@@ -368,7 +366,8 @@ def build_ask_tab(ctx: AppContext) -> None:
         except MadqaError as exc:
             chat.problem(str(exc))
             yield out(done=True)
-        yield (*out(done=True)[:-1], add_turn(turns, text, final))
+        kept = add_turn(turns, text, final)
+        yield (*out(done=True)[:-1], (*kept[:-1], replace(kept[-1], collection=corpus_key)))
 
     inputs = [question, chatbot, *panel.inputs, ctx.session, conversation, scope_picker]
     outputs = [question, chatbot, seen, cited, seen_refs, cited_refs, viewer.image, viewer.caption, conversation]
@@ -378,8 +377,18 @@ def build_ask_tab(ctx: AppContext) -> None:
     event = busy.then(ask, inputs, outputs, api_name="ask", concurrency_limit=AGENT_CONCURRENCY,
                       concurrency_id=AGENT_CONCURRENCY_ID, show_progress="minimal", trigger_mode="once")
     event.then(lambda: gr.Button(interactive=False), None, stop_btn, queue=False, api_visibility="private")
-    stop_btn.click(lambda: gr.Button(interactive=False), None, stop_btn, cancels=[event], queue=False,
-                   api_visibility="private")
+
+    def pick_example(evt: gr.SelectData) -> Any:
+        return evt.value.get("text", "") if isinstance(evt.value, dict) else gr.skip()
+
+    # an example chip asks as Ask does, and Stop and New chat cancel it too (they cancelled only a typed question)
+    chip = chatbot.example_select(pick_example, None, [question], queue=False, api_visibility="private") \
+        .then(starting, None, drawn, queue=False, api_visibility="private") \
+        .then(ask, inputs, outputs, api_visibility="private", concurrency_limit=AGENT_CONCURRENCY,
+              concurrency_id=AGENT_CONCURRENCY_ID, show_progress="minimal")
+    chip.then(lambda: gr.Button(interactive=False), None, stop_btn, queue=False, api_visibility="private")
+    stop_btn.click(lambda shown: (gr.Button(interactive=False), stopped_chat(shown)), [chatbot], [stop_btn, chatbot],
+                   cancels=[event, chip], queue=False, api_visibility="private")
     question.input(None, [question], [counter], js=COUNTER_JS, api_visibility="private")
     question.change(None, [question], [counter], js=COUNTER_JS, api_visibility="private")
 
@@ -389,7 +398,7 @@ def build_ask_tab(ctx: AppContext) -> None:
 
     cleared = [seen, cited, seen_refs, cited_refs, viewer.image, viewer.caption, seen_title, cited_title, conversation]
     chatbot.clear(clear, None, cleared, queue=False, api_visibility="private")
-    new_btn.click(lambda: ([], *clear()), None, [chatbot, *cleared], cancels=[event], queue=False,
+    new_btn.click(lambda: ([], *clear()), None, [chatbot, *cleared], cancels=[event, chip], queue=False,
                   api_visibility="private")
 
     def show_bar(*values: Any) -> Any:
@@ -402,16 +411,13 @@ def build_ask_tab(ctx: AppContext) -> None:
 
     for box in (panel.name, panel.backend, panel.model, panel.api_key, panel.api_base):
         box.change(show_bar, panel.inputs, bar, queue=False, api_visibility="private")
-    def pick_example(evt: gr.SelectData) -> Any:
-        return evt.value.get("text", "") if isinstance(evt.value, dict) else gr.skip()
-
-    chatbot.example_select(pick_example, None, [question], queue=False, api_visibility="private") \
-        .then(starting, None, drawn, queue=False, api_visibility="private") \
-        .then(ask, inputs, outputs, api_visibility="private", concurrency_limit=AGENT_CONCURRENCY,
-              concurrency_id=AGENT_CONCURRENCY_ID, show_progress="minimal") \
-        .then(lambda: gr.Button(interactive=False), None, stop_btn, queue=False, api_visibility="private")
 
     example.change(ctx.pick_question, [example, ctx.session], [question], queue=False, api_visibility="private")
+    # the documents strip names the collection picked (it named the app's default whatever was picked); a value, not
+    # props: a change of props (the chat's example chips) makes Gradio keep a page-less copy of the component, which
+    # broke the sending of a tab opened later (``ui.lazy``), so the chips stay the default collection's
+    picker.change(lambda key, session: documents_strip(ctx, key, session), [picker, ctx.session], [strip],
+                  queue=False, api_visibility="private")
     on_option, on_thumbnail = viewer_handlers(ctx)
     view_out = [viewer.image, viewer.caption]
     chatbot.option_select(on_option, [ctx.session], view_out, api_visibility="private", concurrency_limit=8) \

@@ -311,20 +311,32 @@ def build_app(settings: Settings, registry: Any, *, demo_dir: str | Path | None 
 def refresh_when_in_page(opened: Any, tab: gr.Tab, picker: PickerRefresh, session: gr.State) -> None:
     """Refresh ``picker`` after its tab was first sent (``opened``) and at later openings, never before: a change of
     choices to a component not yet in the page breaks its tab's send (``picker_update``). Which tabs are in the page is
-    kept in the session (``in_page``; a State per tab would weigh on the first page)."""
+    kept in the session (``in_page``).
+
+    A later opening goes through a State (``reopened``): an event writing to the picker itself at every opening must
+    answer something at the first one too, and any update, even ``gr.skip()``, makes Gradio keep a copy of the picker
+    made without its page, which failed the tab's send when it came second (the tab stayed empty). A State takes a skip
+    as nothing."""
     name = tab.id or tab.label
-    skips = tuple(gr.skip() for _ in picker.outputs)
+    reopened = gr.State(0)
 
     def first(state: Any) -> tuple[Any, ...]:
         if not isinstance(state, dict):
             return (gr.skip(), *picker.fn(state))
         return ({**state, "in_page": sorted({*state.get("in_page", []), name})}, *picker.fn(state))
 
-    def again(state: Any) -> tuple[Any, ...]:
-        return picker.fn(state) if isinstance(state, dict) and name in state.get("in_page", []) else skips
+    def again(state: Any, count: Any) -> Any:
+        in_page = isinstance(state, dict) and name in state.get("in_page", [])
+        return (count or 0) + 1 if in_page else gr.skip()
+
+    def refresh(state: Any) -> Any:
+        values = picker.fn(state)
+        return values[0] if len(values) == 1 else values  # one output takes the value itself, never a 1-tuple
 
     opened.then(first, [session], [session, *picker.outputs], api_visibility="private", queue=False)
-    tab.select(again, [session], picker.outputs, api_visibility="private", queue=False)
+    # queued: Gradio's page fires a State's change only on a queued answer (it carries the changed states)
+    tab.select(again, [session, reopened], [reopened], api_visibility="private", concurrency_limit=None)
+    reopened.change(refresh, [session], picker.outputs, api_visibility="private", queue=False)
 
 
 def stop_app(app: gr.Blocks) -> None:

@@ -39,6 +39,10 @@ LAYOUT_CSS = f"""
   .block:has(.vega-embed) {{ height: 340px !important; }}
   /* Compare's summary: laid out for 560 px (its row names 18%, cut to letters on a phone), B a swipe away */
   #compare-summary .table-wrap > .upload-container {{ min-width: 560px !important; }}
+  /* Corpus's upload results and pages found (four columns, a long last one): the same, or their "page" and "score"
+     headers went a letter a line and a refused file's reason was squeezed beside them */
+  #corpus-results .table-wrap > .upload-container {{ min-width: 560px !important; }}
+  #corpus-hits .table-wrap > .upload-container {{ min-width: 680px !important; }}  /* "score" in its 10% */
   /* You search: the answer box and the pages to cite one under the other, each page's name whole (wrapped) */
   .form:has(> #human-cites) {{ flex-wrap: wrap !important; }}
   .form:has(> #human-cites) > * {{ flex: 1 1 100% !important; min-width: 100% !important; }}

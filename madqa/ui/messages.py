@@ -187,6 +187,31 @@ def notice_message(text: str) -> Message:
     return {"role": "assistant", "content": text}
 
 
+STOPPED = "⏹ **Stopped** before an answer: nothing was answered for this question."
+
+
+def stopped_chat(history: Sequence[Message] | None) -> list[Message]:
+    """The chat once *Stop* cancelled a question: its trace no longer says "Working…" and its pending step (a search
+    on its way, the wait for a collection) is closed, with a line that no answer came. Unchanged when nothing was
+    running (Stop pressed as the answer came in)."""
+    shown = list(history or [])
+    running = [m for m in shown if isinstance(m, dict) and (m.get("metadata") or {}).get("status") == "pending"]
+    if not running:
+        return shown
+    out: list[Message] = []
+    for message in shown:
+        meta = message.get("metadata") or {} if isinstance(message, dict) else {}
+        if meta.get("status") != "pending":
+            out.append(message)
+            continue
+        title = str(meta.get("title") or "")
+        if meta.get("id"):  # the question's trace summary
+            title = "Stopped · " + title.removeprefix("Working… ")
+        else:  # the step that was on its way
+            title = f"{title} (stopped)"
+        out.append({**message, "metadata": {**meta, "title": title, "status": "done"}})
+    return [*out, notice_message(STOPPED)]
+
 def search_message(step: SearchStep, secrets: Sequence[str] = ()) -> Message:
     query = step.query or "(no query)"
     lines = [f"**Query as written:** {md_code(step.query)}" if step.query else "**Query as written:** (none)"]

@@ -41,13 +41,27 @@ def build_scope_picker(ctx: AppContext) -> gr.Dropdown:
                          info=f"{ALL}, or only the ones you pick",
                          elem_id="ask-scope", min_width=240)
     if ctx.session is not None:
-        def follow(session: Any, chosen: list[str] | None) -> Any:
-            choices = scope_choices(ctx, session)
-            names = {value for _, value in choices}
-            return gr.Dropdown(choices=choices, value=[c for c in chosen or [] if c in names])
-
-        ctx.session.change(follow, [ctx.session, picker], [picker], queue=False, api_visibility="private")
+        ctx.session.change(lambda session, chosen: scope_update(ctx, session, chosen), [ctx.session, picker], [picker],
+                           queue=False, api_visibility="private")
     return picker
+
+
+def scope_update(ctx: AppContext, session: Any, chosen: list[str] | None, key: str | None = None) -> Any:
+    """The picker for the session's collection (``key``: the one just picked, the session may not say so yet): its
+    documents as choices, of those chosen only the ones it holds."""
+    if key is not None:
+        session = {**(session if isinstance(session, dict) else {}), "corpus": key}
+    choices = scope_choices(ctx, session)
+    names = {value for _, value in choices}
+    return gr.Dropdown(choices=choices, value=[c for c in chosen or [] if c in names])
+
+
+def follow_collection_picker(ctx: AppContext, collection: gr.Dropdown, picker: gr.Dropdown) -> None:
+    """Redraw ``picker`` when ``collection`` (Ask's collection picker) changes. The session's change alone did not: a
+    pick answers unqueued, and the page fires a State's change only on a queued answer, so the documents of the
+    collection left stayed chosen and the next question failed ('... is not a document of this collection')."""
+    collection.change(lambda key, session, chosen: scope_update(ctx, session, chosen, key),
+                      [collection, ctx.session, picker], [picker], queue=False, api_visibility="private")
 
 
 def chosen_scope(chosen: Sequence[str] | str | None) -> tuple[str, ...]:
