@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -90,21 +91,28 @@ def register_backends(register):
 '''
 
 
-def test_killed_run_resumes_with_every_question_once(tmp_path):
+def plugin_run(tmp_path, backend: str, source: str, prefix: str, count: int) -> tuple[list[str], dict[str, str], Path]:
+    """An indexed one-PDF corpus, ``count`` questions and the backend plugin ``source``: the ``madqa run`` argv
+    that asks them of ``backend`` (no --workers yet), its environment and its output file."""
     root = tmp_path / "docs"
     make_pdf(root / "facts.pdf", ["facts"])
     plugins = tmp_path / "plugins"
     plugins.mkdir()
-    (plugins / "slow.py").write_text(SLOW_BACKEND, encoding="utf-8")
+    (plugins / f"{backend}.py").write_text(source, encoding="utf-8")
     questions = tmp_path / "questions.jsonl"
-    questions.write_text("".join(json.dumps({"id": f"k{n}", "question": f"question {n}?"}) + "\n"
-                                 for n in range(80)), encoding="utf-8")
+    questions.write_text("".join(json.dumps({"id": f"{prefix}{n}", "question": f"question {n}?"}) + "\n"
+                                 for n in range(count)), encoding="utf-8")
     out = tmp_path / "pred.jsonl"
     env = {**os.environ, "MADQA_HOME": str(tmp_path / "home"), "MADQA_PLUGINS_DIR": str(plugins)}
-    argv = [sys.executable, "-m", "madqa", "run", "--corpus", str(root), "--questions", str(questions),
-            "-o", str(out), "--backend", "slow", "--workers", "2"]
     subprocess.run([sys.executable, "-m", "madqa", "index", str(root)], env=env, cwd=REPO, check=True,
                    capture_output=True, timeout=120)
+    return ([sys.executable, "-m", "madqa", "run", "--corpus", str(root), "--questions", str(questions),
+             "-o", str(out), "--backend", backend], env, out)
+
+
+def test_killed_run_resumes_with_every_question_once(tmp_path):
+    argv, env, out = plugin_run(tmp_path, "slow", SLOW_BACKEND, "k", 80)
+    argv += ["--workers", "2"]
     proc = subprocess.Popen(argv, env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and (not out.exists() or len(out.read_text().splitlines()) < 10):
@@ -140,21 +148,9 @@ def register_backends(register):
 
 
 def test_ctrl_c_stops_a_run_of_several_workers_without_waiting_for_their_calls(tmp_path):
-    root = tmp_path / "docs"
-    make_pdf(root / "facts.pdf", ["facts"])
-    plugins = tmp_path / "plugins"
-    plugins.mkdir()
-    (plugins / "stuck.py").write_text(STUCK_BACKEND, encoding="utf-8")
-    questions = tmp_path / "questions.jsonl"
-    questions.write_text("".join(json.dumps({"id": f"s{n}", "question": f"question {n}?"}) + "\n"
-                                 for n in range(6)), encoding="utf-8")
-    out = tmp_path / "pred.jsonl"
-    env = {**os.environ, "MADQA_HOME": str(tmp_path / "home"), "MADQA_PLUGINS_DIR": str(plugins)}
-    subprocess.run([sys.executable, "-m", "madqa", "index", str(root)], env=env, cwd=REPO, check=True,
-                   capture_output=True, timeout=120)
-    proc = subprocess.Popen([sys.executable, "-m", "madqa", "run", "--corpus", str(root), "--questions",
-                             str(questions), "-o", str(out), "--backend", "stuck", "--workers", "3"],
-                            env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    argv, env, out = plugin_run(tmp_path, "stuck", STUCK_BACKEND, "s", 6)
+    proc = subprocess.Popen([*argv, "--workers", "3"], env=env, cwd=REPO, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and (not out.exists() or not out.read_text()):
         time.sleep(0.05)
