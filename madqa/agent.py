@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import time
-import traceback
 from collections.abc import Callable, Collection, Generator, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -22,6 +21,31 @@ from madqa.context import image_part as image_part  # re-exported: tests and plu
 from madqa.conversation import ChatTurn, next_question
 from madqa.errors import MadqaError, ServerLimitError
 from madqa.jsonl import clean_text
+from madqa.loop.policies import IDLE_REPLIES as IDLE_REPLIES  # re-exported: the loop's documented constants
+from madqa.loop.policies import UNREADABLE_ANSWER as UNREADABLE_ANSWER
+from madqa.loop.policies import (
+    Progress,
+    broken_calls,
+    forcing,
+    idle_reply,
+    next_turn,
+    no_call_left,
+    tools_called,
+    turn_usage,
+    unanswered,
+)
+from madqa.loop.replies import (
+    answer_payload,
+    backend_notes,
+    cut_off,
+    describe,
+    replay,
+    reply_text,
+    traceback_text,
+    unread,
+    with_text_calls,
+)
+from madqa.loop.steering import proposal, steered
 from madqa.prompts import ANSWER_TOOL as ANSWER_TOOL  # re-exported: tests build tool lists with them
 from madqa.prompts import OTHER_TOOLS_NOTE, REPAIR_NOTE, system_prompt
 from madqa.prompts import SEARCH_TOOL as SEARCH_TOOL
@@ -41,7 +65,6 @@ from madqa.scope import describe_scope, resolve_files, search_scoped
 from madqa.search_call import PluginBug, SearchPipeline
 from madqa.settings import PipelineConfig, Settings, image_budget_px
 from madqa.tool_calls import ToolRunner, core_call
-from madqa.tool_text import read_tool_calls, strip_reasoning
 from madqa.tools import ANSWER, PAPER_TOOLS, Observation, QuestionState, call_a_tool, offered_tools
 from madqa.types import (
     AnswerStep,
@@ -53,24 +76,18 @@ from madqa.types import (
     ProposedCalls,
     SearchStep,
     SteerReply,
-    SteerStep,
     Step,
     ToolCall,
 )
-from madqa.usage import estimate_usage
 
 if TYPE_CHECKING:
     from madqa.corpus import Corpus
     from madqa.plugins import Registry
 
 ASKED_AS = "a follow-up, asked as a standalone question (this backend reads no conversation): "
-# A model that replies in prose again after being told to call a tool (local models answering in text)
-# is asked for its answer next, instead of the same reply until max_steps (8 calls wasted at 10 steps)
-IDLE_REPLIES = 2
 MAX_RECOVERIES = 4  # times one turn is sent again with less after a server limit
-UNREADABLE_ANSWER = "the submit_answer arguments could not be read, even after a repair turn"
 NO_ANSWER_FLAGS = ("the model failed", "no answer could be parsed", UNREADABLE_ANSWER)  # rows of older versions
-
+Display = Callable[[PageRef, tuple[str, ...]], ShownPage]  # a page drawn as this turn sends pages
 
 
 @dataclass
@@ -89,6 +106,22 @@ class SearchState:
     # the pages a query would show (the retriever's top k, nothing rendered): lets a strategy judge a
     # rewrite by the new pages it finds; None when the strategy runs outside an agent
     probe: Callable[[str], tuple[Hit, ...]] | None = field(default=None, repr=False, compare=False)
+
+
+@dataclass
+class Run:
+    """One question's run: what is sent each turn, and what happened so far (the state the turns share)."""
+
+    question: str  # as sent (a follow-up's standalone form for a backend that reads no conversation)
+    context: str | None  # the earlier turns' text before it, for a backend that reads them
+    system: str
+    cache: bool  # prompt-cache marks on the request
+    budgets: list[Budget]  # the question's own (from the config) first, then the caller's
+    search: SearchState
+    steer: bool
+    progress: Progress
+    history: list[Turn] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what the run had to do to get an answer (limits worked around)
 
 
 class Agent:
@@ -162,13 +195,22 @@ class Agent:
         A query's own ``file:NAME`` terms narrow it further. Raises ScopeError for a name not in the corpus.
         ``steer`` (a person beside the agent, ``madqa.ui.steer``): before the model's tool calls run, a
         ``ProposedCalls`` is yielded; the face sends back a ``SteerReply`` (``next()`` approves), and a
-        ``SteerStep`` records what the person did. Without it only steps are yielded."""
+        ``SteerStep`` records what the person did. Without it only steps are yielded.
+
+        Each turn (``_turn``) asks the backend, reads the reply and acts on it; the run's counters and
+        flags move only through the pure policies of ``madqa.loop.policies``."""
+        run = self._start(question, first_hits, budget, conversation, scope, steer)
+        while not (yield from self._turn(run)):
+            pass
+
+    def _start(self, question: str, first_hits: Sequence[Hit] | None, budget: Budget | Sequence[Budget] | None,
+               conversation: Sequence[ChatTurn], scope: Sequence[str], steer: bool) -> Run:
+        """A question's run before its first turn: what is asked, the system prompt, budgets, the scope."""
         files = resolve_files(scope, self.corpus.documents) if scope else ()
-        reads = backend_capabilities(self.backend).reads_conversation
+        capabilities = backend_capabilities(self.backend)
         typed = clean_text(question)
-        asked = next_question(conversation, typed, reads)
+        asked = next_question(conversation, typed, capabilities.reads_conversation)
         question = clean_text(asked.question)  # a lone surrogate could be neither sent, shown nor saved
-        cache = self.context.marks_cache(backend_capabilities(self.backend).provider)
         # the scope is a standing rule of the run, told in the system prompt: a user message before the
         # question would be read as the question by a backend that takes the first one (the offline baseline)
         system = "\n\n".join(t for t in (system_prompt(self.answer_always_present), describe_scope(files)) if t)
@@ -176,157 +218,174 @@ class Agent:
         if others:  # the paper's prompt is kept as it was for the paper's tools
             system += "\n\n" + OTHER_TOOLS_NOTE.format(tools=", ".join(others))
         given = [budget] if isinstance(budget, Budget) else list(budget or ())
-        budgets = [Budget.from_options(self.config.part_options("budget")), *given]
-        history: list[Turn] = []
-        state = SearchState(asked.standalone, seeded=tuple(first_hits) if first_hits is not None else None,
-                            probe=lambda q: tuple(search_scoped(self.retriever, q, self.config.top_k,
-                                                                files or None).hits),
-                            scope=files)
-        last, iteration = self.config.max_steps, 0
-        repaired_call = repaired_answer = False
-        idle = 0  # replies in a row that called no tool (nothing searched, nothing answered)
-        notes: list[str] = []  # what the run had to do to get an answer (server limits worked around)
+        search = SearchState(asked.standalone, seeded=tuple(first_hits) if first_hits is not None else None,
+                             probe=lambda q: tuple(search_scoped(self.retriever, q, self.config.top_k,
+                                                                 files or None).hits),
+                             scope=files)
+        run = Run(question, asked.context, system, self.context.marks_cache(capabilities.provider),
+                  [Budget.from_options(self.config.part_options("budget")), *given], search, steer,
+                  Progress(last=self.config.max_steps))
         # a backend that reads no conversation: say what it was asked, when that is not the question as typed (a
         # question that stands alone after an answer is no follow-up, and was flagged as one)
         if conversation and asked.context is None and question.split() != typed.split():
-            notes.append(f"{ASKED_AS}{asked.question}")
-        while True:
-            iteration += 1
-            spent = next((b.exhausted for b in budgets if b.exhausted), None)
-            if spent and (iteration == 1 or repaired_answer):  # nothing left for a call: make none
-                made = "no model call made" if iteration == 1 else "no call left to repair the answer"
-                yield self._failed(iteration, f"stopped: {spent}; {made}", notes)
-                return
-            spent = spent or next((due for b in budgets if (due := b.answer_due)), None)
-            force = iteration >= last or spent is not None
-            tools = [self.tools[ANSWER].schema()] if force else [t.schema() for t in self.tools.values()]
-            decision: ModelDecision | None = None
-            for attempt in range(MAX_RECOVERIES + 1):
-                # asked each turn: a backend may learn mid-run that its server takes no images
-                vision = self.sending.vision and backend_capabilities(self.backend).supports_vision
-                messages = build_messages(system, question, history, self.context, vision=vision, cache=cache,
-                                          context=asked.context)
-                started = time.perf_counter()
-                try:
-                    decision = self.backend.decide(messages, tools, force)
-                    break
-                except ServerLimitError as exc:
-                    change = recover(exc, replace(self.sending, vision=vision), images_in(messages))
-                    if change is None or attempt == MAX_RECOVERIES:
-                        yield ErrorStep(iteration, "backend", f"{exc} (nothing left to cut)")
-                        yield self._failed(iteration, f"backend: {exc} (nothing left to cut)", notes)
-                        return
-                    redraw = change[0].image_budget_px != self.sending.image_budget_px
-                    self.sending, note = change
-                    if redraw:
-                        history = self._redrawn(history)
-                    notes.append(note)
-                    yield ErrorStep(iteration, "recovery", f"{exc}; {note}; sent again")
-                except MadqaError as exc:  # after the backend's own retries
-                    yield ErrorStep(iteration, "backend", str(exc))
-                    yield self._failed(iteration, f"backend: {exc}", notes)
-                    return
-                except Exception as exc:  # a bug in the backend plugin: its author needs the traceback
-                    yield ErrorStep(iteration, "backend", _traceback(exc))
-                    yield self._failed(iteration, f"backend: the backend raised {_describe(exc)}", notes)
-                    return
-            assert decision is not None
-            usage, estimated = decision.usage, decision.estimated
-            if not usage.total_tokens and any(b.counts_tokens for b in budgets):
-                calls_made = [(c.name, c.arguments) for c in decision.tool_calls]
-                usage = estimate_usage(messages, tools, decision.text, calls_made,
-                                       backend_capabilities(self.backend).provider)
-                estimated = True
-            for b in budgets:
-                b.charge(usage, decision.cost_usd, estimated=estimated)
-            decision, read_note = _with_text_calls(decision, tools, iteration)
-            calls = decision.tool_calls or ()
-            step_notes = tuple(str(n) for n in (decision.raw or {}).get("notes") or ()) + read_note
-            yield ModelStep(iteration, decision.text, tuple(calls), decision.usage, decision.cost_usd,
-                            time.perf_counter() - started, force, step_notes)
-            if decision.finish_reason in ("content_filter", "length"):
-                yield self._failed(iteration, _cut_off(decision), notes)
-                return
-            by_person: set[str] = set()
-            if steer and (proposed := _proposal(decision, iteration)):  # the face may change the calls first
-                reply = yield ProposedCalls(iteration, proposed, decision.text)
-                decision, steered = _steered(decision, proposed, reply, iteration)
-                yield steered
-                calls = decision.tool_calls
-                by_person = {c.id for c in calls} if steered.action != "approve" else set()
-            broken = [c for c in calls if c.error]
-            if broken and not repaired_call:  # one repair turn: quote the parse error back to the model
-                repaired_call = True
-                last = max(last, iteration + 1) if force else last
-                for c in broken:
+            run.notes.append(f"{ASKED_AS}{asked.question}")
+        return run
+
+    def _turn(self, run: Run) -> Generator[Step | ProposedCalls, SteerReply | None, bool]:
+        """One model turn: ask → read → act → record. True when the question ended (its AnswerStep yielded)."""
+        run.progress = next_turn(run.progress)
+        iteration = run.progress.iteration
+        if stop := no_call_left(run.budgets, run.progress):  # nothing left for a call: make none
+            yield self._failed(iteration, stop, run.notes)
+            return True
+        force, spent = forcing(run.budgets, run.progress)
+        tools = [self.tools[ANSWER].schema()] if force else [t.schema() for t in self.tools.values()]
+        asked = yield from self._ask(run, tools, force)
+        if asked is None:
+            return True
+        decision, messages, vision, started = asked
+        usage, estimated = turn_usage(decision, messages, tools, backend_capabilities(self.backend).provider,
+                                      run.budgets)
+        for b in run.budgets:
+            b.charge(usage, decision.cost_usd, estimated=estimated)
+        decision, read_note = with_text_calls(decision, tools, iteration)
+        yield ModelStep(iteration, decision.text, tuple(decision.tool_calls or ()), decision.usage, decision.cost_usd,
+                        time.perf_counter() - started, force, backend_notes(decision) + read_note)
+        if failure := cut_off(decision):
+            yield self._failed(iteration, failure, run.notes)
+            return True
+        by_person: set[str] = set()
+        if run.steer and (proposed := proposal(decision, iteration)):  # the face may change the calls first
+            reply = yield ProposedCalls(iteration, proposed, decision.text)
+            decision, steer_step = steered(decision, proposed, reply, iteration)
+            yield steer_step
+            by_person = {c.id for c in decision.tool_calls} if steer_step.action != "approve" else set()
+        return (yield from self._act(run, decision, force, spent, partial(self._display, vision=vision), by_person))
+
+    def _ask(self, run: Run, tools: list[dict[str, Any]], force: bool) -> Generator[
+            Step, Any, tuple[ModelDecision, list[dict[str, Any]], bool, float] | None]:
+        """The backend's decision (with the messages sent, whether they carried images and when the call
+        started); a server limit met is worked around (``madqa.recovery``) and the turn sent again, at most
+        ``MAX_RECOVERIES`` times. None when the backend failed: the question's failure was yielded."""
+        iteration = run.progress.iteration
+        for attempt in range(MAX_RECOVERIES + 1):
+            # asked each turn: a backend may learn mid-run that its server takes no images
+            vision = self.sending.vision and backend_capabilities(self.backend).supports_vision
+            messages = build_messages(run.system, run.question, run.history, self.context, vision=vision,
+                                      cache=run.cache, context=run.context)
+            started = time.perf_counter()
+            try:
+                return self.backend.decide(messages, tools, force), messages, vision, started
+            except ServerLimitError as exc:
+                change = recover(exc, replace(self.sending, vision=vision), images_in(messages))
+                if change is None or attempt == MAX_RECOVERIES:
+                    yield ErrorStep(iteration, "backend", f"{exc} (nothing left to cut)")
+                    yield self._failed(iteration, f"backend: {exc} (nothing left to cut)", run.notes)
+                    return None
+                redraw = change[0].image_budget_px != self.sending.image_budget_px
+                self.sending, note = change
+                if redraw:
+                    run.history = self._redrawn(run.history)
+                run.notes.append(note)
+                yield ErrorStep(iteration, "recovery", f"{exc}; {note}; sent again")
+            except MadqaError as exc:  # after the backend's own retries
+                yield ErrorStep(iteration, "backend", str(exc))
+                yield self._failed(iteration, f"backend: {exc}", run.notes)
+                return None
+            except Exception as exc:  # a bug in the backend plugin: its author needs the traceback
+                yield ErrorStep(iteration, "backend", traceback_text(exc))
+                yield self._failed(iteration, f"backend: the backend raised {describe(exc)}", run.notes)
+                return None
+        raise AssertionError("unreachable: the last attempt returns")  # pragma: no cover
+
+    def _act(self, run: Run, decision: ModelDecision, force: bool, spent: str | None,
+             display: Display, by_person: set[str]) -> Generator[Step, Any, bool]:
+        """What the reply asks for: a repair turn for unreadable calls, the answer (or its repair turn on
+        the answer step), a nudge after prose, or the tools run. True when the question ended."""
+        iteration, calls = run.progress.iteration, decision.tool_calls or ()
+        repair = broken_calls(run.progress, calls, force)
+        run.progress = repair.progress
+        if repair.action == "repair":  # one repair turn: quote the parse error back to the model
+            for c in calls:
+                if c.error:
                     yield ErrorStep(iteration, "tool", f"{c.name}: {c.error}; asked the model to send it again")
-            elif any(c.name == "submit_answer" for c in broken):  # the repair turn did not help: give up
-                error = next(c.error for c in broken if c.name == "submit_answer")
-                yield self._failed(iteration, f"{UNREADABLE_ANSWER}: {error}", notes)
-                return
-            else:
-                payload = _answer_payload(decision)
-                if payload is None and not calls and is_refusal(_reply_text(decision)):
-                    payload = {"answer": [], "citations": []}  # "I cannot find this in the documents."
-                if payload is not None:
-                    answer = self._answer(iteration, payload, state.seen)
-                    if answer is not None:
-                        flags = (*notes, *answer.flags, *([f"stopped early: {spent}"] if spent else []))
-                        yield replace(answer, flags=tuple(flags))
-                        return
-                if force:  # no answer to read: one short turn restating the format, then give up
-                    why = _unread(decision, calls)
-                    if repaired_answer:
-                        yield self._failed(iteration, f"no answer could be read from the model's reply, "
-                                                      f"even after a repair turn: {why}", notes)
-                        return
-                    repaired_answer, last = True, iteration + 1
-                    yield ErrorStep(iteration, "answer", f"{why}; asked the model to answer in the answer format")
-                    history.append(ModelTurn(iteration, _reply_text(decision) or None, replay=_replay(decision)))
-                    history.append(NoteTurn(iteration, REPAIR_NOTE.format(why=f" ({why})")))
-                    continue
-            if not calls:
-                idle += 1
-                history.append(ModelTurn(iteration, decision.text, replay=_replay(decision)))
-                history.append(NoteTurn(iteration, call_a_tool(list(self.tools))))
-                if idle >= IDLE_REPLIES and not force:  # it will not use the tools: ask for the answer now
-                    last = min(last, iteration + 1)
-                    notes.append(f"forced to answer after {idle} replies in a row that called no tool")
-                continue
-            idle = 0
-            ids = [call.id or f"call_{iteration}_{n}" for n, call in enumerate(calls)]  # tool results answer these
-            history.append(ModelTurn(iteration, decision.text, tuple(
-                (call_id, c.name, json.dumps(c.arguments)) for c, call_id in zip(calls, ids, strict=True)),
-                _replay(decision)))
-            runner = ToolRunner(partial(self._display, vision=vision))
-            asked_state = self._question_state(iteration, state, runner)
-            for call, call_id in zip(calls, ids, strict=True):
-                pages: Sequence[ShownPage] = ()
-                if call.error:
-                    text = (f"Error: the arguments of {call.name} could not be read: {call.error}. Call "
-                            f"{call.name} again with its arguments as one valid JSON object.")
-                elif call.name in self.tools and call.name != ANSWER:
-                    try:
-                        recorded, text, pages = runner.run(self.tools[call.name], call, asked_state,
+        elif repair.failure is not None:  # the repair turn did not help: give up
+            yield self._failed(iteration, repair.failure, run.notes)
+            return True
+        else:
+            answered = yield from self._answer_turn(run, decision, calls, force, spent)
+            if answered is not None:
+                return answered
+        if not calls:  # prose: asked to call a tool, and forced to answer after IDLE_REPLIES of them
+            run.progress, note = idle_reply(run.progress, force)
+            run.history.append(ModelTurn(iteration, decision.text, replay=replay(decision)))
+            run.history.append(NoteTurn(iteration, call_a_tool(list(self.tools))))
+            if note:
+                run.notes.append(note)
+            return False
+        run.progress = tools_called(run.progress)
+        return (yield from self._run_tools(run, decision, calls, display, by_person))
+
+    def _answer_turn(self, run: Run, decision: ModelDecision, calls: Sequence[ToolCall], force: bool,
+                     spent: str | None) -> Generator[Step, Any, bool | None]:
+        """The answer in the reply (a refusal in prose counts), yielded: True. On the answer step with none
+        to read: one repair turn (False: the next turn), then the question's failure (True). None: go on."""
+        iteration = run.progress.iteration
+        payload = answer_payload(decision)
+        if payload is None and not calls and is_refusal(reply_text(decision)):
+            payload = {"answer": [], "citations": []}  # "I cannot find this in the documents."
+        if payload is not None:
+            answer = self._answer(iteration, payload, run.search.seen)
+            if answer is not None:
+                flags = (*run.notes, *answer.flags, *([f"stopped early: {spent}"] if spent else []))
+                yield replace(answer, flags=tuple(flags))
+                return True
+        if not force:
+            return None
+        why = unread(decision, calls)  # no answer to read: one short turn restating the format, then give up
+        run.progress, failure = unanswered(run.progress, why)
+        if failure is not None:
+            yield self._failed(iteration, failure, run.notes)
+            return True
+        yield ErrorStep(iteration, "answer", f"{why}; asked the model to answer in the answer format")
+        run.history.append(ModelTurn(iteration, reply_text(decision) or None, replay=replay(decision)))
+        run.history.append(NoteTurn(iteration, REPAIR_NOTE.format(why=f" ({why})")))
+        return False
+
+    def _run_tools(self, run: Run, decision: ModelDecision, calls: Sequence[ToolCall], display: Display,
+                   by_person: set[str]) -> Generator[Step, Any, bool]:
+        """Each call run (its steps yielded, budgets charged for a strategy's own model calls) and its
+        result recorded for the next turn. True only when a plugin's bug ended the question."""
+        iteration = run.progress.iteration
+        ids = [call.id or f"call_{iteration}_{n}" for n, call in enumerate(calls)]  # tool results answer these
+        run.history.append(ModelTurn(iteration, decision.text, tuple(
+            (call_id, c.name, json.dumps(c.arguments)) for c, call_id in zip(calls, ids, strict=True)),
+            replay(decision)))
+        runner = ToolRunner(display)
+        asked_state = self._question_state(iteration, run.search, runner)
+        for call, call_id in zip(calls, ids, strict=True):
+            pages: Sequence[ShownPage] = ()
+            if call.error:
+                text = (f"Error: the arguments of {call.name} could not be read: {call.error}. Call "
+                        f"{call.name} again with its arguments as one valid JSON object.")
+            elif call.name in self.tools and call.name != ANSWER:
+                try:
+                    recorded, text, pages = runner.run(self.tools[call.name], call, asked_state,
                                                        "person" if call.id in by_person else "model")
-                    except PluginBug as bug:
-                        yield ErrorStep(iteration, bug.where, _traceback(bug.error))
-                        yield self._failed(iteration, f"the {bug.where} raised {_describe(bug.error)}", notes)
-                        return
-                    for done in recorded:
-                        if isinstance(done, SearchStep) and (done.usage.total_tokens or done.cost_usd):
-                            for b in budgets:  # the query strategy's own model call
-                                b.charge(done.usage, done.cost_usd)
-                        yield done
-                elif call.name == ANSWER:
-                    text = ("Error: the submit_answer arguments hold no answer: give 'answer', a list of short "
-                            "values, and 'citations', a list of {file, page, quote}.")
-                    yield ErrorStep(iteration, "tool", text)
-                else:
-                    names = [n for n in self.tools if n != ANSWER]
-                    text = f"unknown tool {call.name!r}; use {', '.join(names)} or {ANSWER}"
-                    yield ErrorStep(iteration, "tool", text)
-                history.append(ToolTurn(iteration, call_id, text, tuple(pages)))
+                except PluginBug as bug:
+                    yield ErrorStep(iteration, bug.where, traceback_text(bug.error))
+                    yield self._failed(iteration, f"the {bug.where} raised {describe(bug.error)}", run.notes)
+                    return True
+                for done in recorded:
+                    if isinstance(done, SearchStep) and (done.usage.total_tokens or done.cost_usd):
+                        for b in run.budgets:  # the query strategy's own model call
+                            b.charge(done.usage, done.cost_usd)
+                    yield done
+            else:
+                text = _misdirected(call.name, list(self.tools))
+                yield ErrorStep(iteration, "tool", text)
+            run.history.append(ToolTurn(iteration, call_id, text, tuple(pages)))
+        return False
 
     def _question_state(self, iteration: int, state: SearchState, runner: ToolRunner) -> QuestionState:
         """What the tools of one model turn may read and do."""
@@ -389,98 +448,11 @@ class Agent:
                           quotes.quotes, quotes.found, closest_passages=passages)
 
 
-def _answer_payload(decision: ModelDecision) -> Any:
-    """The answer object in a decision: structured answer, submit_answer call, or JSON in text."""
-    if decision.answer is not None:
-        return decision.answer
-    for call in decision.tool_calls:
-        if call.name == "submit_answer":
-            return call.arguments
-    text = _reply_text(decision)
-    if not decision.tool_calls and text and parse_answer(text) is not None:
-        return text
-    return None
 
-
-def _proposal(decision: ModelDecision, iteration: int) -> tuple[ToolCall, ...]:
-    """The calls a person is asked about: the model's readable calls, or its structured answer as a call."""
-    if any(c.error for c in decision.tool_calls):
-        return ()  # an unreadable call goes back to the model first (one repair turn)
-    if decision.tool_calls:
-        return tuple(decision.tool_calls)
-    if isinstance(decision.answer, dict):
-        return (ToolCall(ANSWER, dict(decision.answer), f"answer_{iteration}"),)
-    return ()
-
-
-def _steered(decision: ModelDecision, proposed: tuple[ToolCall, ...], reply: SteerReply | None,
-             iteration: int) -> tuple[ModelDecision, SteerStep]:
-    """The decision with the person's calls in place of the model's, and the step recording it."""
-    if reply is None or (reply.calls is None and reply.answer is None):
-        return replace(decision, tool_calls=proposed, answer=None), SteerStep(iteration, "approve", proposed, proposed)
-    if reply.answer is not None:
-        calls: tuple[ToolCall, ...] = (ToolCall(ANSWER, dict(reply.answer), f"person_{iteration}"),)
-        action = "answer"
-    else:
-        calls = tuple(ToolCall(c.name, dict(c.arguments), f"person_{iteration}_{n}")
-                      for n, c in enumerate(reply.calls or ()))
-        action = "edit" if [c.name for c in calls] == [c.name for c in proposed] else "replace"
-    return replace(decision, tool_calls=calls, answer=None), SteerStep(iteration, action, proposed, calls)
-
-
-def _replay(decision: ModelDecision) -> tuple[tuple[str, Any], ...]:
-    """What the backend asked to be sent back with this reply's turn (``ModelDecision.replay``)."""
-    return tuple(decision.replay.items())
-
-
-def _reply_text(decision: ModelDecision) -> str:
-    """The reply's text without reasoning blocks (``<think>...``)."""
-    return strip_reasoning(decision.text or "").strip()
-
-
-def _with_text_calls(decision: ModelDecision, tools: list[dict[str, Any]],
-                     iteration: int) -> tuple[ModelDecision, tuple[str, ...]]:
-    """The decision with tool calls written in its text (JSON, fences, ``<tool_call>`` tags, ...) as calls.
-
-    Only for a reply with no native calls and no structured answer; only tools offered this turn."""
-    if decision.tool_calls or decision.answer is not None or not decision.text:
-        return decision, ()
-    names = [t["function"]["name"] for t in tools]
-    found = read_tool_calls(decision.text, names)
-    if not found:
-        return decision, ()
-    calls = tuple(ToolCall(c.name, dict(c.arguments), f"text_{iteration}_{n}", c.error)  # ids unique in the conversation
-                  for n, c in enumerate(found))
-    shown = ", ".join(c.name for c in calls)
-    return replace(decision, tool_calls=calls), (f"tool call(s) read from the reply's text: {shown}",)
-
-
-def _unread(decision: ModelDecision, calls: Sequence[ToolCall]) -> str:
-    """Why a reply on the answer step holds no answer, in a few words."""
-    if calls:
-        names = ", ".join(sorted({c.name for c in calls}))
-        return f"the model called {names} when it had to answer"
-    text = _reply_text(decision)
-    if not text:
-        return "the reply was empty"
-    shown = text if len(text) <= 80 else text[:77] + "..."
-    return f"the reply was not an answer object: {shown!r}"
-
-
-def _cut_off(decision: ModelDecision) -> str:
-    """The failure of a reply cut off by the output limit or withheld by a content filter."""
-    said = "; ".join(str(n) for n in (decision.raw or {}).get("notes") or ())
-    if decision.finish_reason == "content_filter":
-        return ("the provider's content filter withheld or cut the reply (finish_reason content_filter)"
-                + (f": {said}" if said else "") + "; the question was not answered")
-    return ("the reply was cut off at the model's output limit (finish_reason length); raise it with "
-            "--set backend.max_tokens=N (e.g. 4096)")
-
-
-def _describe(exc: BaseException) -> str:
-    return str(exc) if isinstance(exc, MadqaError) else f"{type(exc).__name__}: {exc}"
-
-
-def _traceback(exc: BaseException) -> str:
-    """The error and its traceback, for the trajectory (the plugin's author reads it there)."""
-    return "".join(traceback.format_exception(exc)).strip()[-4000:]
+def _misdirected(name: str, tools: list[str]) -> str:
+    """The tool result for a submit_answer call with no answer in it, or a call of a tool not offered."""
+    if name == ANSWER:
+        return ("Error: the submit_answer arguments hold no answer: give 'answer', a list of short "
+                "values, and 'citations', a list of {file, page, quote}.")
+    names = [n for n in tools if n != ANSWER]
+    return f"unknown tool {name!r}; use {', '.join(names)} or {ANSWER}"
