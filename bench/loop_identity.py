@@ -41,9 +41,11 @@ LOOP_TESTS = ("test_agent", "test_budget", "test_citations", "test_context", "te
               "test_refusals", "test_repair", "test_runner", "test_scope", "test_tools", "test_tool_text",
               "test_search_limits", "test_rerankers", "test_bad_input", "test_human", "test_ui_visitor")
 TIMING = {"elapsed_s", "latency_s"}
+ELAPSED = re.compile(r"time taken=[\d.]+ seconds|after [\d.]+ ?s\b")  # a timeout says how long it waited
 TMP = re.compile(r"/tmp/[^\s'\"),:]+|/work/[^\s'\"),:]+")
 FRAME = re.compile(r'File "[^"]+", line \d+, in \S+')
 ADDRESS = re.compile(r"127\.0\.0\.1:\d+|localhost:\d+| at 0x[0-9a-f]+")
+RANDOM_ID = re.compile(r"\b(call_|toolu_|chatcmpl-)?[0-9a-zA-Z]{24,}\b|\b()[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")  # ids litellm draws for a server that sends none
 
 
 def normal(value: Any) -> Any:
@@ -56,7 +58,7 @@ def normal(value: Any) -> Any:
         items = [normal(v) for v in value]
         return sorted(items, key=json.dumps) if isinstance(value, set | frozenset) else items
     if isinstance(value, str):
-        text = FRAME.sub("File <frame>", ADDRESS.sub("<addr>", TMP.sub("<path>", value)))
+        text = FRAME.sub("File <frame>", RANDOM_ID.sub(r"\1<random>", ADDRESS.sub("<addr>", TMP.sub("<path>", ELAPSED.sub("<time>", value)))))
         if "Traceback (most recent call last)" in text:  # only what was raised, not where the loop stood
             text = "\n".join(line for line in text.splitlines() if not line.startswith((" ", "File <frame>")))
         return text
