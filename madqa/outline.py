@@ -46,14 +46,17 @@ def document_outline(corpus: Corpus, file: str, settings: Settings) -> Outline:
     """The outline of ``file`` (CorpusError for a file not in the corpus; RenderError when the PDF cannot
     be read within the limits)."""
     from madqa.page_drawer import DrawLimits, _ask
-    from madqa.render import page_cache
+    from madqa.render import _damaged, page_cache
 
     doc = corpus.document(file)
     key = f"outline:v{_VERSION}:{doc.sha256}"
     try:
         cache = page_cache(settings)
         cached = cache.get(key)
-    except Exception:  # a damaged cache: read the file again
+    # kept broad: a damaged diskcache raises sqlite's, pickle's or the OS's errors; the outline is read again
+    # and the damage logged once (as for page images)
+    except Exception as exc:
+        _damaged(settings, exc)
         cache, cached = None, None
     if cached is None:
         try:
@@ -64,8 +67,8 @@ def document_outline(corpus: Corpus, file: str, settings: Settings) -> Outline:
         if cache is not None:
             try:
                 cache.set(key, cached)
-            except Exception:  # noqa: S110 - a cache that cannot be written costs a re-read, nothing more
-                pass
+            except Exception as exc:  # a cache that cannot be written costs a re-read next time; logged once
+                _damaged(settings, exc)
     source, rows = cached
     entries = tuple(OutlineEntry(level, title, page) for level, title, page in rows)
     if not entries:

@@ -178,7 +178,8 @@ def _marked(corpus: Corpus, file: str, page: int, settings: Settings, quotes: Se
         opened = page_cache(settings)
         hit = opened.get(words)
         cache: diskcache.Cache | None = opened
-    except Exception:  # a damaged cache: the words are found again
+    except Exception as exc:  # a damaged cache: the words are found again, the damage logged once
+        _damaged(settings, exc)
         cache, hit = None, None
     found = {words: hit} if hit is not None else {}
     boxes, source, missing, width, added = _drawn(cache, doc, page, limits, lambda: page_drawer.mark(
@@ -188,7 +189,8 @@ def _marked(corpus: Corpus, file: str, page: int, settings: Settings, quotes: Se
         try:
             if cache is not None:
                 cache.set(key, value)
-        except Exception:
+        except Exception as exc:  # the boxes are found again next time; the damage logged once
+            _damaged(settings, exc)
             break
     return Highlight(tuple(Box(*b) for b in boxes), source, tuple(missing)), width
 

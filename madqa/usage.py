@@ -27,14 +27,16 @@ def text_tokens(text: str | None) -> int:
 
 
 def image_tokens(url: str, provider: str | None) -> int:
-    """Tokens of one ``data:`` URL image under ``provider``'s rule."""
-    try:
-        from PIL import Image
+    """Tokens of one ``data:`` URL image under ``provider``'s rule; an image whose size cannot be read (not
+    base64, not an image, a declared size past Pillow's bomb limit) counts as ``UNKNOWN_IMAGE_TOKENS``, an
+    estimate like every other here (the usage is marked estimated), never 0."""
+    from PIL import Image
 
+    try:
         data = base64.b64decode(url.partition("base64,")[2])
         with Image.open(io.BytesIO(data)) as image:  # reads the header only
             width, height = image.size
-    except Exception:
+    except (ValueError, OSError, Image.DecompressionBombError):  # binascii.Error is a ValueError
         return UNKNOWN_IMAGE_TOKENS
     return provider_image_tokens(width, height, provider)
 

@@ -225,3 +225,48 @@ def test_feedback_adds_the_corpus_words_found_beside_the_query_on_pages_seen():
     # pitch is only on the pages seen (it would find nothing new); report is on two thirds of the corpus
     assert feedback_terms(["turbine"], seen, vocabulary) == ["blade", "bearing"]
     assert feedback_terms(["missing"], seen, vocabulary) == []  # no seen page holds the query's word
+
+
+def test_a_probe_the_retriever_refuses_is_said_in_the_note_not_counted_as_nothing_found():
+    """A SearchError while judging rewrites is not "found no new page": the note names the probe and why."""
+    history = state(["FSR turbine blade"], [2])
+    history.seen = {madqa.PageRef("a.pdf", 1)}
+
+    def probe(q):
+        if q == '"Field Service Report" turbine':
+            raise madqa.SearchError("the query could not be run: too many wildcard terms")
+        return (_hit("b.pdf", 4),) if q == "FSR OR turbine" else ()
+
+    history.probe = probe
+    query, note = drift().rewrite("FSR turbine", history)
+    assert query == "FSR OR turbine"
+    assert "1 probe failed: '\"Field Service Report\" turbine': the query could not be run" in note
+    history.probe = lambda q: (_ for _ in ()).throw(madqa.SearchError("index unavailable"))
+    query, note = drift().rewrite("FSR turbine", history)  # every probe failed: the first move, and the note says so
+    assert query == '"Field Service Report" turbine' and "probes failed" in note and "index unavailable" in note
+
+
+def test_a_retrievers_bug_while_probing_raises_instead_of_finding_nothing():
+    history = state(["FSR turbine blade"], [2])
+    history.probe = lambda q: 1 / 0
+    with pytest.raises(ZeroDivisionError):
+        drift().rewrite("FSR turbine", history)
+
+
+def test_a_damaged_page_store_is_raised_by_the_vocabulary_and_the_abbreviations():
+    class Damaged:
+        language = "en"
+
+        def iter_pages(self):
+            raise madqa.IndexDamagedError("the page store is damaged")
+
+        def abbreviations(self):
+            raise madqa.IndexDamagedError("the page store is damaged")
+
+    with pytest.raises(madqa.IndexDamagedError):
+        thesaurus_module.corpus_vocabulary(Damaged())
+    with pytest.raises(madqa.IndexDamagedError):
+        Drift(corpus=Damaged()).abbreviation_table()
+    bare = object()  # a corpus object without page texts or abbreviations: nothing to read, no error
+    assert thesaurus_module.corpus_vocabulary(bare) is None
+    assert Drift(corpus=bare).abbreviation_table() == ({}, {})

@@ -237,6 +237,27 @@ def test_retry_after_still_sets_the_wait_of_an_overload():
 # --- usage estimates ----------------------------------------------------------------------------------
 
 
+def test_an_image_whose_size_cannot_be_read_is_estimated_never_free():
+    """Not base64, not an image, or a size past Pillow's bomb limit: the estimate's fixed figure, never 0."""
+    import base64
+    import struct
+    import zlib
+
+    from madqa.usage import UNKNOWN_IMAGE_TOKENS, image_tokens
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    def png(width, height):  # the header and an empty image: what image_tokens reads
+        header = chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0))
+        return "data:image/png;base64," + base64.b64encode(b"\x89PNG\r\n\x1a\n" + header + chunk(b"IDAT", b"")).decode()
+
+    assert image_tokens("data:image/png;base64,not*base64", "openai") == UNKNOWN_IMAGE_TOKENS
+    assert image_tokens("data:image/png;base64," + base64.b64encode(b"plain text").decode(), None) == UNKNOWN_IMAGE_TOKENS
+    assert image_tokens(png(20000, 20000), "openai") == UNKNOWN_IMAGE_TOKENS  # 400 Mpx: Pillow's bomb error
+    assert 0 < image_tokens(png(850, 1100), "anthropic") != UNKNOWN_IMAGE_TOKENS
+
+
 @pytest.mark.parametrize("kind", ["openai", "anthropic", "gemini"])
 def test_no_usage_from_the_server_is_estimated_and_flagged(kind):
     with fp.FakeProvider(kind, [fp.text("The revenue was 7.5 million euros.", usage=False), fp.text("x")]) as p:

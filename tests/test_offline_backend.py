@@ -326,3 +326,24 @@ def test_demo_questions_accuracy_floor(demo_corpus, demo_settings, registry):
     assert correct >= 0.75 * answered, f"{correct} right of {answered} answered"
     assert correct >= 0.5 * len(rows), f"{correct}/{len(rows)} demo questions"
     assert steps / len(rows) <= agent.config.max_steps
+
+
+def test_a_page_store_that_cannot_be_read_is_an_error_not_a_refusal():
+    """Page texts the backend cannot read raise IndexDamagedError (the question's error), never '' (a refusal)."""
+    from madqa_plugins.offline.offline_backend import corpus_stats
+
+    class Damaged(FakeCorpus):
+        def page_text(self, file: str, page: int) -> str:
+            raise madqa.IndexDamagedError("the page store is damaged")
+
+        def iter_pages(self):  # noqa: ANN201
+            raise madqa.IndexDamagedError("the page store is damaged")
+
+    with pytest.raises(madqa.IndexDamagedError):
+        corpus_stats(Damaged(NOISE))
+    backend = OfflineBackend(Damaged(NOISE))
+    backend._stats = corpus_stats(FakeCorpus(NOISE))  # only the shown page fails to read
+    messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "What is the total due on INV-4471?"}]
+    shown(messages, "total due INV-4471", 0, [("c.pdf", 1)])
+    with pytest.raises(madqa.IndexDamagedError):
+        backend.decide(messages, [SEARCH, ANSWER], False)

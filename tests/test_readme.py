@@ -40,3 +40,22 @@ def test_readme_run_command_works(tmp_path):
         assert "ANSWER:" in proc.stdout
     else:  # the web app: tests/test_ui_*.py start it the same way
         assert python_part == ".venv/bin/python app.py"
+
+
+def test_the_readme_goes_from_asking_to_deploying():
+    """What it is and the two commands first, then the command line, the app, your own PDFs, deploying."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    headings = [line[3:] for line in text.splitlines() if line.startswith("## ")]
+    path = ["Ask from the command line", "The web app", "Serve your own PDFs", "Deploy to Hugging Face Spaces"]
+    assert headings[:len(path)] == path, headings
+
+
+def test_the_readme_names_every_plugin_kind():
+    from madqa.plugins import KINDS
+
+    text = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    words = {6: "six", 7: "seven", 8: "eight", 9: "nine"}
+    assert f"one of {words[len(KINDS)]} kinds" in text, f"the README must say there are {len(KINDS)} plugin kinds"
+    named = {"retriever": "retrievers", "reranker": "rerankers", "query_strategy": "query-rewriting strategies",
+             "backend": "model backends", "page_reader": "page readers", "embedder": "embedders", "tool": "agent tools"}
+    assert all(named.get(kind, kind) in text for kind in KINDS), [k for k in KINDS if named.get(k, k) not in text]

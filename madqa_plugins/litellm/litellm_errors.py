@@ -156,7 +156,7 @@ def retry_after(exc: Exception) -> float | None:
                    getattr(exc, "litellm_response_headers", None)):
         try:
             value = source.get("retry-after") or source.get("Retry-After")  # type: ignore[union-attr]
-        except Exception:
+        except (AttributeError, TypeError):  # no headers kept there (None), or not a mapping
             continue
         try:
             if value is not None:

@@ -10,6 +10,7 @@ Dask worker) learns it again from its first refusal.
 
 from __future__ import annotations
 
+import http.client
 import json
 import threading
 import urllib.request
@@ -56,7 +57,9 @@ def ollama_capabilities(api_base: str | None, model: str, timeout: float = SHOW_
     try:
         with urllib.request.urlopen(request, timeout=timeout) as reply:  # noqa: S310 - the user's own server
             body = json.loads(reply.read(1_000_000))
-    except Exception:  # never fatal: the model map or the first refusal decides instead
+    # never fatal: the model map or the first refusal decides instead (unreachable, refused, a timeout, an HTTP
+    # error status or a cut reply, a body that is not JSON)
+    except (OSError, ValueError, http.client.HTTPException):
         return None
     found = body.get("capabilities") if isinstance(body, dict) else None
     return [str(c) for c in found] if isinstance(found, list) else None

@@ -78,21 +78,20 @@ def corpus_stats(corpus: Any) -> CorpusStats:
     if cached is not None:
         return cached
     stats = CorpusStats({}, 0, frozenset())
-    try:
-        if getattr(corpus, "page_count", MAX_DF_PAGES + 1) <= MAX_DF_PAGES:
-            df: Counter[str] = Counter()
-            lower: set[str] = set()
-            files: set[str] = set()
-            pages = 0
-            for p in corpus.iter_pages():
-                text = readable(p.text)
-                df.update({stem(w) for w in words(text)})
-                lower |= lowercase_words(text)
-                files.add(p.file)
-                pages += 1
-            stats = CorpusStats(dict(df), pages, frozenset(lower), document_words(files))
-    except Exception:  # no page iterator: uniform weights
-        pass
+    # no corpus, or one too large to read whole here: uniform weights. A damaged page store raises
+    # IndexDamagedError, and the question ends with it as its error, never an answer weighed without its corpus
+    if corpus is not None and getattr(corpus, "page_count", MAX_DF_PAGES + 1) <= MAX_DF_PAGES:
+        df: Counter[str] = Counter()
+        lower: set[str] = set()
+        files: set[str] = set()
+        pages = 0
+        for p in corpus.iter_pages():
+            text = readable(p.text)
+            df.update({stem(w) for w in words(text)})
+            lower |= lowercase_words(text)
+            files.add(p.file)
+            pages += 1
+        stats = CorpusStats(dict(df), pages, frozenset(lower), document_words(files))
     with _stats_lock:
         _stats[corpus] = stats
     return stats
@@ -206,13 +205,11 @@ class OfflineBackend:
     # --- reading the pages -------------------------------------------------------------------
 
     def page_text(self, file: str, page: int) -> str:
-        """The stored text of a shown page ('' when it cannot be read), cached."""
+        """The stored text of a shown page ('' when it has none), cached. A page store that cannot be read
+        raises (IndexDamagedError): the question ends with it as its error, never as a refusal."""
         key = (file, page)
         if key not in self._texts:
-            try:
-                self._texts[key] = readable(self.corpus.page_text(file, page) or "")
-            except Exception:  # a page that cannot be read holds no candidates
-                self._texts[key] = ""
+            self._texts[key] = readable(self.corpus.page_text(file, page) or "")
             if len(self._texts) > 2000:
                 self._texts.pop(next(iter(self._texts)))
         return self._texts[key]

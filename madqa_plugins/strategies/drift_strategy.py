@@ -100,6 +100,13 @@ def _replace(query: str, word: str, replacement: str) -> str:
     return re.sub(rf"(?<![\w*?\-]){re.escape(word)}(?![\w*?\-])", lambda _: replacement, query, count=1)
 
 
+def probe_failures(failures: list[tuple[str, str]]) -> str:
+    """The note's words for the probes the retriever refused: how many, and the first one's query and reason."""
+    query, reason = failures[0]
+    more = f", and {len(failures) - 1} more" if len(failures) > 1 else ""
+    return f"{len(failures)} probe{'s' if len(failures) > 1 else ''} failed: {query!r}: {reason}{more}"
+
+
 class Drift:
     """Rewrites a stale query with abbreviations, synonyms or looser forms; leaves a fresh one alone."""
 
@@ -143,10 +150,10 @@ class Drift:
         if self._tables is not None:
             return self._tables
         if self._abbreviations is None:
-            try:
-                rows = self.corpus.abbreviations() if self.corpus is not None else []
-            except Exception:  # a corpus object without the accessor
-                rows = []
+            # a corpus object without the accessor (a test's or a third party's) has no abbreviations; a damaged
+            # page store raises IndexDamagedError, which the search reports as its error, never as no rewrite
+            read = getattr(self.corpus, "abbreviations", None)
+            rows = read() if callable(read) else []
             self._abbreviations = [(r[0], r[1]) for r in rows]
         longs: dict[str, Counter[str]] = defaultdict(Counter)
         shorts: dict[str, Counter[str]] = defaultdict(Counter)
@@ -178,35 +185,40 @@ class Drift:
                    if c.strip() and norm(c) not in issued]
         offered = list({norm(c): (c, a) for c, a in reversed(offered)}.values())[::-1]  # first of each
         probe = getattr(state, "probe", None)
+        failed = ""  # the probes the retriever refused, said in the note: a failure is never "found nothing"
         if self.judge == "new-pages" and probe is not None and offered:
-            judged = self._judge(query, offered, state, probe)
+            judged, failures = self._judge(query, offered, state, probe)
+            failed = f" ({probe_failures(failures)})" if failures else ""
             if judged is not None:
                 candidate, action, new = judged
                 if candidate == query:
-                    return query, f"{why}: kept the query: no rewrite finds more new pages ({new})"
+                    return query, f"{why}: kept the query: no rewrite finds more new pages ({new}){failed}"
                 now = max(similarity(candidate, p) for p in past)
-                return candidate, f"{why}: {action} ({new} new pages; similarity now {now:.2f})"
+                return candidate, f"{why}: {action} ({new} new pages; similarity now {now:.2f}){failed}"
         fallback: tuple[str, str] | None = None
         for candidate, action in offered:
             now = max(similarity(candidate, p) for p in past)
             if now < self.threshold:
-                return candidate, f"{why}: {action} (similarity now {now:.2f})"
+                return candidate, f"{why}: {action} (similarity now {now:.2f}){failed}"
             fallback = fallback or (candidate, f"{action} (similarity still {now:.2f})")
         if fallback is not None:
-            return fallback[0], f"{why}: {fallback[1]}"
-        return query, f"{why}: nothing left to try"
+            return fallback[0], f"{why}: {fallback[1]}{failed}"
+        return query, f"{why}: nothing left to try{failed}"
 
     @staticmethod
     def _judge(query: str, offered: list[tuple[str, str]], state: Any,
-               probe: Any) -> tuple[str, str, int] | None:
-        """The rewrite (or the query itself) whose results hold the most pages not shown yet, the
-        earlier move on a tie; None when none finds a new page or probing fails."""
+               probe: Any) -> tuple[tuple[str, str, int] | None, list[tuple[str, str]]]:
+        """(the rewrite, or the query itself, whose results hold the most pages not shown yet, the earlier
+        move on a tie, or None when none finds a new page; the (query, reason) of each probe the retriever
+        refused). A retriever's bug (not a madqa error) raises: the search reports it with its traceback."""
         seen = set(getattr(state, "seen", set()))
+        failures: list[tuple[str, str]] = []
 
         def new_pages(q: str) -> int:
             try:
                 return sum(1 for h in probe(q) if h.ref not in seen)
-            except Exception:  # a rewrite the retriever refuses: it finds nothing
+            except madqa.MadqaError as exc:  # a rewrite the retriever refuses (SearchError) or a damaged index
+                failures.append((q, str(exc)))
                 return 0
 
         best: tuple[str, str, int] | None = None
@@ -215,9 +227,9 @@ class Drift:
             if n and (best is None or n > best[2]):
                 best = (candidate, action, n)
         if best is None:
-            return None
+            return None, failures
         kept = new_pages(query)
-        return (query, "kept", kept) if kept >= best[2] else best
+        return ((query, "kept", kept) if kept >= best[2] else best), failures
 
     def candidates(self, query: str, question: str = "", state: Any = None) -> list[tuple[str, str]]:
         """Every rewrite the configured moves offer, in order, each with what it did."""

@@ -117,27 +117,26 @@ _vocabularies: weakref.WeakKeyDictionary[Any, Vocabulary] = weakref.WeakKeyDicti
 
 
 def corpus_vocabulary(corpus: Any) -> Vocabulary | None:
-    """The corpus's vocabulary, read once per corpus object; None without page texts."""
-    if corpus is None:
+    """The corpus's vocabulary, read once per corpus object; None for a corpus object without page texts
+    (no ``iter_pages``). A damaged page store raises IndexDamagedError: the search says so, never a
+    rewrite made as if the corpus had no vocabulary."""
+    if corpus is None or not callable(getattr(corpus, "iter_pages", None)):
         return None
     with _lock:
         cached = _vocabularies.get(corpus)
     if cached is not None:
         return cached
-    try:
-        postings: dict[str, array] = {}
-        lower: set[str] = set()
-        pages = 0
-        for page in corpus.iter_pages():
-            tokens = _WORD.findall(page.text or "")
-            for t in {t.lower() for t in tokens}:
-                postings.setdefault(t, array("i")).append(pages)
-            lower.update(t for t in tokens if t.islower())
-            pages += 1
-            if pages >= MAX_VOCABULARY_PAGES:
-                break
-    except Exception:  # a corpus without page texts: no vocabulary filter
-        return None
+    postings: dict[str, array] = {}
+    lower: set[str] = set()
+    pages = 0
+    for page in corpus.iter_pages():
+        tokens = _WORD.findall(page.text or "")
+        for t in {t.lower() for t in tokens}:
+            postings.setdefault(t, array("i")).append(pages)
+        lower.update(t for t in tokens if t.islower())
+        pages += 1
+        if pages >= MAX_VOCABULARY_PAGES:
+            break
     vocabulary = Vocabulary(postings, pages, frozenset(lower))
     with _lock:
         _vocabularies[corpus] = vocabulary
