@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 import time
 import traceback
-from collections.abc import Callable, Collection, Generator, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Collection, Generator, Iterator, Sequence
+from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Any, cast
 
@@ -19,6 +19,7 @@ from madqa.answer import check_quotes, parse_answer, read_passages, resolve_cita
 from madqa.budget import Budget
 from madqa.context import ContextOptions, ModelTurn, NoteTurn, ShownPage, ToolTurn, Turn, build_messages
 from madqa.context import image_part as image_part  # re-exported: tests and plugins build messages with it
+from madqa.contract import SearchState as SearchState  # moved to the contract (madqa.SearchState): kept here
 from madqa.conversation import ChatTurn, next_question
 from madqa.errors import MadqaError, ServerLimitError
 from madqa.jsonl import clean_text
@@ -71,24 +72,6 @@ MAX_RECOVERIES = 4  # times one turn is sent again with less after a server limi
 UNREADABLE_ANSWER = "the submit_answer arguments could not be read, even after a repair turn"
 NO_ANSWER_FLAGS = ("the model failed", "no answer could be parsed", UNREADABLE_ANSWER)  # rows of older versions
 
-
-
-@dataclass
-class SearchState:
-    """What a query strategy may look at: the question and every search made so far."""
-
-    question: str
-    queries: list[str] = field(default_factory=list)  # as executed
-    written: list[str] = field(default_factory=list)  # as the model wrote them
-    hits: list[tuple[Hit, ...]] = field(default_factory=list)
-    new_page_counts: list[int] = field(default_factory=list)
-    seen: set[PageRef] = field(default_factory=set)
-    seeded: tuple[Hit, ...] | None = None  # shown as the first search's result instead of searching (the oracle)
-    terms: dict[PageRef, tuple[str, ...]] = field(default_factory=dict)  # the query words that first found a page
-    scope: tuple[str, ...] = ()  # the files searched (madqa.scope); empty: the whole collection
-    # the pages a query would show (the retriever's top k, nothing rendered): lets a strategy judge a
-    # rewrite by the new pages it finds; None when the strategy runs outside an agent
-    probe: Callable[[str], tuple[Hit, ...]] | None = field(default=None, repr=False, compare=False)
 
 
 class Agent:

@@ -17,13 +17,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
+from madqa.contract import Observation, QuestionState, SearchState
 from madqa.types import Hit, ModelDecision, SearchResult
-
-if TYPE_CHECKING:
-    from madqa.agent import SearchState
-    from madqa.tools import Observation, QuestionState
 
 
 @runtime_checkable
