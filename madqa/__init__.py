@@ -13,7 +13,20 @@ except ModuleNotFoundError as exc:  # pragma: no cover - exercised by a subproce
                  "run scripts/install, then .venv/bin/madqa ... (or source .venv/bin/activate)")
     raise
 
+from madqa import query_language
 from madqa.answer import find_json_object
+from madqa.contract import (
+    Components,
+    Corpus,
+    DocumentRecord,
+    Host,
+    IndexProgress,
+    Observation,
+    PageText,
+    QuestionState,
+    SearchState,
+    ShownPage,
+)
 from madqa.corpus import unfold_ligatures
 from madqa.errors import (
     BackendError,
@@ -58,7 +71,7 @@ from madqa.scope import ScopedQuery, parse_scope, resolve_files, search_scoped
 from madqa.search_limits import SearchBudget, glob_regex, literal_prefix
 from madqa.text import lexical_similarity, match_key, quote_on_page, stemmed_note
 from madqa.tool_text import TEXT_PROTOCOL, TextCall, read_tool_calls, strip_reasoning, text_protocol
-from madqa.tools import MAX_PAGES_PER_STEP, Observation, QuestionState
+from madqa.tools import MAX_PAGES_PER_STEP
 from madqa.types import (
     NO_PAGES_NOTE,
     AnswerStep,
@@ -92,4 +105,7 @@ __all__ = [
     "find_json_object", "find_tessdata", "hookimpl", "glob_regex", "lexical_similarity", "literal_prefix", "match_key", "ocr_words", "quote_on_page", "read_options",
     "read_tool_calls", "stemmed_note", "strip_reasoning", "unfold_ligatures",
     "DEFAULT_LANGUAGE", "LANGUAGES", "Language", "language_named",
+    # the contract's data (madqa.contract): what a factory is handed, the corpus it reads, the states it sees
+    "Components", "Corpus", "DocumentRecord", "Host", "IndexProgress", "PageText", "SearchState", "ShownPage",
+    "query_language",
 ]
