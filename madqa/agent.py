@@ -86,17 +86,20 @@ class Agent:
         self.reranker: Reranker = registry.create("reranker", config.reranker, corpus, config.part_options("reranker"))
         self.strategy: QueryStrategy = registry.create("query_strategy", config.query_strategy, corpus,
                                         config.part_options("query_strategy"))
-        # the config's [options.backend] table, then what the caller adds for this run (a key, an api_base)
-        options = {"corpus": corpus, **config.part_options("backend"), **(backend_options or {})}
+        # the config's [options.backend] table, then what the caller adds for this run; its key and api_base
+        # go to the backend's host (madqa.Host), not into its options
+        given = dict(backend_options or {})
+        run_key, run_base = given.pop("api_key", None), given.pop("api_base", None)
+        options = {**config.part_options("backend"), **given}
         if config.temperature is not None:
             options.setdefault("temperature", config.temperature)
-        self.backend: Backend = registry.create("backend", config.backend, config.model, options)
-        run_key, self.strategy_uses_run_key = (backend_options or {}).get("api_key"), False
+        self.backend: Backend = registry.create("backend", config.backend, config.model, options, corpus=corpus,
+                                                api_key=run_key, api_base=run_base)
+        self.strategy_uses_run_key = False
         use_run_key = run_key_user(self.strategy)  # a strategy that calls a model (llm-rewrite)
         if run_key and use_run_key is not None:
             # spends the run's own key (a web visitor's), not the one the server holds for that provider
-            self.strategy_uses_run_key = use_run_key(
-                run_key, (backend_options or {}).get("api_base"), backend_capabilities(self.backend).provider)
+            self.strategy_uses_run_key = use_run_key(run_key, run_base, backend_capabilities(self.backend).provider)
         # what is sent (context policy, image budget, images at all): a server limit met in one
         # question changes it for the rest of the run (madqa.recovery)
         self.sending = Sending(ContextOptions.from_options(config.part_options("context")),

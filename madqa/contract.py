@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from madqa.errors import PluginError
 from madqa.languages import DEFAULT as DEFAULT_LANGUAGE
 from madqa.settings import Settings
 from madqa.types import Hit, PageRef, Step
@@ -131,6 +132,12 @@ class Host:
     api_base: str | None = None
     language: str = DEFAULT_LANGUAGE
     progress: IndexProgress | None = field(default=None, repr=False, compare=False)
+
+    def require_corpus(self, who: str) -> Corpus:
+        """The corpus, or PluginError naming ``who`` when this part was made without one."""
+        if self.corpus is None:
+            raise PluginError(f"{who} needs a corpus, and was made without one")
+        return self.corpus
 
 
 @dataclass(frozen=True)

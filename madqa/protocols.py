@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from madqa.contract import Observation, QuestionState, SearchState
+from madqa.contract import Host, Observation, PageText, QuestionState, SearchState
 from madqa.types import Hit, ModelDecision, SearchResult
 
 
@@ -34,9 +34,11 @@ class Retriever(Protocol):
 
 
 class UpdateIndex(Protocol):
-    """A retriever factory's static ``update_index``: this generation's index written into ``folder``."""
+    """A retriever factory's static ``update_index``: this generation's index written into ``folder``
+    (``host``: the corpus language, progress, settings)."""
 
-    def __call__(self, folder: Path, previous: Path | None, added: Iterable[Any], removed: set[str]) -> None: ...
+    def __call__(self, folder: Path, previous: Path | None, added: Iterable[PageText], removed: set[str],
+                 host: Host) -> None: ...
 
 
 @runtime_checkable
@@ -45,7 +47,7 @@ class IndexingRetriever(Protocol):
 
     update_index: UpdateIndex
 
-    def __call__(self, corpus: Any, options: dict[str, Any] | None = ...) -> Retriever: ...
+    def __call__(self, host: Host, options: dict[str, Any]) -> Retriever: ...
 
 
 @runtime_checkable
@@ -126,6 +128,9 @@ CAPABILITIES: tuple[Capability, ...] = (
                "static update_index(folder, previous, added, removed): the index written at ingest"),
     Capability("update_index_streams", "retriever", "factory", False,
                "True: update_index reads its added pages once, in order (may run in a forked child)"),
+    Capability("index_by_language", "retriever", "factory", False,
+               "True: its index is analysed in the corpus language (update_index reads host.language), so it is "
+               "rebuilt from the stored page texts when the language changes"),
     Capability("index_usable", "retriever", "factory", None,
                "index_usable(folder) -> bool: False for an index of an older format (rebuilt, not extended)"),
     Capability("index_analysis", "retriever", "factory", None,
@@ -193,6 +198,7 @@ class RetrieverIndexing:
 
     update_index: Callable[..., None] | None = None
     update_index_streams: bool = False
+    index_by_language: bool = False
     index_usable: Callable[[Path], bool] | None = None
     index_analysis: Callable[[str], Any] | None = None
     check_index: Callable[[Path, int], str | None] | None = None
@@ -211,6 +217,7 @@ def retriever_indexing(factory: Callable[..., Any]) -> RetrieverIndexing:
     return RetrieverIndexing(
         update_index=_declared(factory, "update_index"),
         update_index_streams=bool(_declared(factory, "update_index_streams")),
+        index_by_language=bool(_declared(factory, "index_by_language")),
         index_usable=_declared(factory, "index_usable"),
         index_analysis=_declared(factory, "index_analysis"),
         check_index=_declared(factory, "check_index"),

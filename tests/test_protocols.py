@@ -180,7 +180,7 @@ def test_a_plugin_registering_options_that_are_not_declarations_is_named(tmp_pat
 
 @madqa.hookimpl
 def register_rerankers(register):
-    register("loose", lambda corpus, options: None, "x", options=("depth",))
+    register("loose", lambda host, options: None, "x", options=("depth",), takes_host=True)
 ''', encoding="utf-8")
     with pytest.raises(madqa.PluginError, match="loose.py .*'loose' with options that are not madqa.Option"):
         collect(get_plugin_manager(tmp_path, entry_points=False))
