@@ -9,7 +9,7 @@ capability only through the accessors below (``backend_capabilities``, ``reranke
 A capability learned during a run is reported by the component: the litellm backend's
 ``supports_tools`` and ``supports_vision`` turn False when a server refuses tool calls or images,
 and ``backend_capabilities`` is asked again before every model call, so the loop sees the change at
-its next turn. ``tests/test_protocols.py`` ties every capability to docs/plugins.md.
+its next turn. ``tests/test_protocols.py`` ties every capability to docs/plugins-reference.md.
 """
 
 from __future__ import annotations
