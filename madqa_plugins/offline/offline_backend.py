@@ -71,7 +71,7 @@ _stats: weakref.WeakKeyDictionary[Any, CorpusStats] = weakref.WeakKeyDictionary(
 _stats_lock = threading.Lock()
 
 
-def corpus_stats(corpus: Any) -> CorpusStats:
+def corpus_stats(corpus: madqa.Corpus) -> CorpusStats:
     """The corpus's term statistics, read once per corpus object (a backend is made per question)."""
     with _stats_lock:
         cached = _stats.get(corpus)
@@ -103,7 +103,7 @@ class OfflineBackend:
 
     supports_tools = True
 
-    def __init__(self, corpus: Any, threshold: float = CONVINCING, budget: int = SEARCH_BUDGET,
+    def __init__(self, corpus: madqa.Corpus, threshold: float = CONVINCING, budget: int = SEARCH_BUDGET,
                  abstain_threshold: float = ABSTAIN) -> None:
         self.corpus = corpus
         self.threshold = threshold
