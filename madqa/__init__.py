@@ -1,6 +1,9 @@
 """madqa: agentic question answering over collections of PDF documents.
 
-The public face plugins import: the ``hookimpl`` marker, the core types and the errors.
+The public face plugins import, and all of the contract: the ``hookimpl`` marker, what a factory is handed
+(``Host``, ``Corpus``), the Protocols a component satisfies, the states and results it reads and returns
+(``SearchState``, ``QuestionState``, ``Observation``, ``Hit``, ...), the shared query language
+(``query_language``) and the errors. ``__all__`` is the contract: a plugin needs nothing else.
 """
 
 import sys

@@ -166,6 +166,10 @@ class Words:
         pages = [p for p in self.corpus.iter_pages() if query in p.text]
         return madqa.SearchResult(tuple(madqa.Hit(p.file, p.page, 1.0) for p in pages[:k]), query)
 
+    @staticmethod
+    def update_index(folder, previous, added, removed, language="xx", settings=None):
+        SEEN["update_index"] = (language, settings is not None, len(list(added)))
+
 class Quiet:
     def __init__(self, model, options):
         SEEN["backend"] = (model, sorted(options), options.get("api_key"), options.get("api_base"))
@@ -182,16 +186,17 @@ def register_backends(register):
     register("old-quiet", Quiet, "the old form")
 ''')
     with pytest.warns(DeprecationWarning) as caught:
-        loaded = collect(get_plugin_manager(tmp_path, entry_points=False))
+        loaded = collect(get_plugin_manager(tmp_path, entry_points=False), settings)
     said = sorted(str(w.message) for w in caught)
     assert len(said) == 2 and all("takes_host=True" in m and "madqa.Host" in m for m in said)  # one per registration
     assert "backend 'old-quiet' with a factory of the old form (factory(model, options))" in said[0]
     assert "retriever 'old-words' with a factory of the old form (factory(corpus, options))" in said[1]
     assert not loaded.get("retriever", "old-words").takes_host and loaded.get("retriever", "whoosh").takes_host
-    corpus = two_file_corpus(tmp_path / "docs", settings, registry)
+    corpus = two_file_corpus(tmp_path / "docs", settings, loaded)  # ingested with the old-form update_index too
+    old = sys.modules["madqa_dir_plugin_old"]
+    assert old.SEEN["update_index"] == ("en", True, 3)  # given the corpus language and settings, as it asked
     found = loaded.create("retriever", "old-words", corpus, {}).search("Revenue", 5)
     assert [h.file for h in found.hits] == ["report.pdf"]
-    old = sys.modules["madqa_dir_plugin_old"]
     assert old.SEEN["registry"] is loaded
     loaded.create("backend", "old-quiet", "m", {"timeout": 3}, corpus=corpus, api_key="sk-x", api_base="http://h/v1")
     assert old.SEEN["backend"] == ("m", ["api_base", "api_key", "corpus", "timeout"], "sk-x", "http://h/v1")
