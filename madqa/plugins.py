@@ -162,8 +162,10 @@ class Registry:
         if takes(factory, "settings"):
             kwargs["settings"] = self.settings
         if component.kind == "backend" and len(args) == 2:
-            extra = {k: v for k, v in (("api_key", host.api_key), ("api_base", host.api_base)) if v is not None}
-            args = (args[0], {"corpus": host.corpus, **dict(args[1] or {}), **extra})
+            # as the loop used to build them: the corpus first, the options, then the caller's key and api_base
+            given = {k: v for k, v in (("api_key", host.api_key), ("api_base", host.api_base)) if v is not None}
+            corpus = {"corpus": host.corpus} if host.corpus is not None else {}
+            args = (args[0], {**corpus, **dict(args[1] or {}), **given})
         made: object = factory(*args, **kwargs)
         return made
 
