@@ -24,6 +24,7 @@ sys.path.insert(0, str(REPO))
 
 import pymupdf  # noqa: E402
 
+import madqa  # noqa: E402
 from madqa.corpus import PageText  # noqa: E402
 
 
@@ -92,9 +93,9 @@ def main() -> None:
         for name in ("whoosh", "tantivy"):
             factory = registry.get("retriever", name).factory
             t = time.perf_counter()
-            factory.update_index(corpus.retriever_dir(name), None, pages, set())
+            factory.update_index(corpus.retriever_dir(name), None, pages, set(), madqa.Host())
             seconds = time.perf_counter() - t
-            retriever = factory(corpus, {})
+            retriever = registry.create("retriever", name, corpus, {})
             out[name] = {"index_pages_per_s": round(len(pages) / seconds), **latency(
                 lambda q, r=retriever: r.search(q, 5), queries)}
         if args.bm25s:

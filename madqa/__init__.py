@@ -1,6 +1,9 @@
 """madqa: agentic question answering over collections of PDF documents.
 
-The public face plugins import: the ``hookimpl`` marker, the core types and the errors.
+The public face plugins import, and all of the contract: the ``hookimpl`` marker, what a factory is handed
+(``Host``, ``Corpus``), the Protocols a component satisfies, the states and results it reads and returns
+(``SearchState``, ``QuestionState``, ``Observation``, ``Hit``, ...), the shared query language
+(``query_language``) and the errors. ``__all__`` is the contract: a plugin needs nothing else.
 """
 
 import sys
@@ -13,7 +16,20 @@ except ModuleNotFoundError as exc:  # pragma: no cover - exercised by a subproce
                  "run scripts/install, then .venv/bin/madqa ... (or source .venv/bin/activate)")
     raise
 
+from madqa import query_language
 from madqa.answer import find_json_object
+from madqa.contract import (
+    Components,
+    Corpus,
+    DocumentRecord,
+    Host,
+    IndexProgress,
+    Observation,
+    PageText,
+    QuestionState,
+    SearchState,
+    ShownPage,
+)
 from madqa.corpus import unfold_ligatures
 from madqa.errors import (
     BackendError,
@@ -58,7 +74,7 @@ from madqa.scope import ScopedQuery, parse_scope, resolve_files, search_scoped
 from madqa.search_limits import SearchBudget, glob_regex, literal_prefix
 from madqa.text import lexical_similarity, match_key, quote_on_page, stemmed_note
 from madqa.tool_text import TEXT_PROTOCOL, TextCall, read_tool_calls, strip_reasoning, text_protocol
-from madqa.tools import MAX_PAGES_PER_STEP, Observation, QuestionState
+from madqa.tools import MAX_PAGES_PER_STEP
 from madqa.types import (
     NO_PAGES_NOTE,
     AnswerStep,
@@ -92,4 +108,7 @@ __all__ = [
     "find_json_object", "find_tessdata", "hookimpl", "glob_regex", "lexical_similarity", "literal_prefix", "match_key", "ocr_words", "quote_on_page", "read_options",
     "read_tool_calls", "stemmed_note", "strip_reasoning", "unfold_ligatures",
     "DEFAULT_LANGUAGE", "LANGUAGES", "Language", "language_named",
+    # the contract's data (madqa.contract): what a factory is handed, the corpus it reads, the states it sees
+    "Components", "Corpus", "DocumentRecord", "Host", "IndexProgress", "PageText", "SearchState", "ShownPage",
+    "query_language",
 ]

@@ -18,6 +18,7 @@ from madqa.answer import check_quotes, parse_answer, read_passages, resolve_cita
 from madqa.budget import Budget
 from madqa.context import ContextOptions, ModelTurn, NoteTurn, ShownPage, ToolTurn, Turn, build_messages
 from madqa.context import image_part as image_part  # re-exported: tests and plugins build messages with it
+from madqa.contract import SearchState as SearchState  # moved to the contract (madqa.SearchState): kept here
 from madqa.conversation import ChatTurn, next_question
 from madqa.errors import MadqaError, ServerLimitError
 from madqa.jsonl import clean_text
@@ -91,24 +92,6 @@ Display = Callable[[PageRef, tuple[str, ...]], ShownPage]  # a page drawn as thi
 
 
 @dataclass
-class SearchState:
-    """What a query strategy may look at: the question and every search made so far."""
-
-    question: str
-    queries: list[str] = field(default_factory=list)  # as executed
-    written: list[str] = field(default_factory=list)  # as the model wrote them
-    hits: list[tuple[Hit, ...]] = field(default_factory=list)
-    new_page_counts: list[int] = field(default_factory=list)
-    seen: set[PageRef] = field(default_factory=set)
-    seeded: tuple[Hit, ...] | None = None  # shown as the first search's result instead of searching (the oracle)
-    terms: dict[PageRef, tuple[str, ...]] = field(default_factory=dict)  # the query words that first found a page
-    scope: tuple[str, ...] = ()  # the files searched (madqa.scope); empty: the whole collection
-    # the pages a query would show (the retriever's top k, nothing rendered): lets a strategy judge a
-    # rewrite by the new pages it finds; None when the strategy runs outside an agent
-    probe: Callable[[str], tuple[Hit, ...]] | None = field(default=None, repr=False, compare=False)
-
-
-@dataclass
 class Run:
     """One question's run: what is sent each turn, and what happened so far (the state the turns share)."""
 
@@ -136,17 +119,20 @@ class Agent:
         self.reranker: Reranker = registry.create("reranker", config.reranker, corpus, config.part_options("reranker"))
         self.strategy: QueryStrategy = registry.create("query_strategy", config.query_strategy, corpus,
                                         config.part_options("query_strategy"))
-        # the config's [options.backend] table, then what the caller adds for this run (a key, an api_base)
-        options = {"corpus": corpus, **config.part_options("backend"), **(backend_options or {})}
+        # the config's [options.backend] table, then what the caller adds for this run; its key and api_base
+        # go to the backend's host (madqa.Host), not into its options
+        given = dict(backend_options or {})
+        run_key, run_base = given.pop("api_key", None), given.pop("api_base", None)
+        options = {**config.part_options("backend"), **given}
         if config.temperature is not None:
             options.setdefault("temperature", config.temperature)
-        self.backend: Backend = registry.create("backend", config.backend, config.model, options)
-        run_key, self.strategy_uses_run_key = (backend_options or {}).get("api_key"), False
+        self.backend: Backend = registry.create("backend", config.backend, config.model, options, corpus=corpus,
+                                                api_key=run_key, api_base=run_base)
+        self.strategy_uses_run_key = False
         use_run_key = run_key_user(self.strategy)  # a strategy that calls a model (llm-rewrite)
         if run_key and use_run_key is not None:
             # spends the run's own key (a web visitor's), not the one the server holds for that provider
-            self.strategy_uses_run_key = use_run_key(
-                run_key, (backend_options or {}).get("api_base"), backend_capabilities(self.backend).provider)
+            self.strategy_uses_run_key = use_run_key(run_key, run_base, backend_capabilities(self.backend).provider)
         # what is sent (context policy, image budget, images at all): a server limit met in one
         # question changes it for the rest of the run (madqa.recovery)
         self.sending = Sending(ContextOptions.from_options(config.part_options("context")),

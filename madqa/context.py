@@ -26,9 +26,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from madqa.contract import ShownPage as ShownPage  # moved to the contract (madqa.ShownPage): kept here
 from madqa.errors import SettingsError
 from madqa.options import read_options
-from madqa.types import PageRef
 
 DEFAULTS: dict[str, Any] = {"images_kept": 0, "max_images_per_request": 0, "image_format": None, "detail": None,
                             "excerpt_chars": 240, "text_chars": 4000, "cache": "auto"}
@@ -69,18 +69,6 @@ class ContextOptions:
 
 
 # --- the history: what happened, in order ------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ShownPage:
-    """A page a tool call displayed: its rendered image (None when it has none), its text, and the
-    query words that found it (for the excerpt)."""
-
-    ref: PageRef
-    image: bytes | None
-    mime: str
-    text: str
-    terms: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

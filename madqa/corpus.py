@@ -18,11 +18,11 @@ import threading
 import unicodedata
 import weakref
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
 from madqa import abbreviations
+from madqa.contract import DocumentRecord as DocumentRecord  # moved to the contract: kept importable here
+from madqa.contract import PageText as PageText
 from madqa.errors import CorpusError, IndexDamagedError
 from madqa.languages import DEFAULT as DEFAULT_LANGUAGE
 
@@ -38,40 +38,6 @@ def unfold_ligatures(text: str) -> str:
     """``text`` with each typographic ligature spelt out in its letters (``ﬁle`` -> ``file``): TeX-made PDFs
     write them in their text layers, and a word holding one matches no typed query and no typed answer."""
     return _LIGATURE.sub(lambda m: unicodedata.normalize("NFKC", m.group()), text)
-
-
-@dataclass(frozen=True)
-class PageText:
-    """The text of one page and where it came from (text, ocr, imported, none)."""
-
-    file: str
-    page: int
-    text: str
-    source: str
-    # at ingest only: the text's index analysis, computed once for the retrievers sharing it (madqa.indexers)
-    analysis: Any = field(default=None, compare=False, repr=False)
-
-
-@dataclass(frozen=True)
-class DocumentRecord:
-    """One ingested file: its content hash, page count and how many pages came from each source."""
-
-    file: str
-    sha256: str
-    size: int
-    pages: int
-    sources: dict[str, int] = field(default_factory=dict)
-    warnings: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["warnings"] = list(self.warnings)
-        return d
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> DocumentRecord:
-        return cls(d["file"], d["sha256"], d["size"], d["pages"], dict(d.get("sources", {})),
-                   tuple(d.get("warnings", ())))
 
 
 def state_dir_for(root: Path, corpora_dir: Path) -> Path:

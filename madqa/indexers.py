@@ -2,8 +2,12 @@
 
 Which retrievers: those named (``madqa index --retrievers``, ``MADQA_INDEX_RETRIEVERS``), else every
 one with ``update_index`` except those setting ``ingest_by_default = False`` (``dense``: embedding is
-slow). An ``update_index`` taking a ``progress`` keyword is given ``progress(done, total, detail)``, one
-taking ``settings`` the registry's settings (``MADQA_*``, read once at start-up).
+slow). A retriever registered with ``takes_host=True`` is called ``update_index(folder, previous, added,
+removed, host)``: ``host`` (a ``madqa.Host``) holds ``progress(done, total, detail)``, the corpus
+``language`` and the registry's settings (``MADQA_*``, read once at start-up); its ``index_analysis`` is
+called ``(text, language)``, and it declares ``index_by_language = True`` when its index depends on the
+language. One of the deprecated form is given those as the keywords its signature names (``progress``,
+``settings``, ``language``: naming ``language`` is what says its index depends on it).
 A retriever factory may set ``index_usable(folder) -> bool`` to say whether the previous generation's
 index can be extended (False: an older format, so it is rebuilt from every page), and
 ``update_index_streams = True`` to say its ``update_index`` takes the
@@ -37,9 +41,11 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+from madqa.contract import Host
 from madqa.corpus import PAGES_DB, PageText, retriever_dir, unfold_ligatures
 from madqa.errors import PluginError
 from madqa.protocols import RetrieverIndexing, retriever_indexing
+from madqa.settings import Settings
 
 IndexProgress = Callable[[str, int, "int | None", str], None]  # (retriever, pages done, total or None, detail)
 STREAM_MIN_FILES = 16  # below this many files to read, a child process costs more than it saves
@@ -89,11 +95,45 @@ def can_stream(files_to_read: int) -> bool:
             and "fork" in multiprocessing.get_all_start_methods())
 
 
-def _in_language(function: Callable[..., Any] | None, language: str) -> Callable[..., Any] | None:
-    """``function`` given ``language`` when it takes a ``language`` keyword, else as it is."""
-    if function is not None and "language" in inspect.signature(function).parameters:
+def _in_language(function: Callable[..., Any] | None, language: str, host_form: bool) -> Callable[..., Any] | None:
+    """``function`` (an ``index_analysis``) of a page's text alone, in ``language``: called ``(text, language)``
+    when named by retrievers of the host form, else given ``language`` when it takes that keyword."""
+    if function is None:
+        return None
+    if host_form:
+        return lambda text: function(text, language)
+    if "language" in inspect.signature(function).parameters:
         return functools.partial(function, language=language)
     return function
+
+
+Update = Callable[[Path, "Path | None", Any, set[str]], None]  # update_index with all but its pages bound
+
+
+def bound_update(registry: Any, name: str, language: str, progress: IndexProgress | None) -> tuple[Update, bool]:
+    """Retriever ``name``'s ``update_index`` as ``(folder, previous, added, removed)``, and whether its index
+    depends on the corpus language (rebuilt when it changes)."""
+    component = registry.get("retriever", name)
+    indexing = retriever_indexing(component.factory)
+    update = indexing.update_index
+    if update is None:
+        raise PluginError(f"retriever {name!r} keeps no index of its own to build at ingest")
+    on_progress = functools.partial(progress, name) if progress else None
+    if component.takes_host:
+        host = Host(settings=getattr(registry, "settings", None) or Settings(), registry=registry, language=language,
+                    progress=on_progress)
+        write: Callable[..., None] = update
+        return (lambda folder, previous, added, removed: write(folder, previous, added, removed, host),
+                indexing.index_by_language)
+    # the deprecated form (a factory registered without takes_host): what its signature names
+    wanted = inspect.signature(update).parameters
+    if "progress" in wanted:
+        update = functools.partial(update, progress=on_progress)
+    if "settings" in wanted:
+        update = functools.partial(update, settings=getattr(registry, "settings", None))
+    if "language" in wanted:
+        return functools.partial(update, language=language), True
+    return update, False
 
 
 def rebuild_indexes(registry: Any, gen_dir: Path, retrievers: list[str] | None, language: str,
@@ -102,16 +142,12 @@ def rebuild_indexes(registry: Any, gen_dir: Path, retrievers: list[str] | None, 
     on the language (its ``update_index`` takes ``language``), in ``language``; returns their names."""
     rebuilt = []
     for name in index_names(registry, retrievers):
-        update = retriever_indexing(registry.get("retriever", name).factory).update_index
-        if update is None or "language" not in inspect.signature(update).parameters:
+        update, speaks = bound_update(registry, name, language, progress)
+        if not speaks:
             continue
-        if "progress" in inspect.signature(update).parameters:
-            update = functools.partial(update, progress=functools.partial(progress, name) if progress else None)
-        if "settings" in inspect.signature(update).parameters:
-            update = functools.partial(update, settings=getattr(registry, "settings", None))
         folder = retriever_dir(gen_dir, name)
         shutil.rmtree(folder, ignore_errors=True)
-        update(folder, None, _every_page(gen_dir / PAGES_DB), set(), language=language)
+        update(folder, None, _every_page(gen_dir / PAGES_DB), set())
         rebuilt.append(name)
     return rebuilt
 
@@ -172,20 +208,16 @@ class IndexFeed:
         self.removed = removed
         stream = can_stream(files_to_read)
         names = index_names(registry, retrievers)
-        self.analysis = _in_language(shared_analysis([registry.get("retriever", n).factory for n in names]), language)
+        components = [registry.get("retriever", n) for n in names]
+        analysis = shared_analysis([c.factory for c in components])
+        self.analysis = _in_language(analysis, language, all(
+            c.takes_host for c in components if retriever_indexing(c.factory).index_analysis is analysis))
         relanguaged = previous is not None and previous.language != language
         for name in names:
             indexing = retriever_indexing(registry.get("retriever", name).factory)
-            update = indexing.update_index
-            if update is None:  # index_names() keeps only retrievers that index
+            if indexing.update_index is None:  # index_names() keeps only retrievers that index
                 continue
-            if "progress" in inspect.signature(update).parameters:
-                update = functools.partial(update, progress=functools.partial(progress, name) if progress else None)
-            if "settings" in inspect.signature(update).parameters:  # MADQA_* settings, read at start-up
-                update = functools.partial(update, settings=getattr(registry, "settings", None))
-            speaks = "language" in inspect.signature(update).parameters
-            if speaks:
-                update = functools.partial(update, language=language)
+            update, speaks = bound_update(registry, name, language, progress)
             folder = retriever_dir(tmp_dir, name)
             prev_folder = previous.retriever_dir(name) if previous else None
             prev_folder = prev_folder if prev_folder and prev_folder.is_dir() else None

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from madqa.errors import IngestStopped
 from madqa.pdf_reader import ReadLimits
@@ -20,7 +20,6 @@ from madqa.settings import Settings
 
 if TYPE_CHECKING:
     from madqa.corpus import Corpus
-    from madqa.index import IngestReport
 
 Plan = list[tuple[str, Path, str, bool]]  # (file, path, sha256, reuse), as madqa.index plans an ingest
 
@@ -74,8 +73,14 @@ def clocked(clock: IngestClock, progress: Any, page_progress: Any, index_progres
     return on_file, on_page, on_index
 
 
+class FailureReport(Protocol):
+    """Where a refused file is said (``madqa.index.IngestReport``; typed here so this module needs no index)."""
+
+    failures: list[tuple[str, str]]
+
+
 def within_limits(plan: Plan, previous: Corpus | None, limits: PageLimits | None,
-                   report: IngestReport) -> tuple[Plan, int | None]:
+                   report: FailureReport) -> tuple[Plan, int | None]:
     """The plan without the files to read when the corpus is full already, and the pages left for them (None: no
     total limit). Files kept as they are count toward the total but are never refused."""
     if limits is None or not limits.total:

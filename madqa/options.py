@@ -4,7 +4,7 @@ A plugin lists its options as a tuple of ``Option`` and hands it to ``register(.
 its factory reads the ``options`` dict it is given with ``read_options(options, OPTIONS, who)``. From
 the same declaration come the checks (unknown keys, types, ranges, choices), the typing of text given
 on the command line or in a form (``--set retriever.k=30``), ``madqa plugins``, the options table in
-docs/plugins.md (``options_table``) and the web app's visitor allow-list (``visitor_safe``).
+docs/plugins-reference.md (``options_table``) and the web app's visitor allow-list (``visitor_safe``).
 ``read_options`` still takes a plain mapping of defaults (each value's type is its default's).
 """
 
@@ -167,7 +167,7 @@ def read_options(options: Mapping[str, Any] | None, declared: Declared, who: str
 
 
 def options_table(rows: Iterable[tuple[str, str, Option]]) -> str:
-    """A Markdown table of (kind, component name, option) rows: docs/plugins.md holds this one."""
+    """A Markdown table of (kind, component name, option) rows: docs/plugins-reference.md holds this one."""
     lines = ["| part | name | option | type | default | range | web | what |", "|---|---|---|---|---|---|---|---|"]
     for kind, name, o in rows:
         default = "-" if o.default is None else f"`{_shown(o.default)}`" if o.default != "" else '`""`'

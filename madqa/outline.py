@@ -15,7 +15,7 @@ from madqa.errors import CorpusError, RenderError
 from madqa.outline_reader import LETTERS
 
 if TYPE_CHECKING:
-    from madqa.corpus import Corpus
+    from madqa.contract import Corpus
     from madqa.settings import Settings
 
 HEADING_PAGES = 150  # pages read for headings when a PDF has no bookmarks

@@ -11,6 +11,7 @@ import importlib
 import importlib.util
 import inspect
 import sys
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,7 @@ from typing import Any, Literal, overload
 import pluggy
 
 from madqa import hookspecs
+from madqa.contract import Corpus, Host
 from madqa.errors import PluginError
 from madqa.options import Option, declared_options
 from madqa.protocols import AgentTool, Backend, PageReader, QueryStrategy, Reranker, Retriever
@@ -26,6 +28,7 @@ from madqa.settings import Settings
 
 _REPO_ROOT = Path(__file__).resolve().parent.parent
 KINDS = ("retriever", "reranker", "query_strategy", "backend", "page_reader", "embedder", "tool")
+CORPUS_KINDS = ("retriever", "reranker", "query_strategy", "tool")  # made for a corpus: create(kind, name, corpus, options)
 _HOOK_OF_KIND = {
     "retriever": "register_retrievers",
     "reranker": "register_rerankers",
@@ -69,6 +72,9 @@ class Component:
     unavailable: str | None = None  # the reason, when a required module is missing
     shadows: tuple[str, ...] = ()  # plugins whose component of the same name this one hides
     options: tuple[Option, ...] = ()  # what its factory's ``options`` dict may hold (madqa.options)
+    # True: ``factory(host, options)`` (a madqa.Host); False: the deprecated forms (factory(corpus, options),
+    # factory(model, options), factory(options), with host keys in a backend's options)
+    takes_host: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -80,6 +86,7 @@ class Component:
             "unavailable": self.unavailable,
             "shadows": list(self.shadows),
             "options": [o.to_dict() for o in self.options],
+            "takes_host": self.takes_host,
         }
 
 
@@ -102,31 +109,63 @@ class Registry:
         return comp
 
     @overload
-    def create(self, kind: Literal["retriever"], name: str, *args: Any, **kwargs: Any) -> Retriever: ...
+    def create(self, kind: Literal["retriever"], name: str, *args: Any, corpus: Corpus | None = None,
+               api_key: str | None = None, api_base: str | None = None) -> Retriever: ...
     @overload
-    def create(self, kind: Literal["reranker"], name: str, *args: Any, **kwargs: Any) -> Reranker: ...
+    def create(self, kind: Literal["reranker"], name: str, *args: Any, corpus: Corpus | None = None,
+               api_key: str | None = None, api_base: str | None = None) -> Reranker: ...
     @overload
-    def create(self, kind: Literal["query_strategy"], name: str, *args: Any, **kwargs: Any) -> QueryStrategy: ...
+    def create(self, kind: Literal["query_strategy"], name: str, *args: Any, corpus: Corpus | None = None,
+               api_key: str | None = None, api_base: str | None = None) -> QueryStrategy: ...
     @overload
-    def create(self, kind: Literal["backend"], name: str, *args: Any, **kwargs: Any) -> Backend: ...
+    def create(self, kind: Literal["backend"], name: str, *args: Any, corpus: Corpus | None = None,
+               api_key: str | None = None, api_base: str | None = None) -> Backend: ...
     @overload
-    def create(self, kind: Literal["page_reader"], name: str, *args: Any, **kwargs: Any) -> PageReader: ...
+    def create(self, kind: Literal["page_reader"], name: str, *args: Any, corpus: Corpus | None = None,
+               api_key: str | None = None, api_base: str | None = None) -> PageReader: ...
     @overload
-    def create(self, kind: Literal["tool"], name: str, *args: Any, **kwargs: Any) -> AgentTool: ...
+    def create(self, kind: Literal["tool"], name: str, *args: Any, corpus: Corpus | None = None,
+               api_key: str | None = None, api_base: str | None = None) -> AgentTool: ...
     @overload
-    def create(self, kind: str, name: str, *args: Any, **kwargs: Any) -> object: ...
+    def create(self, kind: str, name: str, *args: Any, corpus: Corpus | None = None,
+               api_key: str | None = None, api_base: str | None = None) -> object: ...
 
-    def create(self, kind: str, name: str, *args: Any, **kwargs: Any) -> object:
+    def create(self, kind: str, name: str, *args: Any, corpus: Corpus | None = None,
+               api_key: str | None = None, api_base: str | None = None) -> object:
         """Build the component ``name`` of ``kind`` by calling its factory.
 
-        A factory with a ``registry`` parameter also gets this registry, so a component made of
-        others (the ``hybrid`` retriever) builds its parts from the same plugins as its caller; one
-        with a ``settings`` parameter gets the process's settings (``MADQA_*``, read at start-up)."""
-        factory = self.get(kind, name).factory
-        if "registry" not in kwargs and takes(factory, "registry"):
+        ``args`` are what madqa has always passed: ``(corpus, options)`` for a retriever, reranker, query
+        strategy or tool, ``(model, options)`` for a backend (its corpus as ``corpus=``), ``(options)`` for a
+        page reader or an embedder; ``api_key`` and ``api_base``: what the caller was given for this run.
+        A factory registered with ``takes_host=True`` gets ``factory(host, options)``: a ``madqa.Host``
+        holding all of it, this registry (a component made of others, ``hybrid``, builds its parts from the
+        same plugins) and the process's settings (``MADQA_*``, read at start-up). Any other factory is
+        called the deprecated way (``_call_old_form``)."""
+        component = self.get(kind, name)
+        *made_for, options = args if args else ({},)
+        if kind in CORPUS_KINDS and made_for:
+            corpus = made_for[0]
+        host = Host(corpus=corpus, settings=self.settings, registry=self,
+                    model=made_for[0] if kind == "backend" and made_for else None, api_key=api_key, api_base=api_base)
+        if component.takes_host:
+            made: object = component.factory(host, dict(options or {}))
+            return made
+        return self._call_old_form(component, args, host)
+
+    def _call_old_form(self, component: Component, args: tuple[Any, ...], host: Host) -> object:
+        """A factory written before ``madqa.Host`` (deprecated, warned about at registration): its positional
+        arguments as they were, ``registry=`` / ``settings=`` when its signature names them, and a backend's
+        host keys (``corpus``, ``api_key``, ``api_base``) put back into its options, as they used to come."""
+        factory, kwargs = component.factory, dict[str, Any]()
+        if takes(factory, "registry"):
             kwargs["registry"] = self
-        if "settings" not in kwargs and takes(factory, "settings"):
+        if takes(factory, "settings"):
             kwargs["settings"] = self.settings
+        if component.kind == "backend" and len(args) == 2:
+            # as the loop used to build them: the corpus first, the options, then the caller's key and api_base
+            given = {k: v for k, v in (("api_key", host.api_key), ("api_base", host.api_base)) if v is not None}
+            corpus = {"corpus": host.corpus} if host.corpus is not None else {}
+            args = (args[0], {**corpus, **dict(args[1] or {}), **given})
         made: object = factory(*args, **kwargs)
         return made
 
@@ -140,11 +179,16 @@ class Registry:
 
 
 def takes(factory: Callable[..., Any], parameter: str) -> bool:
-    """Whether ``factory`` has a parameter named ``parameter`` (``registry``, ``settings``, ``progress``)."""
+    """Whether ``factory`` has a parameter named ``parameter``: read of the deprecated factory forms only
+    (``registry``, ``settings``, ``progress``, ``language``), never of one registered with ``takes_host``."""
     try:
         return parameter in inspect.signature(factory).parameters
     except (TypeError, ValueError):  # a builtin without a signature
         return False
+
+
+OLD_FORMS = {kind: "factory(options)" if kind in ("page_reader", "embedder") else
+             "factory(model, options)" if kind == "backend" else "factory(corpus, options)" for kind in KINDS}
 
 
 def _missing_module(requires: tuple[str, ...]) -> str | None:
@@ -170,6 +214,7 @@ def collect(pm: pluggy.PluginManager, settings: Settings | None = None) -> Regis
                 requires: tuple[str, ...] | list[str] = (),
                 options: Any = (),
                 *,
+                takes_host: bool = False,
                 _kind: str = kind,
                 _plugin: str = plugin_name,
             ) -> None:
@@ -190,8 +235,14 @@ def collect(pm: pluggy.PluginManager, settings: Settings | None = None) -> Regis
                 if not all(isinstance(o, Option) for o in declared):
                     raise PluginError(f"plugin {_plugin} registered {_kind} {name!r} with options that are not "
                                       "madqa.Option declarations")
+                if not takes_host:
+                    warnings.warn(f"plugin {_plugin} registers {_kind.replace('_', ' ')} {name!r} with a factory of "
+                                  f"the old form ({OLD_FORMS[_kind]}): register it with takes_host=True and write "
+                                  "factory(host: madqa.Host, options) (docs/plugins.md); the old form will go",
+                                  DeprecationWarning, stacklevel=2)
                 registry.components[key] = Component(
-                    _kind, name, factory, _plugin, description, _missing_module(tuple(requires)), options=declared
+                    _kind, name, factory, _plugin, description, _missing_module(tuple(requires)), options=declared,
+                    takes_host=bool(takes_host),
                 )
 
             impl.function(register=register)

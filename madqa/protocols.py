@@ -9,7 +9,7 @@ capability only through the accessors below (``backend_capabilities``, ``reranke
 A capability learned during a run is reported by the component: the litellm backend's
 ``supports_tools`` and ``supports_vision`` turn False when a server refuses tool calls or images,
 and ``backend_capabilities`` is asked again before every model call, so the loop sees the change at
-its next turn. ``tests/test_protocols.py`` ties every capability to docs/plugins.md.
+its next turn. ``tests/test_protocols.py`` ties every capability to docs/plugins-reference.md.
 """
 
 from __future__ import annotations
@@ -17,13 +17,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
+from madqa.contract import Host, Observation, PageText, QuestionState, SearchState
 from madqa.types import Hit, ModelDecision, SearchResult
-
-if TYPE_CHECKING:
-    from madqa.agent import SearchState
-    from madqa.tools import Observation, QuestionState
 
 
 @runtime_checkable
@@ -37,9 +34,11 @@ class Retriever(Protocol):
 
 
 class UpdateIndex(Protocol):
-    """A retriever factory's static ``update_index``: this generation's index written into ``folder``."""
+    """A retriever factory's static ``update_index``: this generation's index written into ``folder``
+    (``host``: the corpus language, progress, settings)."""
 
-    def __call__(self, folder: Path, previous: Path | None, added: Iterable[Any], removed: set[str]) -> None: ...
+    def __call__(self, folder: Path, previous: Path | None, added: Iterable[PageText], removed: set[str],
+                 host: Host) -> None: ...
 
 
 @runtime_checkable
@@ -48,7 +47,7 @@ class IndexingRetriever(Protocol):
 
     update_index: UpdateIndex
 
-    def __call__(self, corpus: Any, options: dict[str, Any] | None = ...) -> Retriever: ...
+    def __call__(self, host: Host, options: dict[str, Any]) -> Retriever: ...
 
 
 @runtime_checkable
@@ -129,6 +128,9 @@ CAPABILITIES: tuple[Capability, ...] = (
                "static update_index(folder, previous, added, removed): the index written at ingest"),
     Capability("update_index_streams", "retriever", "factory", False,
                "True: update_index reads its added pages once, in order (may run in a forked child)"),
+    Capability("index_by_language", "retriever", "factory", False,
+               "True: its index is analysed in the corpus language (update_index reads host.language), so it is "
+               "rebuilt from the stored page texts when the language changes"),
     Capability("index_usable", "retriever", "factory", None,
                "index_usable(folder) -> bool: False for an index of an older format (rebuilt, not extended)"),
     Capability("index_analysis", "retriever", "factory", None,
@@ -196,6 +198,7 @@ class RetrieverIndexing:
 
     update_index: Callable[..., None] | None = None
     update_index_streams: bool = False
+    index_by_language: bool = False
     index_usable: Callable[[Path], bool] | None = None
     index_analysis: Callable[[str], Any] | None = None
     check_index: Callable[[Path, int], str | None] | None = None
@@ -214,6 +217,7 @@ def retriever_indexing(factory: Callable[..., Any]) -> RetrieverIndexing:
     return RetrieverIndexing(
         update_index=_declared(factory, "update_index"),
         update_index_streams=bool(_declared(factory, "update_index_streams")),
+        index_by_language=bool(_declared(factory, "index_by_language")),
         index_usable=_declared(factory, "index_usable"),
         index_analysis=_declared(factory, "index_analysis"),
         check_index=_declared(factory, "check_index"),

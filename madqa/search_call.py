@@ -20,8 +20,7 @@ from madqa.scope import combine, parse_scope, search_scoped
 from madqa.types import Hit, PageRef, SearchStep, Usage
 
 if TYPE_CHECKING:
-    from madqa.agent import SearchState
-    from madqa.corpus import Corpus
+    from madqa.contract import Corpus, SearchState
 
 SEEDED_NOTE = "oracle: these are the gold evidence pages, given instead of a search"
 

@@ -11,62 +11,23 @@ trajectory (a ``ToolStep``, or the ``SearchStep`` of a search).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from madqa.context import ShownPage
+from madqa.contract import Corpus
+from madqa.contract import Observation as Observation  # moved to the contract (madqa.Observation): kept here
+from madqa.contract import QuestionState as QuestionState
 from madqa.errors import MadqaError, PluginError
 from madqa.protocols import AgentTool, tool_checks_arguments
-from madqa.types import PageRef, Step, ToolCall
+from madqa.types import ToolCall
 
 if TYPE_CHECKING:
-    from madqa.agent import SearchState
-    from madqa.corpus import Corpus
     from madqa.plugins import Registry
-    from madqa.settings import Settings
 
 ANSWER = "submit_answer"
 PAPER_TOOLS = ("search_documents", "show_pages")  # the MADQA paper's agent: search (plus show_pages)
 MAX_PAGES_PER_STEP = 5  # pages the tools of one model turn may show (searches aside: top_k bounds them)
-
-
-@dataclass(frozen=True)
-class Observation:
-    """What a tool call returns: text for the model, and pages to show it (drawn by the loop).
-
-    ``pages``: ``PageRef``s (drawn as images, or given as text to a model without vision) or pages already
-    drawn (``ShownPage``). ``error``: the call could not do what was asked (said in ``text`` too); the
-    trajectory records it. ``steps``: steps the tool made (the ``SearchStep`` of a search), yielded and
-    charged by the loop."""
-
-    text: str
-    pages: tuple[PageRef | ShownPage, ...] = ()
-    error: str | None = None
-    steps: tuple[Step, ...] = ()
-
-
-@dataclass
-class QuestionState:
-    """What a tool may read and do while one question runs."""
-
-    question: str
-    iteration: int
-    corpus: Corpus
-    settings: Settings
-    top_k: int
-    searches: SearchState  # the question, its searches, the pages seen (``seen``), the scope
-    # search(query, files=None, tool="search_documents") -> Observation: the config's whole search (strategy,
-    # retriever, reranker), within ``files`` (and the question's scope) when given; records a SearchStep
-    # (naming ``tool``) and shows its new pages
-    search: Callable[..., Observation] = field(repr=False)
-    # display(ref, terms) -> ShownPage: a page drawn as the context policy sends it (RenderError when it cannot be)
-    display: Callable[[PageRef, tuple[str, ...]], ShownPage] = field(repr=False)
-
-    @property
-    def seen(self) -> set[PageRef]:
-        """The pages shown to the model so far."""
-        return self.searches.seen
 
 
 @dataclass(frozen=True)

@@ -61,7 +61,7 @@ class ScriptedBackend:
         return madqa.ModelDecision(text=item.get("text", ""), usage=usage, cost_usd=0.0)
 
 
-def _factory(model: str, options: dict[str, Any]) -> ScriptedBackend:
+def _factory(host: madqa.Host, options: dict[str, Any]) -> ScriptedBackend:
     script = options.get("script")
     if not isinstance(script, list) or not all(isinstance(item, dict) for item in script):
         raise madqa.SettingsError("the scripted backend needs a script: a list of decisions as options['script']")
@@ -70,4 +70,4 @@ def _factory(model: str, options: dict[str, Any]) -> ScriptedBackend:
 
 @madqa.hookimpl(trylast=True)
 def register_backends(register: madqa.Register) -> None:
-    register("scripted", _factory, "plays a scripted list of decisions (tests, replays)")
+    register("scripted", _factory, "plays a scripted list of decisions (tests, replays)", takes_host=True)

@@ -91,7 +91,7 @@ class ReadingScripted(ScriptedBackend):
 class ReadingPlugin:
     @madqa.hookimpl
     def register_backends(self, register: madqa.Register) -> None:
-        register("reading-scripted", lambda model, options: ReadingScripted(options["script"]), "test")
+        register("reading-scripted", lambda host, options: ReadingScripted(options["script"]), "test", takes_host=True)
 
 
 def test_the_loop_sends_the_earlier_turns_to_a_backend_that_reads_them(corpus, settings):

@@ -29,7 +29,7 @@ class Waiting:
 
 @madqa.hookimpl
 def register_backends(register):
-    register("waiting", lambda model, options: Waiting(), "waits 20 ms, then answers")
+    register("waiting", lambda host, options: Waiting(), "waits 20 ms, then answers", takes_host=True)
 '''
 
 

@@ -230,7 +230,7 @@ indexers.STREAM_MIN_FILES = 0
 indexers._cpus = lambda: 2
 if sys.argv[3] == "broken":
     from madqa_plugins.whoosh.whoosh_bm25 import WhooshRetriever
-    def broken(folder, previous, added, removed):
+    def broken(folder, previous, added, removed, host):
         next(iter(added))
         raise ValueError("disk on fire")
     WhooshRetriever.update_index = staticmethod(broken)
@@ -318,20 +318,20 @@ def test_a_retriever_whose_name_needs_cleaning_finds_the_index_ingest_wrote(tmp_
 import madqa
 
 class Spaced:
-    def __init__(self, corpus, options):
-        self.folder = corpus.retriever_dir("my bm25")
+    def __init__(self, host, options):
+        self.folder = host.corpus.retriever_dir("my bm25")
 
     def search(self, query, k=5):
         return madqa.SearchResult((), query, (self.folder / "marker").read_text())
 
     @staticmethod
-    def update_index(folder, previous, added, removed):
+    def update_index(folder, previous, added, removed, host):
         folder.mkdir(parents=True)
         (folder / "marker").write_text(f"{len(list(added))} pages")
 
 @madqa.hookimpl
 def register_retrievers(register):
-    register("my bm25", Spaced, "a name with a space")
+    register("my bm25", Spaced, "a name with a space", takes_host=True)
 ''', encoding="utf-8")
     registry = collect(get_plugin_manager(plugins))
     root = tmp_path / "docs"

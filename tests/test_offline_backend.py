@@ -226,7 +226,7 @@ def test_registered_as_the_offline_backend(registry):
     config = load_config("offline")
     assert (config.backend, config.model) == ("offline", "offline")
     with pytest.raises(madqa.SettingsError):
-        component.factory("offline", {})
+        registry.create("backend", "offline", "offline", {})  # made without its corpus
 
 
 # ------------------------------------------------------------------ held out: fresh PDFs, the real loop

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import inspect
+import sys
 from pathlib import Path
 
 import pytest
 
+import madqa
 from madqa import hookspecs
 from madqa.errors import PluginError
 from madqa.plugins import KINDS, collect, get_plugin_manager
@@ -51,9 +53,9 @@ class Upper:
 
 @madqa.hookimpl
 def register_query_strategies(register):
-    register("upper", lambda corpus, options: Upper(), "shouts")
-    register("passthrough", lambda corpus, options: Upper(), "a replacement")
-    register("needs-missing", lambda corpus, options: Upper(), "x", requires=("no_such_module_xyz",))
+    register("upper", lambda host, options: Upper(), "shouts", takes_host=True)
+    register("passthrough", lambda host, options: Upper(), "a replacement", takes_host=True)
+    register("needs-missing", lambda host, options: Upper(), "x", requires=("no_such_module_xyz",), takes_host=True)
 ''')
     registry = collect(get_plugin_manager(tmp_path, entry_points=False))
     upper = registry.get("query_strategy", "upper")
@@ -122,7 +124,7 @@ def test_the_drift_embedder_comes_from_the_registry_so_a_plugin_can_replace_it(t
 class Letters:
     representation = "letter counts"
 
-    def __init__(self, options):
+    def __init__(self, host, options):
         madqa.read_options(options, {}, "embedder letters")
 
     def embed(self, text):
@@ -130,7 +132,7 @@ class Letters:
 
 @madqa.hookimpl
 def register_embedders(register):
-    register("minilm", Letters, "counts letters")
+    register("minilm", Letters, "counts letters", takes_host=True)
 ''')
     registry = collect(get_plugin_manager(tmp_path, entry_points=False))
     assert registry.get("embedder", "minilm").shadows == ("madqa_plugins.dense.minilm",)
@@ -144,3 +146,78 @@ def register_embedders(register):
     assert drift["overall"]["query_drift_embedding"] == pytest.approx(1.0) and drift["representation"] == representation
     with pytest.raises(PluginError, match="unknown embedder 'nope'"):
         registry_embed(registry, "nope")
+
+
+def test_a_factory_of_the_old_form_still_works_with_a_deprecation_warning(tmp_path, settings, registry):
+    """Plugins written to the form documented before madqa.Host (``factory(corpus, options)``, a backend's
+    ``factory(model, options)`` finding ``corpus``, ``api_key`` and ``api_base`` in its options, ``registry=``
+    for a factory naming it) keep working, and are told, once per registration, how to move."""
+    from tests.conftest import two_file_corpus
+
+    _write_plugin(tmp_path, "old", '''
+SEEN = {}
+
+class Words:
+    def __init__(self, corpus, options, registry=None):
+        SEEN["registry"] = registry
+        self.corpus = corpus
+
+    def search(self, query, k):
+        pages = [p for p in self.corpus.iter_pages() if query in p.text]
+        return madqa.SearchResult(tuple(madqa.Hit(p.file, p.page, 1.0) for p in pages[:k]), query)
+
+    @staticmethod
+    def update_index(folder, previous, added, removed, language="xx", settings=None):
+        SEEN["update_index"] = (language, settings is not None, len(list(added)))
+
+class Quiet:
+    def __init__(self, model, options):
+        SEEN["backend"] = (model, sorted(options), options.get("api_key"), options.get("api_base"))
+
+    def decide(self, messages, tools, force_answer):
+        return madqa.ModelDecision(answer={"answer": ["x"], "citations": []})
+
+@madqa.hookimpl
+def register_retrievers(register):
+    register("old-words", Words, "the old form")
+
+@madqa.hookimpl
+def register_backends(register):
+    register("old-quiet", Quiet, "the old form")
+''')
+    with pytest.warns(DeprecationWarning) as caught:
+        loaded = collect(get_plugin_manager(tmp_path, entry_points=False), settings)
+    said = sorted(str(w.message) for w in caught)
+    assert len(said) == 2 and all("takes_host=True" in m and "madqa.Host" in m for m in said)  # one per registration
+    assert "backend 'old-quiet' with a factory of the old form (factory(model, options))" in said[0]
+    assert "retriever 'old-words' with a factory of the old form (factory(corpus, options))" in said[1]
+    assert not loaded.get("retriever", "old-words").takes_host and loaded.get("retriever", "whoosh").takes_host
+    corpus = two_file_corpus(tmp_path / "docs", settings, loaded)  # ingested with the old-form update_index too
+    old = sys.modules["madqa_dir_plugin_old"]
+    assert old.SEEN["update_index"] == ("en", True, 3)  # given the corpus language and settings, as it asked
+    found = loaded.create("retriever", "old-words", corpus, {}).search("Revenue", 5)
+    assert [h.file for h in found.hits] == ["report.pdf"]
+    assert old.SEEN["registry"] is loaded
+    loaded.create("backend", "old-quiet", "m", {"timeout": 3}, corpus=corpus, api_key="sk-x", api_base="http://h/v1")
+    assert old.SEEN["backend"] == ("m", ["api_base", "api_key", "corpus", "timeout"], "sk-x", "http://h/v1")
+
+
+def test_a_factory_taking_the_host_gets_it_and_its_options_alone(tmp_path, settings, registry):
+    from tests.conftest import two_file_corpus
+
+    seen = {}
+
+    def backend(host, options):
+        seen["host"], seen["options"] = host, options
+        return object()
+
+    from madqa.plugins import Component, Registry
+
+    made = Registry(settings=settings)
+    made.components[("backend", "b")] = Component("backend", "b", backend, "test", takes_host=True)
+    corpus = two_file_corpus(tmp_path / "docs", settings, registry)
+    made.create("backend", "b", "openai/m", {"timeout": 3}, corpus=corpus, api_key="sk-x", api_base="http://h/v1")
+    host = seen["host"]
+    assert isinstance(host, madqa.Host) and seen["options"] == {"timeout": 3}
+    assert (host.model, host.corpus, host.api_key, host.api_base) == ("openai/m", corpus, "sk-x", "http://h/v1")
+    assert host.registry is made and host.settings is settings and "sk-x" not in repr(host)

@@ -1,5 +1,5 @@
 """The typed plugin contract (madqa/protocols.py), options declared once (madqa/options.py), and the
-third-party retriever of docs/plugins.md written from the docs alone."""
+third-party retriever, tool and backend of docs/plugins.md written from the docs alone."""
 
 from __future__ import annotations
 
@@ -22,7 +22,8 @@ from madqa.settings import Settings, load_config
 from madqa.ui.policy import Refused, WebPolicy
 
 REPO = Path(__file__).resolve().parent.parent
-DOCS = (REPO / "docs" / "plugins.md").read_text(encoding="utf-8")
+DOCS = (REPO / "docs" / "plugins.md").read_text(encoding="utf-8")  # the guide: writing a plugin
+REFERENCE = (REPO / "docs" / "plugins-reference.md").read_text(encoding="utf-8")  # the built-ins, every capability
 ENV = {**os.environ, "PYTHONPATH": str(REPO)}
 
 
@@ -38,8 +39,8 @@ def example_plugin(folder: Path) -> Path:
 
 @pytest.mark.parametrize("capability", [c.name for c in CAPABILITIES])
 def test_every_capability_is_documented(capability: str) -> None:
-    row = re.search(rf"^\| `{capability}` \|.*$", DOCS, re.M)
-    assert row, f"{capability} has no row in docs/plugins.md's capabilities table"
+    row = re.search(rf"^\| `{capability}` \|.*$", REFERENCE, re.M)
+    assert row, f"{capability} has no row in docs/plugins-reference.md's capabilities table"
     declared = next(c for c in CAPABILITIES if c.name == capability)
     assert declared.kind.replace("_", " ") in row.group(0)
     hook = {"retriever": "register_retrievers", "reranker": "register_rerankers",
@@ -99,10 +100,11 @@ def test_declared_options_check_type_range_choices_and_read_text() -> None:
 
 
 def test_docs_options_table_is_the_declared_one(registry) -> None:
-    table = re.search(r"<!-- options-table:[^\n]*-->\n(.*?)\n<!-- /options-table -->", DOCS, re.S)
-    assert table, "docs/plugins.md lost its options table"
+    table = re.search(r"<!-- options-table:[^\n]*-->\n(.*?)\n<!-- /options-table -->", REFERENCE, re.S)
+    assert table, "docs/plugins-reference.md lost its options table"
     expected = options_table((c.kind, c.name, o) for c in registry.list() for o in c.options)
-    assert table.group(1) == expected, "docs/plugins.md's options table drifted: paste `madqa plugins --markdown`"
+    assert table.group(1) == expected, ("docs/plugins-reference.md's options table drifted: paste "
+                                        "`madqa plugins --markdown`")
 
 
 def test_web_policy_allows_exactly_the_visitor_safe_declarations(registry) -> None:
@@ -157,11 +159,26 @@ def _mypy(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, cwd=cwd, env=ENV, timeout=900)
 
 
+def guide_examples(folder: Path) -> list[Path]:
+    """Every one-file plugin of the guide (a python block opening with ``# $MADQA_PLUGINS_DIR/NAME.py``),
+    copied out of docs/plugins.md into ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name, code in re.findall(r"```python\n# \$MADQA_PLUGINS_DIR/(\w+\.py)\n(.*?)```", DOCS, re.S):
+        paths.append(folder / name)
+        paths[-1].write_text(code, encoding="utf-8")
+    return paths
+
+
 @pytest.mark.slow
-def test_the_docs_retriever_type_checks_against_the_protocol(tmp_path) -> None:
-    path = example_plugin(tmp_path)
-    checked = _mypy(str(path), "--strict", "--follow-imports=silent")
+def test_the_guides_retriever_tool_and_backend_type_check_strictly(tmp_path) -> None:
+    # the issue-36 promise: a third-party retriever and a tool written from plugins.md alone pass mypy --strict
+    paths = guide_examples(tmp_path / "all")
+    assert [p.name for p in paths] == ["keywords.py", "page_text.py", "first_hit.py"]
+    checked = _mypy(*map(str, paths), "--strict", "--follow-imports=silent")
     assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "Success: no issues found in 3 source files" in checked.stdout
+    path = example_plugin(tmp_path)
     broken = path.read_text(encoding="utf-8").replace("def search(self, query: str, k: int)",
                                                        "def search(self, query: str)")
     path.write_text(broken.replace("k]", "5]"), encoding="utf-8")
@@ -175,12 +192,45 @@ def test_mypy_passes_on_madqa_and_the_builtins() -> None:
     assert checked.returncode == 0, checked.stdout[-6000:] + checked.stderr
 
 
+def test_the_guides_backend_answers_through_the_loop(tmp_path, demo_settings, demo_corpus) -> None:
+    folder = tmp_path / "plugins"
+    guide_examples(folder)
+    command = re.search(r"```sh\n(MADQA_PLUGINS_DIR=~/my-plugins madqa ask --corpus data/demo/docs --backend first-hit"
+                        r"[^\n]*)\n```", DOCS)
+    assert command, "docs/plugins.md lost the command that runs its backend"
+    done = _guide_command(command.group(1), folder, demo_settings)
+    assert done.returncode == 0, done.stderr
+    assert "search 'annual revenue'" in done.stdout and "ANSWER: see finance/annual_report_2024.pdf" in done.stdout
+
+
+def _guide_command(line: str, plugins: Path, settings: Settings) -> subprocess.CompletedProcess[str]:
+    """A ``madqa ...`` command line of the guide, run with ``plugins`` as ``~/my-plugins``, from the checkout."""
+    import shlex
+
+    words = shlex.split(line)
+    assert words[0] == "MADQA_PLUGINS_DIR=~/my-plugins" and words[1] == "madqa"
+    return subprocess.run([sys.executable, "-m", "madqa", *words[2:]], capture_output=True, text=True, cwd=REPO,
+                          env={**ENV, "MADQA_PLUGINS_DIR": str(plugins), "MADQA_HOME": str(settings.home)},
+                          timeout=300)
+
+
+def test_the_guides_way_to_try_a_tool_without_a_model_works(tmp_path, demo_settings, demo_corpus) -> None:
+    folder = tmp_path / "plugins"
+    guide_examples(folder)
+    command = re.search(r"<!-- try-without-a-model:[^\n]*-->\n```sh\n([^\n]*)\n```", DOCS)
+    assert command, "docs/plugins.md lost its command to try a tool without a model"
+    done = _guide_command(command.group(1), folder, demo_settings)
+    assert done.returncode == 0, done.stderr
+    assert 'read_page_text {"file": "finance/annual_report_2024.pdf", "page": 1}' in done.stdout
+    assert "Text of File: finance/annual_report_2024.pdf, Page: 1:" in done.stdout and "ANSWER: x" in done.stdout
+
+
 def test_a_plugin_registering_options_that_are_not_declarations_is_named(tmp_path) -> None:
     (tmp_path / "loose.py").write_text('''import madqa
 
 @madqa.hookimpl
 def register_rerankers(register):
-    register("loose", lambda corpus, options: None, "x", options=("depth",))
+    register("loose", lambda host, options: None, "x", options=("depth",), takes_host=True)
 ''', encoding="utf-8")
     with pytest.raises(madqa.PluginError, match="loose.py .*'loose' with options that are not madqa.Option"):
         collect(get_plugin_manager(tmp_path, entry_points=False))
@@ -193,3 +243,44 @@ def test_read_options_with_plain_defaults_keeps_any_default_type() -> None:
     assert madqa.read_options({"pair": (3, 4)}, defaults, "t") == {"where": PurePath("a"), "pair": (3, 4)}
     with pytest.raises(madqa.PluginError, match="option pair expects tuple"):
         madqa.read_options({"pair": [3, 4]}, defaults, "t")
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor of a Markdown heading."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/plugins.md", "docs/plugins-reference.md", "docs/search.md",
+                                  "docs/performance.md", "docs/research.md"])
+def test_links_to_the_plugin_pages_land_on_a_heading(page: str) -> None:
+    text = (REPO / page).read_text(encoding="utf-8")
+    links = re.findall(r"\]\(((?:docs/)?plugins(?:-reference)?\.md)(?:#([^)]+))?\)", text)
+    assert links, f"{page} no longer links the plugin pages"
+    for target, anchor in links:
+        path = (REPO / page).parent / target
+        assert path.is_file(), f"{page} links {target}, which does not exist"
+        headings = {_slug(h) for h in re.findall(r"^#+ (.*)$", path.read_text(encoding="utf-8"), re.M)}
+        assert not anchor or anchor in headings, f"{page} links {target}#{anchor}: no such heading"
+
+
+def test_a_plugin_replaces_a_built_in_by_its_name_trylast_or_not(tmp_path) -> None:
+    # plugins-reference.md: the built-ins are trylast but litellm's, which is called after the plugins' anyway
+    builtins = get_plugin_manager(entry_points=False)
+    plain = {builtins.get_name(impl.plugin) for hook in ("register_retrievers", "register_backends")
+             for impl in getattr(builtins.hook, hook).get_hookimpls() if not impl.trylast}
+    assert plain == {"madqa_plugins.litellm.litellm_backend"}
+    (tmp_path / "mine.py").write_text('''import madqa
+
+@madqa.hookimpl
+def register_retrievers(register):
+    register("whoosh", lambda host, options: None, "mine", takes_host=True)
+
+@madqa.hookimpl
+def register_backends(register):
+    register("litellm", lambda host, options: None, "mine", takes_host=True)
+''', encoding="utf-8")
+    registry = collect(get_plugin_manager(tmp_path, entry_points=False))
+    for kind, name, builtin in (("retriever", "whoosh", "madqa_plugins.whoosh.whoosh_bm25"),
+                                ("backend", "litellm", "madqa_plugins.litellm.litellm_backend")):
+        component = registry.components[(kind, name)]
+        assert component.description == "mine" and component.shadows == (builtin,)

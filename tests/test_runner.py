@@ -87,7 +87,7 @@ class Slow:
 
 @madqa.hookimpl
 def register_backends(register):
-    register("slow", lambda model, options: Slow(), "sleeps, then answers")
+    register("slow", lambda host, options: Slow(), "sleeps, then answers", takes_host=True)
 '''
 
 
@@ -143,7 +143,7 @@ class Stuck:
 
 @madqa.hookimpl
 def register_backends(register):
-    register("stuck", lambda model, options: Stuck(), "answers once, then hangs")
+    register("stuck", lambda host, options: Stuck(), "answers once, then hangs", takes_host=True)
 '''
 
 

@@ -333,7 +333,7 @@ class Broken:
 
 @madqa.hookimpl
 def register_tools(register):
-    register("broken", lambda corpus, options: Broken(), "always fails")
+    register("broken", lambda host, options: Broken(), "always fails", takes_host=True)
 ''', encoding="utf-8")
     registry = collect(get_plugin_manager(folder, entry_points=False))
     trace, _ = _run(manuals, registry, settings, [_call("broken"), {"answer": ["x"]}], tools=("broken",))

@@ -18,7 +18,7 @@ def cmd_plugins(args: argparse.Namespace, settings: Settings) -> int:
     if args.json:
         print(json.dumps([c.to_dict() for c in components], indent=1))
         return 0
-    if args.markdown:  # the options table of docs/plugins.md
+    if args.markdown:  # the options table of docs/plugins-reference.md
         print(options_table((c.kind, c.name, o) for c in components for o in c.options))
         return 0
     rows = [(c.kind, c.name, c.plugin, c.description + (f"  [unavailable: {c.unavailable}]" if c.unavailable else ""))
@@ -67,4 +67,4 @@ def add_parsers(sub: Any) -> None:
         p = sub.add_parser(name, help=help_text)
         p.add_argument("--json", action="store_true")
         if name == "plugins":
-            p.add_argument("--markdown", action="store_true", help="the options table of docs/plugins.md")
+            p.add_argument("--markdown", action="store_true", help="the options table of docs/plugins-reference.md")

@@ -11,15 +11,18 @@ it is submitted; ``leaderboard_row`` keeps only those fields.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from madqa.evaluation import metrics as m
 from madqa.evaluation.questions import integral
 
+if TYPE_CHECKING:
+    from madqa.contract import Corpus
+
 LEADERBOARD_FIELDS = ("id", "question", "answer", "citations", "search_history", "iterations")
 
 
-def _citation_problems(citations: Any, where: str, corpus: Any | None) -> list[str]:
+def _citation_problems(citations: Any, where: str, corpus: Corpus | None) -> list[str]:
     if not isinstance(citations, list):
         return [f"{where}: 'citations' must be a list, got {type(citations).__name__}"]
     problems = []
@@ -46,7 +49,7 @@ def _citation_problems(citations: Any, where: str, corpus: Any | None) -> list[s
 
 
 def check_rows(located: Sequence[tuple[int, Any]], gold: Sequence[Mapping[str, Any]] | None = None,
-               corpus: Any | None = None) -> list[str]:
+               corpus: Corpus | None = None) -> list[str]:
     """Every reason the rows (``(line number, row)``) cannot go to the leaderboard, ``"line N: ..."``.
 
     With ``gold``: each row must match a question of the set (the harness's matching). With

@@ -106,7 +106,7 @@ class DenseIndex:
             max_windows is None or meta.get("max_windows") == max_windows)
 
     @classmethod
-    def open_or_build(cls, corpus: Any, max_windows: int, threads: int = 0) -> DenseIndex:
+    def open_or_build(cls, corpus: madqa.Corpus, max_windows: int, threads: int = 0) -> DenseIndex:
         """The corpus's index, built first when missing (``threads`` embedding threads; 0: the CPUs)."""
         folder = corpus.retriever_dir(NAME)
         if cls.usable(folder, max_windows):
@@ -137,7 +137,7 @@ class DenseIndex:
         return self.vectors[self.starts[row]:self.ends[row]]
 
 
-def _reusable_vectors(corpus: Any, max_windows: int) -> dict[str, np.ndarray]:
+def _reusable_vectors(corpus: madqa.Corpus, max_windows: int) -> dict[str, np.ndarray]:
     """Window vectors by page-text hash from the other generations' dense indexes of this corpus."""
     found: dict[str, np.ndarray] = {}
     for other in sorted(Path(corpus.state_dir).glob("gen-*/retrievers/" + NAME)):
@@ -254,7 +254,7 @@ def _log_progress(root: Any) -> Any:
     return report
 
 
-def _build(corpus: Any, folder: Path, max_windows: int, threads: int = 0) -> None:
+def _build(corpus: madqa.Corpus, folder: Path, max_windows: int, threads: int = 0) -> None:
     """The whole index on first use (reusing vectors of unchanged page texts), progress to the log."""
     total = sum(d.pages for d in corpus.documents.values()) if hasattr(corpus, "documents") else None
     _write(folder, corpus.iter_pages(), _reusable_vectors(corpus, max_windows), max_windows,
@@ -276,11 +276,12 @@ class DenseRetriever:
 
     @staticmethod
     def update_index(folder: Path, previous: Path | None, added: Iterable[Any], removed: set[str],
-                     progress: Any = None, settings: Any = None) -> None:
+                     host: madqa.Host) -> None:
         """This generation's index at ingest (``max_windows`` 4): the previous index's vectors for
         pages of unchanged files, the added pages embedded unless their text was embedded before.
-        ``progress(done, total, detail)`` hears pages embedded, windows/s and the time left;
-        ``settings.embed_threads`` says how many threads embed."""
+        ``host.progress(done, total, detail)`` hears pages embedded, windows/s and the time left;
+        ``host.settings.embed_threads`` says how many threads embed."""
+        progress, settings = host.progress, host.settings
         kept: list[tuple[str, int, str, np.ndarray]] = []
         reuse: dict[str, np.ndarray] = {}
         if previous is not None and DenseIndex.usable(previous, DEFAULT_WINDOWS):
@@ -293,10 +294,10 @@ class DenseRetriever:
         _write(folder, added, reuse, DEFAULT_WINDOWS, EmbedProgress(progress, total), kept,
                threads=getattr(settings, "embed_threads", 0))
 
-    def __init__(self, corpus: Any, options: dict[str, Any] | None = None, settings: Any = None) -> None:
+    def __init__(self, host: madqa.Host, options: dict[str, Any] | None = None) -> None:
         opts = madqa.read_options(options, OPTIONS, "retriever dense")
-        self.corpus = corpus
-        self.index = DenseIndex.open_or_build(corpus, opts["max_windows"], getattr(settings, "embed_threads", 0))
+        self.corpus = corpus = host.require_corpus("retriever dense")
+        self.index = DenseIndex.open_or_build(corpus, opts["max_windows"], host.settings.embed_threads)
         self.encoder = minilm.encoder()
 
     def search(self, query_text: str, k: int = 5, files: AbstractSet[str] | None = None) -> madqa.SearchResult:
@@ -327,4 +328,4 @@ class DenseRetriever:
 @madqa.hookimpl(trylast=True)
 def register_retrievers(register: madqa.Register) -> None:
     register(NAME, DenseRetriever, "pages by meaning: all-MiniLM-L6-v2 embeddings (CPU, offline), no operators",
-             requires=minilm.REQUIRES, options=OPTIONS)
+             requires=minilm.REQUIRES, options=OPTIONS, takes_host=True)

@@ -37,9 +37,9 @@ OPTIONS = (
 class EmbeddingReranker:
     """Cosine of page embeddings with the question and the query, mixed by ``question_weight``."""
 
-    def __init__(self, corpus: Any, options: dict[str, Any] | None = None) -> None:
+    def __init__(self, host: madqa.Host, options: dict[str, Any] | None = None) -> None:
         opts = madqa.read_options(options, OPTIONS, "reranker embedding")
-        self.corpus = corpus
+        self.corpus = corpus = host.require_corpus("reranker embedding")
         self.weight = opts["question_weight"]
         self.candidates = max(1, opts["candidates"])
         self.max_windows = max(1, opts["max_windows"])
@@ -89,4 +89,4 @@ class EmbeddingReranker:
 @madqa.hookimpl(trylast=True)
 def register_rerankers(register: madqa.Register) -> None:
     register("embedding", EmbeddingReranker, "reorder by MiniLM similarity to the question and the query",
-             requires=minilm.REQUIRES, options=OPTIONS)
+             requires=minilm.REQUIRES, options=OPTIONS, takes_host=True)

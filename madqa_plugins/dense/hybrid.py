@@ -54,18 +54,19 @@ def fuse(rankings: list[tuple[float, list[madqa.Hit]]], k: int) -> list[tuple[fl
 
 class HybridRetriever:
     """RRF of a BM25 retriever and the dense retriever, both created through the registry that
-    created this one (``Registry.create`` passes itself to a factory taking ``registry``)."""
+    created this one (``host.registry``)."""
 
     index_parts = ("whoosh", "dense")  # what `madqa index --retrievers hybrid` builds
     filters_files = True  # search(..., files=...): both sides search those files only (madqa.scope)
 
-    def __init__(self, corpus: Any, options: dict[str, Any] | None = None, registry: Any = None) -> None:
+    def __init__(self, host: madqa.Host, options: dict[str, Any] | None = None) -> None:
         opts = madqa.read_options(options, OPTIONS, "retriever hybrid")
         if "hybrid" in (opts["bm25"], opts["dense"]):
             raise madqa.PluginError("retriever hybrid cannot fuse itself")
+        registry, corpus = host.registry, host.corpus
         if registry is None:  # its parts come from the caller's plugins, never from a registry of its own
-            raise madqa.PluginError("retriever hybrid is built through a registry (Registry.create passes itself), "
-                                    "which provides its BM25 and dense parts")
+            raise madqa.PluginError("retriever hybrid is built through a registry (Registry.create hands itself "
+                                    "over as host.registry), which provides its BM25 and dense parts")
         self.opts = opts
         self.bm25 = registry.create("retriever", opts["bm25"], corpus, {})
         self.dense = registry.create("retriever", opts["dense"], corpus,
@@ -99,4 +100,4 @@ class HybridRetriever:
 @madqa.hookimpl(trylast=True)
 def register_retrievers(register: madqa.Register) -> None:
     register("hybrid", HybridRetriever, "BM25 + dense fused by reciprocal rank (needs the dense model)",
-             requires=minilm.REQUIRES, options=OPTIONS)
+             requires=minilm.REQUIRES, options=OPTIONS, takes_host=True)

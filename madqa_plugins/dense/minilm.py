@@ -225,7 +225,7 @@ class MiniLMEmbedder:
 
     representation = "all-MiniLM-L6-v2 sentence vectors (first 256 word pieces, mean-pooled, L2-normalised)"
 
-    def __init__(self, options: dict[str, object] | None = None) -> None:
+    def __init__(self, host: madqa.Host, options: dict[str, object] | None = None) -> None:
         madqa.read_options(options, {}, "embedder minilm")
         self.model = encoder()
 
@@ -236,4 +236,4 @@ class MiniLMEmbedder:
 @madqa.hookimpl(trylast=True)
 def register_embedders(register: madqa.Register) -> None:
     register("minilm", MiniLMEmbedder, "all-MiniLM-L6-v2 sentence vectors on the CPU (numpy, offline)",
-             requires=REQUIRES)
+             requires=REQUIRES, takes_host=True)

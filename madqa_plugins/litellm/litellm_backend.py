@@ -458,8 +458,10 @@ class LiteLLMBackend:
         return float(cost) if isinstance(cost, (int, float)) else None
 
 
-def _factory(model: str, options: dict[str, Any]) -> LiteLLMBackend:
-    return LiteLLMBackend(model, options)
+def _factory(host: madqa.Host, options: dict[str, Any]) -> LiteLLMBackend:
+    """The backend for ``host.model``; the run's own key and api_base (``host``) over the options' api_base."""
+    given = {**options, **{k: v for k, v in (("api_key", host.api_key), ("api_base", host.api_base)) if v is not None}}
+    return LiteLLMBackend(host.model or "", given)
 
 
 @madqa.hookimpl
@@ -467,4 +469,4 @@ def register_backends(register: madqa.Register) -> None:
     register("litellm", _factory,
              "any chat model through litellm: openai/..., anthropic/..., gemini/..., ollama_chat/..., "
              "or an OpenAI-compatible server (vLLM, llama.cpp) as openai/<name> with api_base",
-             requires=("litellm",), options=OPTIONS)
+             requires=("litellm",), options=OPTIONS, takes_host=True)

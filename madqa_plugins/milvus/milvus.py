@@ -239,10 +239,11 @@ def _write_remote(client: Any, name: str, pages: Iterable[Any], dense: bool,
 
 
 def update_index(folder: Path, previous: Path | None, added: Iterable[Any], removed: set[str],
-                 settings: Any = None) -> None:
+                 host: madqa.Host) -> None:
     """Write this generation's index at ingest when the corpus uses milvus (its previous generation has
-    a milvus index) or ``MADQA_MILVUS_URI`` (``settings.milvus_uri``) names a server; otherwise it is
+    a milvus index) or ``MADQA_MILVUS_URI`` (``host.settings.milvus_uri``) names a server; otherwise it is
     built on first use."""
+    settings = host.settings
     prev = _read_marker(previous)
     server = getattr(settings, "milvus_uri", "")
     if prev is None and not server:
@@ -285,9 +286,11 @@ class MilvusRetriever:
     # an index of another version (other analysis) is not extended at ingest: built again on first use
     index_usable = staticmethod(lambda folder: _read_marker(folder) is not None)
 
-    def __init__(self, corpus: Any, options: dict[str, Any] | None = None, settings: Any = None) -> None:
-        """``settings``: ``milvus_token`` (``MADQA_MILVUS_TOKEN``) when the ``token`` option is not given."""
+    def __init__(self, host: madqa.Host, options: dict[str, Any] | None = None) -> None:
+        """``host.settings.milvus_token`` (``MADQA_MILVUS_TOKEN``) when the ``token`` option is not given."""
+        settings = host.settings
         opts = madqa.read_options(options, OPTIONS, "retriever milvus")
+        corpus = host.require_corpus("retriever milvus")
         if opts["dense"] == "on" and not _dense_installed():
             raise madqa.PluginError("retriever milvus: dense=on needs the embedding model "
                                     "(requirements-optional.txt)")
@@ -415,4 +418,4 @@ class MilvusRetriever:
 def register_retrievers(register: madqa.Register) -> None:
     register(NAME, MilvusRetriever, "Milvus: BM25 full-text + dense vectors in one hybrid request "
              "(Milvus Lite embedded, or a server by uri)", requires=("pymilvus", "milvus_lite"),
-             options=OPTIONS)
+             options=OPTIONS, takes_host=True)

@@ -71,7 +71,7 @@ _stats: weakref.WeakKeyDictionary[Any, CorpusStats] = weakref.WeakKeyDictionary(
 _stats_lock = threading.Lock()
 
 
-def corpus_stats(corpus: Any) -> CorpusStats:
+def corpus_stats(corpus: madqa.Corpus) -> CorpusStats:
     """The corpus's term statistics, read once per corpus object (a backend is made per question)."""
     with _stats_lock:
         cached = _stats.get(corpus)
@@ -102,7 +102,7 @@ class OfflineBackend:
 
     supports_tools = True
 
-    def __init__(self, corpus: Any, threshold: float = CONVINCING, budget: int = SEARCH_BUDGET,
+    def __init__(self, corpus: madqa.Corpus, threshold: float = CONVINCING, budget: int = SEARCH_BUDGET,
                  abstain_threshold: float = ABSTAIN) -> None:
         self.corpus = corpus
         self.threshold = threshold
@@ -308,15 +308,14 @@ OPTIONS = (
 )
 
 
-def _factory(model: str, options: dict[str, Any]) -> OfflineBackend:
-    given = {k: v for k, v in options.items() if k not in ("corpus", "api_key", "api_base")}
-    threshold = madqa.read_options(given, OPTIONS, "backend offline")["abstain_threshold"]
-    corpus = options.get("corpus")
-    if corpus is None:
-        raise madqa.SettingsError("the offline backend needs the corpus (options['corpus'])")
-    return OfflineBackend(corpus, abstain_threshold=threshold)
+def _factory(host: madqa.Host, options: dict[str, Any]) -> OfflineBackend:
+    """The offline baseline for ``host.corpus`` (it reads page text; a key or an api_base, if given, is unused)."""
+    threshold = madqa.read_options(options, OPTIONS, "backend offline")["abstain_threshold"]
+    if host.corpus is None:
+        raise madqa.SettingsError("the offline backend needs the corpus (Registry.create(..., corpus=))")
+    return OfflineBackend(host.corpus, abstain_threshold=threshold)
 
 
 @madqa.hookimpl(trylast=True)
 def register_backends(register: madqa.Register) -> None:
-    register("offline", _factory, LABEL, options=OPTIONS)
+    register("offline", _factory, LABEL, options=OPTIONS, takes_host=True)

@@ -71,7 +71,7 @@ def _same_row(left: list[madqa.OcrWord], right: list[madqa.OcrWord]) -> bool:
 
 @madqa.hookimpl(trylast=True)
 def register_page_readers(register: madqa.Register) -> None:
-    def factory(options: dict[str, Any]) -> TesseractReader:
+    def factory(host: madqa.Host, options: dict[str, Any]) -> TesseractReader:
         return TesseractReader(options.get("language", "eng"), int(options.get("dpi", 300)))
 
-    register("ocr", factory, "Tesseract OCR of the rendered page (tesseract-ocr)")
+    register("ocr", factory, "Tesseract OCR of the rendered page (tesseract-ocr)", takes_host=True)

@@ -50,4 +50,4 @@ class TextLayerReader:
 
 @madqa.hookimpl(trylast=True)
 def register_page_readers(register: madqa.Register) -> None:
-    register("text", lambda options: TextLayerReader(), "the PDF's embedded text layer")
+    register("text", lambda host, options: TextLayerReader(), "the PDF's embedded text layer", takes_host=True)

@@ -331,13 +331,14 @@ class Drift:
 
 @madqa.hookimpl(trylast=True)
 def register_query_strategies(register: madqa.Register) -> None:
-    register("drift", lambda corpus, options: Drift(options, corpus=corpus),
+    register("drift", lambda host, options: Drift(options, corpus=host.corpus),
              "forced query drift: a query too close to an earlier one, or after a search with nothing new, "
-             "is rewritten (corpus abbreviations, thesaurus synonyms, then looser forms)", options=OPTIONS)
-    register("relax", lambda corpus, options: Drift(options, corpus=corpus, who="query strategy relax",
-                                                    defaults=RELAX_OPTIONS),
+             "is rewritten (corpus abbreviations, thesaurus synonyms, then looser forms)", options=OPTIONS,
+             takes_host=True)
+    register("relax", lambda host, options: Drift(options, corpus=host.corpus, who="query strategy relax",
+                                                  defaults=RELAX_OPTIONS),
              "drift's loosening moves only (any term, drop the rarest term, prefixes); kept for old configs",
-             options=RELAX_OPTIONS)
+             options=RELAX_OPTIONS, takes_host=True)
 
 
 def _literal(text: str) -> Callable[[re.Match[str]], str]:

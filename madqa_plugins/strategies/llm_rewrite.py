@@ -186,6 +186,6 @@ class LLMRewrite:
 
 @madqa.hookimpl(trylast=True)
 def register_query_strategies(register: madqa.Register) -> None:
-    register("llm-rewrite", lambda corpus, options: LLMRewrite(options),
+    register("llm-rewrite", lambda host, options: LLMRewrite(options),
              "a cheaper chat model (litellm) reformulates a query that repeats itself or found nothing new",
-             requires=("litellm",), options=OPTIONS)
+             requires=("litellm",), options=OPTIONS, takes_host=True)

@@ -23,9 +23,9 @@ class NoReranker:
 
 @madqa.hookimpl(trylast=True)
 def register_query_strategies(register: madqa.Register) -> None:
-    register("passthrough", lambda corpus, options: Passthrough(), "the query as the model wrote it")
+    register("passthrough", lambda host, options: Passthrough(), "the query as the model wrote it", takes_host=True)
 
 
 @madqa.hookimpl(trylast=True)
 def register_rerankers(register: madqa.Register) -> None:
-    register("none", lambda corpus, options: NoReranker(), "keep the retriever's order")
+    register("none", lambda host, options: NoReranker(), "keep the retriever's order", takes_host=True)

@@ -26,6 +26,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+import madqa
+
 MAX_VOCABULARY_PAGES = 50_000  # larger corpora: the vocabulary of the first this many pages
 _WORD = re.compile(r"\w+")
 _lock = threading.Lock()
@@ -116,7 +118,7 @@ class Vocabulary:
 _vocabularies: weakref.WeakKeyDictionary[Any, Vocabulary] = weakref.WeakKeyDictionary()
 
 
-def corpus_vocabulary(corpus: Any) -> Vocabulary | None:
+def corpus_vocabulary(corpus: madqa.Corpus | None) -> Vocabulary | None:
     """The corpus's vocabulary, read once per corpus object; None for a corpus object without page texts
     (no ``iter_pages``). A damaged page store raises IndexDamagedError: the search says so, never a
     rewrite made as if the corpus had no vocabulary."""

@@ -259,9 +259,12 @@ class TantivyRetriever:
     index_analysis = staticmethod(text_analysis.index_text)  # computed once per page with whoosh's (madqa.indexers)
     filters_files = True  # search(..., files=...) searches only those files (madqa.scope)
 
-    def __init__(self, corpus: Any, options: dict[str, Any] | None = None, settings: Any = None) -> None:
-        """``settings`` (the registry hands them over): ``search_timeout_s``, one search's time budget."""
-        self.timeout_s = getattr(settings, "search_timeout_s", None)
+    index_by_language = True  # analysed in the corpus language: rebuilt when it changes (madqa.indexers)
+
+    def __init__(self, host: madqa.Host, options: dict[str, Any] | None = None) -> None:
+        """``host.settings.search_timeout_s``: one search's time budget."""
+        self.timeout_s = host.settings.search_timeout_s
+        corpus = host.require_corpus("retriever tantivy")
         opts = madqa.read_options(options, OPTIONS, "retriever tantivy")
         self.stem_first, self.ranking = opts["analyzer"] == "stemming", opts["ranking"]
         self.proximity = opts["proximity"]
@@ -280,9 +283,11 @@ class TantivyRetriever:
 
     @staticmethod
     def update_index(folder: Path, previous: Path | None, added: Iterable[Any], removed: set[str],
-                     language: str = madqa.DEFAULT_LANGUAGE) -> None:
-        """Write this generation's index into ``folder``, analysed in ``language``; skipped (built on first
-        open) when the previous generation has no usable index, since ``added`` then lacks the unchanged pages."""
+                     host: madqa.Host) -> None:
+        """Write this generation's index into ``folder``, analysed in the corpus language (``host.language``);
+        skipped (built on first open) when the previous generation has no usable index, since ``added`` then
+        lacks the unchanged pages."""
+        language = host.language
         if previous is not None and not _usable(previous, language):
             return
         _write(folder, previous, added, removed, language)
@@ -431,7 +436,7 @@ def _within(q: tantivy.Query, scope: tantivy.Query | None) -> tantivy.Query:
     return tantivy.Query.boolean_query([(tantivy.Occur.Must, q), (tantivy.Occur.Must, scope)])
 
 
-def _build_in_place(folder: Path, corpus: Any, language: str = madqa.DEFAULT_LANGUAGE) -> None:
+def _build_in_place(folder: Path, corpus: madqa.Corpus, language: str = madqa.DEFAULT_LANGUAGE) -> None:
     """Build the whole index from the corpus's page texts, in ``language`` (once; see madqa_plugins.index_build)."""
     build_once(folder, lambda f: _usable(f, language), lambda tmp: _write(tmp, None, corpus.iter_pages(), set(), language))
 
@@ -439,4 +444,4 @@ def _build_in_place(folder: Path, corpus: Any, language: str = madqa.DEFAULT_LAN
 @madqa.hookimpl(trylast=True)
 def register_retrievers(register: madqa.Register) -> None:
     register("tantivy", TantivyRetriever, "BM25 (Tantivy, Rust): the whoosh query language, faster at scale",
-             requires=("tantivy",), options=OPTIONS)
+             requires=("tantivy",), options=OPTIONS, takes_host=True)

@@ -105,14 +105,15 @@ class SearchIn:
 
 @madqa.hookimpl(trylast=True)
 def register_tools(register: madqa.Register) -> None:
-    register("list_documents", lambda corpus, options: ListDocuments(),
+    register("list_documents", lambda host, options: ListDocuments(),
              "List the documents of the collection: file name, pages, whether scanned, and the first line of "
-             "page 1 (usually the title).")
-    register("open_page", lambda corpus, options: OpenPage(),
+             "page 1 (usually the title).", takes_host=True)
+    register("open_page", lambda host, options: OpenPage(),
              "Open one page of a document by file and page number and see it as an image (e.g. a page the "
-             "outline points to).")
-    register("next_pages", lambda corpus, options: NextPages(),
-             "Turn the page: see the pages after (or before) a page already shown, in the same document.")
-    register("search_in", lambda corpus, options: SearchIn(),
+             "outline points to).", takes_host=True)
+    register("next_pages", lambda host, options: NextPages(),
+             "Turn the page: see the pages after (or before) a page already shown, in the same document.",
+             takes_host=True)
+    register("search_in", lambda host, options: SearchIn(),
              "Search within one document only (same query syntax as search_documents); returns images of its "
-             "best matching pages.")
+             "best matching pages.", takes_host=True)

@@ -21,6 +21,6 @@ class DocumentOutline:
 
 @madqa.hookimpl(trylast=True)
 def register_tools(register: madqa.Register) -> None:
-    register("document_outline", lambda corpus, options: DocumentOutline(),
+    register("document_outline", lambda host, options: DocumentOutline(),
              "The outline (table of contents) of one document: its sections with their page numbers, from the "
-             "PDF's bookmarks or its headings. Then open_page the page a section starts on.")
+             "PDF's bookmarks or its headings. Then open_page the page a section starts on.", takes_host=True)

@@ -65,6 +65,6 @@ class SubmitAnswer:
 
 @madqa.hookimpl(trylast=True)
 def register_tools(register: madqa.Register) -> None:
-    register("search_documents", lambda corpus, options: SearchDocuments(), _parts(madqa.SEARCH_TOOL)[0])
-    register("show_pages", lambda corpus, options: ShowPages(), _parts(madqa.SHOW_TOOL)[0])
-    register("submit_answer", lambda corpus, options: SubmitAnswer(), _parts(madqa.ANSWER_TOOL)[0])
+    register("search_documents", lambda host, options: SearchDocuments(), _parts(madqa.SEARCH_TOOL)[0], takes_host=True)
+    register("show_pages", lambda host, options: ShowPages(), _parts(madqa.SHOW_TOOL)[0], takes_host=True)
+    register("submit_answer", lambda host, options: SubmitAnswer(), _parts(madqa.ANSWER_TOOL)[0], takes_host=True)

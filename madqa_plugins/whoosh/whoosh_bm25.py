@@ -259,9 +259,12 @@ class WhooshRetriever:
     index_analysis = staticmethod(text_analysis.index_text)  # computed once per page with tantivy's (madqa.indexers)
     index_usable = staticmethod(usable)  # madqa.indexers rebuilds an index this says is stale
 
-    def __init__(self, corpus: Any, options: dict[str, Any] | None = None, settings: Any = None) -> None:
-        """``settings`` (the registry hands them over): ``search_timeout_s``, one search's time budget."""
-        self.timeout_s = getattr(settings, "search_timeout_s", None)
+    index_by_language = True  # analysed in the corpus language: rebuilt when it changes (madqa.indexers)
+
+    def __init__(self, host: madqa.Host, options: dict[str, Any] | None = None) -> None:
+        """``host.settings.search_timeout_s``: one search's time budget."""
+        self.timeout_s = host.settings.search_timeout_s
+        corpus = host.require_corpus("retriever whoosh")
         opts = madqa.read_options(options, OPTIONS, "retriever whoosh")
         self.analyzer, self.ranking, self.proximity = opts["analyzer"], opts["ranking"], opts["proximity"]
         self.corpus = corpus
@@ -278,7 +281,7 @@ class WhooshRetriever:
                 raise madqa.CorpusError(f"the Whoosh index of {corpus.root} is missing; run `madqa index` again")
             # missing, or written with other analysis: rebuilt from the stored page texts, once
             build_once(self.folder, lambda folder: usable(folder, self.language),
-                       lambda tmp: self.update_index(tmp, None, corpus.iter_pages(), set(), self.language))
+                       lambda tmp: self.write_index(tmp, None, corpus.iter_pages(), set(), self.language))
         with _quietly() as damage:
             self._open = _OpenIndex.get(self.folder)
         if damage:
@@ -288,7 +291,13 @@ class WhooshRetriever:
 
     @staticmethod
     def update_index(folder: Path, previous: Path | None, added: Iterable[Any], removed: set[str],
-                     language: str = madqa.DEFAULT_LANGUAGE) -> None:
+                     host: madqa.Host) -> None:
+        """This generation's index, at ingest: ``write_index`` in the corpus language (``host.language``)."""
+        WhooshRetriever.write_index(folder, previous, added, removed, host.language)
+
+    @staticmethod
+    def write_index(folder: Path, previous: Path | None, added: Iterable[Any], removed: set[str],
+                    language: str = madqa.DEFAULT_LANGUAGE) -> None:
         """Write this generation's index into ``folder``, analysed in ``language``: a copy of ``previous``
         updated in place (madqa.indexers hands no ``previous`` when the language changed)."""
         analysis = text_analysis.analysis_for(language)
@@ -497,4 +506,5 @@ class WhooshRetriever:
 @madqa.hookimpl(trylast=True)
 def register_retrievers(register: madqa.Register) -> None:
     register("whoosh", WhooshRetriever, "BM25 (Whoosh) with AND/OR/NOT, phrases, wildcards; stemmed fallback "
-             "(options: analyzer=standard|stemming, ranking=all-first|coordination|or)", options=OPTIONS)
+             "(options: analyzer=standard|stemming, ranking=all-first|coordination|or)", options=OPTIONS,
+             takes_host=True)
