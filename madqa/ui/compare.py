@@ -20,7 +20,8 @@ import pandas as pd
 
 from madqa.errors import MadqaError
 from madqa.trace import Trace
-from madqa.ui.ask import build_page_viewer, check_question_length, run_steps, viewer_handlers
+from madqa.ui.ask import build_page_viewer, check_question_length, viewer_handlers
+from madqa.ui.ask_run import run_steps
 from madqa.ui.built_configs import unavailable_parts
 from madqa.ui.collection_picker import build_picker, follow_questions
 from madqa.ui.compare_summary import summary_rows
