@@ -4,7 +4,8 @@ Searches and model notes arrive as collapsible thoughts, the pages each search s
 as thumbnails, and the answer with its citations as buttons; a citation (or any thumbnail)
 opens the page large beside the chat. A bar above says who answers before anything is asked; a
 question asked after an answer is a follow-up (``madqa.conversation``) until "New chat"; every
-answer keeps its citations as links in its own text (``ui.citation_links``).
+answer keeps its citations as links in its own text (``ui.citation_links``). What a question does is
+``ui.ask_run.answer_question``; this module lays the tab out and puts its updates onto the components.
 """
 
 from __future__ import annotations

@@ -4,7 +4,8 @@ Each config runs in its own thread; their steps are interleaved through a queue 
 so both traces stream together. When both have answered, a summary table puts answer,
 citations, steps, query drift, tokens, cost and time side by side, and scores both with ANLS*
 when the question came from the demo set (which has gold answers). Below, the trajectory diff of
-two prediction files (``diff_view.py``).
+two prediction files (``diff_view.py``). The two runs are ``ui.compare_run.compare_question``; this module
+lays the tab out and puts its updates onto the two chats and the table.
 """
 
 from __future__ import annotations

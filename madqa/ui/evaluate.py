@@ -4,7 +4,8 @@ Runs go through the batch runner (``run_batch``) with a progress bar; the report
 ``madqa.evaluation.report.evaluate`` (the official numbers plus ours), shown as a table and
 three plots (accuracy against steps taken, the Kuiper cumulative-deviation curve, the error
 decomposition). Predictions (JSONL) and the report (JSON) are offered for download; neither
-holds an API key.
+holds an API key. The run itself is ``ui.evaluate_run.run_evaluation``; this module lays the tab out and
+puts its result onto the components.
 """
 
 from __future__ import annotations
