@@ -56,7 +56,7 @@ def test_a_run_scores_every_question_writes_its_downloads_and_warns_about_what_i
     assert "1 evidence file of these questions are not in your uploads (e.g. minutes.pdf)" in text
     assert "Only 2 of 3 questions have gold answers; the others score 0." in text
     assert list(done.results) == ["offline"] and len(done.rows["offline"]) == 3 and done.gaps == {}
-    assert [r["id"] for r in done.records["offline"]] == ["q-1", "q-2", "q-3"]
+    assert sorted(r["id"] for r in done.records["offline"]) == ["q-1", "q-2", "q-3"]  # in the order they finished
     assert len(done.predictions.read_text(encoding="utf-8").splitlines()) == 3
     report = json.loads(done.report.read_text(encoding="utf-8"))
     assert report["questions"] == 3 and list(report["configs"]) == ["offline"] and report["question_set"] == "questions.jsonl"
