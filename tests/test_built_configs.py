@@ -191,7 +191,7 @@ def test_the_add_config_endpoint_checks_what_it_adds(server: Any) -> None:  # no
 
 def test_a_config_that_cannot_start_is_said_not_run_and_the_others_keep_their_scores(server: Any,  # noqa: F811
                                                                                        monkeypatch: Any) -> None:
-    import madqa.ui.evaluate as evaluate_tab
+    import madqa.ui.evaluate_run as evaluate_tab  # where the Evaluate tab runs its configs
     from madqa.errors import PluginError
 
     real = evaluate_tab.run_batch

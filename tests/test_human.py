@@ -84,6 +84,29 @@ def test_an_answer_with_no_value_is_a_refusal(demo_corpus):
     assert row["refusal"] is True and row["answer"] == [] and row["search_history"] == []
 
 
+def test_the_tab_s_search_and_answer_without_a_running_app(demo_corpus, demo_settings, registry):
+    """What "You search" does per query and per answer (``search_for_person``, ``score_answer``): pictures of the
+    pages found, the pages one may cite, then the verdict beside the agent's row (run: the offline one is free)."""
+    from madqa.ui.context import AppContext
+    from madqa.ui.human import score_answer, search_for_person
+    from tests.test_ask_run import Sessions
+
+    config = load_config("offline")
+    ctx = AppContext(demo_settings, registry, Sessions(demo_corpus), {"offline": config}, "offline",  # type: ignore[arg-type]
+                     questions=[QUESTION])
+    session = {"corpus": "demo"}
+    game = start_game(QUESTION, config)
+    found = search_for_person(ctx, config, game, "consolidated income statement revenue", session)
+    assert found.status.startswith("Search 1: ") and found.pictures and len(found.citable) == len(game.seen)
+    again = search_for_person(ctx, config, game, "consolidated income statement revenue", session)
+    assert again.status.endswith(", 0 new") and all(c.endswith(" (shown before)") for _, c in again.pictures)
+    scored = score_answer(ctx, config, game, {"rows": [], "agent_rows": []}, "148,612",
+                          ["File: finance/annual_report_2024.pdf, Page: 6"], session)
+    assert "— **right** (ANLS* 1.00). Gold: 148,612 or EUR 148.6 million or 148.6 million. 2 searches." in \
+        scored.text.replace("\\", "")  # the Markdown escapes
+    assert [r["model"] for r in scored.rows] == ["human"] and [r["id"] for r in scored.agent_rows] == ["demo-001"]
+
+
 @pytest.mark.browser
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"needs Chromium at {CHROMIUM} (scripts/install --dev)")
 @pytest.mark.filterwarnings("ignore:unclosed event loop <_UnixSelectorEventLoop:ResourceWarning")

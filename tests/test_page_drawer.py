@@ -123,7 +123,7 @@ def test_drawing_errors_name_the_file_never_the_server_path(tmp_path):
 
 
 def test_thumbnails_are_drawn_at_thumbnail_size_and_a_bomb_page_gets_none(corpus, settings):
-    from madqa.ui.ask import thumbnails
+    from madqa.ui.ask_run import thumbnails
     from madqa.ui.pages import THUMB_BUDGET_PX
 
     ctx = SimpleNamespace(settings=settings, sessions=SimpleNamespace(corpus=lambda session, key: corpus))

@@ -259,7 +259,7 @@ def test_model_text_keeps_its_lines_but_never_renders_links_or_images() -> None:
 
 
 def test_plots_say_when_the_kuiper_curve_is_undefined():
-    from madqa.ui.evaluate import plots
+    from madqa.ui.eval_plots import plots
 
     right = [{"effort": 2, "correct": True, "error_category": None}, {"effort": 3, "correct": True, "error_category": None}]
     mixed = [{"effort": 2, "correct": True, "error_category": None},
@@ -272,7 +272,7 @@ def test_plots_say_when_the_kuiper_curve_is_undefined():
 
 
 def test_a_plot_with_nothing_to_show_is_replaced_by_a_line_saying_why():
-    from madqa.ui.evaluate import nothing_to_plot, plots
+    from madqa.ui.eval_plots import nothing_to_plot, plots
 
     right = [{"effort": 2, "correct": True, "error_category": None}, {"effort": 3, "correct": True, "error_category": None}]
     _, kuiper, errors, notes = plots({"all-right": right})
@@ -289,7 +289,7 @@ def test_a_plot_with_nothing_to_show_is_replaced_by_a_line_saying_why():
 def test_step_ticks_are_whole_numbers_in_numeric_order():
     import pandas as pd
 
-    from madqa.ui.evaluate import step_ticks
+    from madqa.ui.eval_plots import step_ticks
 
     labels, order = step_ticks(pd.Series([10.0, 2.0, 1.0, 2.0]))
     assert labels == ["10", "2", "1", "2"] and order == ["1", "2", "10"]  # not "1", "10", "2"; never "7.5"

@@ -4,55 +4,45 @@ Searches and model notes arrive as collapsible thoughts, the pages each search s
 as thumbnails, and the answer with its citations as buttons; a citation (or any thumbnail)
 opens the page large beside the chat. A bar above says who answers before anything is asked; a
 question asked after an answer is a follow-up (``madqa.conversation``) until "New chat"; every
-answer keeps its citations as links in its own text (``ui.citation_links``).
+answer keeps its citations as links in its own text (``ui.citation_links``). What a question does is
+``ui.ask_run.answer_question``; this module lays the tab out and puts its updates onto the components.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import gradio as gr
 
-from madqa.agent import Agent
-from madqa.conversation import ChatTurn, add_turn
+from madqa.conversation import ChatTurn
 from madqa.errors import MadqaError
 from madqa.evaluation.questions import MAX_QUESTION_CHARS
 from madqa.highlight import Highlight
-from madqa.settings import PipelineConfig
-from madqa.trace import Trace
-from madqa.types import AnswerStep, PageRef, SearchStep, Step, ToolStep
+from madqa.types import PageRef
 from madqa.ui.ask_hints import documents_strip, example_questions
+from madqa.ui.ask_run import AskQuestion, AskUpdate, answer_question
 from madqa.ui.citation_links import PICK_SUFFIX
-from madqa.ui.collection_picker import build_picker, collection_status, follow_questions, partial_note
-from madqa.ui.config_panel import FIELD_NAMES, ConfigPanel, build_config_panel, describe, resolve_config
+from madqa.ui.collection_picker import build_picker, follow_questions
+from madqa.ui.config_panel import FIELD_NAMES, ConfigPanel, build_config_panel, resolve_config
 from madqa.ui.context import AGENT_CONCURRENCY, AGENT_CONCURRENCY_ID, AppContext, api_parameters, shown_error
 from madqa.ui.layout import SIDE_ID
 from madqa.ui.lazy import send_after_first_paint
 from madqa.ui.messages import (
-    StepChat,
     citation_marks,
     md_escape,
     page_label,
     parse_citation_value,
     passage_value,
-    pending_message,
-    plural,
     shorten,
     stopped_chat,
-    thumbnail_caption,
-    trace_message,
-    user_message,
 )
 from madqa.ui.modal import open_viewer_js
-from madqa.ui.model_access import key_problem
-from madqa.ui.model_bar import answerer, model_bar
-from madqa.ui.pages import LARGE_BUDGET_PX, SOURCE_WORDS, THUMB_BUDGET_PX, highlighted_page_file, page_file
-from madqa.ui.policy import visitor_steps
-from madqa.ui.scope_picker import build_scope_picker, chosen_scope, follow_collection_picker, scope_line
-from madqa.ui.sessions import MINE, disk_reason
+from madqa.ui.model_bar import model_bar
+from madqa.ui.pages import LARGE_BUDGET_PX, SOURCE_WORDS, highlighted_page_file, page_file
+from madqa.ui.scope_picker import build_scope_picker, chosen_scope, follow_collection_picker
+from madqa.ui.sessions import disk_reason
 from madqa.ui.steer import build_steer_panel
 
 VIEWER_HINT = "_Click a cited page (or any thumbnail) to see it here._"
@@ -142,49 +132,6 @@ def viewer_handlers(ctx: AppContext) -> tuple[Any, Any]:
     return on_option, on_thumbnail
 
 
-def run_steps(ctx: AppContext, session: Any, corpus_key: str, config: PipelineConfig,
-              options: dict[str, Any], question: str, trace: Trace,
-              keys: list[str] | None = None, conversation: tuple[ChatTurn, ...] = (),
-              scope: tuple[str, ...] = ()) -> Iterator[Step | str]:
-    """The agent's steps for ``question``; plain strings are status lines while the corpus loads.
-
-    With ``keys`` (the visitor's, from ``AppContext.job_slot``) a run on the server's keys is charged to their
-    budgets there (a spent one forces the answer, flagged "stopped early"). Raises MadqaError when the corpus or
-    a component cannot be used, or the question's time runs out. ``conversation``: the turns before a follow-up;
-    ``scope``: the documents searched (empty: all; ScopeError for one the corpus lacks).
-    """
-    if corpus_key != MINE:  # a shared collection: what is searchable so far, once its first round is in
-        collection = ctx.sessions.shared_collection(corpus_key)
-        while not collection.wait_searchable(0.5):
-            yield collection_status(collection)
-    corpus = ctx.sessions.corpus(session, corpus_key)
-    config = ctx.bounded(config, corpus_key, corpus)
-    agent = Agent(corpus, config, ctx.registry, ctx.settings, options)
-    steps = trace.follow(visitor_steps(agent.run(question, budget=ctx.budgets(keys, config, options), conversation=conversation,
-                                                scope=scope), options))
-    yield from ctx.timed(steps, keys)
-
-
-def thumbnails(ctx: AppContext, session: Any, corpus_key: str,
-               step: SearchStep | ToolStep) -> list[tuple[str, str, PageRef]]:
-    """(image path, caption, page) of every page a search (or a navigation tool) newly showed the model."""
-    corpus = ctx.sessions.corpus(session, corpus_key)
-    out = []
-    for ref in step.new_pages:
-        try:
-            out.append((str(page_file(corpus, ref, ctx.settings, THUMB_BUDGET_PX)), thumbnail_caption(ref, step), ref))
-        except (MadqaError, OSError):
-            continue  # the model saw it; the browser just gets no thumbnail (a full disk, say)
-    return out
-
-
-def starting() -> tuple[Any, ...]:
-    """Before a question runs (browser only): Stop enabled, the galleries and their titles drawn (their code
-    fetched now)."""
-    return gr.Button(interactive=True), gr.Gallery(visible=True), gr.Gallery(visible=True), \
-        gr.Markdown(visible=True), gr.Markdown(visible=True)
-
-
 QUESTION_CHARS = MAX_QUESTION_CHARS
 COUNTER_JS = f"(q) => `${{(q || '').length}} / {QUESTION_CHARS:,} characters`"
 SHOW_VIEWER_JS = open_viewer_js("ask-page-viewer")  # a modal on a phone, beside the chat on a wide screen
@@ -196,27 +143,50 @@ def check_question_length(text: str) -> None:
         raise shown_error(f"A question may have at most {MAX_QUESTION_CHARS:,} characters; this one has {len(text):,}.")
 
 
-def other_collection(ctx: AppContext, turns: tuple[ChatTurn, ...], corpus_key: str) -> str:
-    """When the chat's last turn searched another collection than ``corpus_key`` (the visitor switched in the picker
-    mid-conversation), the note that this question is asked on its own; else ''. Its earlier turns' pages are not in
-    this collection: a follow-up took them as its context (a model was offered pages it could not open) or was
-    rewritten from a question about other documents, and nothing said so."""
-    before = turns[-1].collection if turns else ""
-    if not before or before == corpus_key:
-        return ""
-    return (f"asked on its own, not as a follow-up: the earlier turns of this chat searched {collection_name(ctx, before)}, "
-            f"this question {collection_name(ctx, corpus_key)}")
+@dataclass
+class AskTab:
+    """The Ask tab's components that its events read and write."""
+
+    picker: gr.Dropdown
+    bar: gr.Markdown
+    scope_picker: Any
+    chatbot: gr.Chatbot
+    question: gr.Textbox
+    ask_btn: gr.Button
+    stop_btn: gr.Button
+    new_btn: gr.Button
+    pick: gr.Textbox
+    counter: gr.Markdown
+    strip: gr.Markdown
+    example: gr.Dropdown
+    panel: ConfigPanel
+    side: AskSide
 
 
-def collection_name(ctx: AppContext, key: str) -> str:
-    """A collection as the status line names it: 'the demo corpus', 'your uploads' or its own name."""
-    if key == MINE:
-        return "your uploads"
-    collection = ctx.sessions.shared.get(key)
-    return "the demo corpus" if collection is not None and collection.name == "demo" else key
+@dataclass
+class AskSide:
+    """The column beside the chat: the page viewer, the pages found and cited (and what each picture shows)."""
+
+    viewer: PageViewer
+    seen_title: gr.Markdown
+    seen: gr.Gallery
+    cited_title: gr.Markdown
+    cited: gr.Gallery
+    # made after the layout, outside it (as a State is)
+    seen_refs: gr.State = field(init=False)
+    cited_refs: gr.State = field(init=False)
+    conversation: gr.State = field(init=False)  # the turns so far (madqa.conversation), while the chat shows them
 
 
 def build_ask_tab(ctx: AppContext) -> None:
+    tab = ask_layout(ctx)
+    event, chip = wire_questions(ctx, tab)
+    wire_chat(ctx, tab, [event, chip])
+    wire_viewer(ctx, tab)
+
+
+def ask_layout(ctx: AppContext) -> AskTab:
+    """The tab's parts: the bar at the top (collection, who answers), the chat with its box and hints, the side."""
     default = ctx.configs.get(ctx.default_config)
     with gr.Row(elem_id="ask-top-bar", equal_height=True):  # the one bar at the top: collection, who answers
         picker = build_picker(ctx, "ask-collection", scale=1, min_width=150)
@@ -252,27 +222,49 @@ def build_ask_tab(ctx: AppContext) -> None:
                                                     "Settings: config, model, retrieval", backends=ctx.backends,
                                                     elem_id="ask-config", settings=ctx.settings)
             build_steer_panel(ctx, question, panel)  # a person beside the agent (madqa.ui.steer)
-        # empty until there is a page: drawn just after the first paint; sticky beside the chat on a wide screen,
-        # the viewer first, so a cited page shows beside the answer that cited it (ui.layout)
-        with gr.Column(scale=2, elem_id=SIDE_ID) as side:
-            viewer = build_page_viewer("Page", "ask-page")
-            # galleries (and their titles) stay out of the first paint (their code is a good part of the page's
-            # weight, each block drawn costs it) until a question starts; an empty one is not drawn (ui.layout)
-            seen_title = gr.Markdown("**Pages found** (shown to the model)", elem_classes=["gallery-title"],
-                                     visible=False, elem_id="ask-seen-title")
-            seen = gr.Gallery(show_label=False, columns=3, height="auto", allow_preview=False, fit_columns=False,
-                              object_fit="contain", elem_id="ask-seen", elem_classes=["page-gallery"], visible=False)
-            cited_title = gr.Markdown("**Cited pages**", elem_classes=["gallery-title"], visible=False,
-                                      elem_id="ask-cited-title")
-            cited = gr.Gallery(show_label=False, columns=3, height="auto", allow_preview=False, fit_columns=False,
-                               object_fit="contain", elem_id="ask-cited", elem_classes=["page-gallery"], visible=False)
-        send_after_first_paint(side)
-    seen_refs = gr.State([])
-    cited_refs = gr.State([])
-    conversation = gr.State(())  # the turns so far (madqa.conversation), while the chat shows them
+        side = ask_side()
+    side.seen_refs, side.cited_refs, side.conversation = gr.State([]), gr.State([]), gr.State(())
+    return AskTab(picker, bar, scope_picker, chatbot, question, ask_btn, stop_btn, new_btn, pick, counter, strip,
+                  example, panel, side)
+
+
+def ask_side() -> AskSide:
+    """The column beside the chat, empty until there is a page: drawn just after the first paint; sticky beside the
+    chat on a wide screen, the viewer first, so a cited page shows beside the answer that cited it (ui.layout)."""
+    with gr.Column(scale=2, elem_id=SIDE_ID) as side:
+        viewer = build_page_viewer("Page", "ask-page")
+        # galleries (and their titles) stay out of the first paint (their code is a good part of the page's
+        # weight, each block drawn costs it) until a question starts; an empty one is not drawn (ui.layout)
+        seen_title = gr.Markdown("**Pages found** (shown to the model)", elem_classes=["gallery-title"],
+                                 visible=False, elem_id="ask-seen-title")
+        seen = gr.Gallery(show_label=False, columns=3, height="auto", allow_preview=False, fit_columns=False,
+                          object_fit="contain", elem_id="ask-seen", elem_classes=["page-gallery"], visible=False)
+        cited_title = gr.Markdown("**Cited pages**", elem_classes=["gallery-title"], visible=False,
+                                  elem_id="ask-cited-title")
+        cited = gr.Gallery(show_label=False, columns=3, height="auto", allow_preview=False, fit_columns=False,
+                           object_fit="contain", elem_id="ask-cited", elem_classes=["page-gallery"], visible=False)
+    send_after_first_paint(side)
+    return AskSide(viewer, seen_title, seen, cited_title, cited)
+
+
+def shown_update(tab: AskTab, update: AskUpdate) -> dict[Any, Any]:
+    """An update of a question (``ask_run.AskUpdate``) onto the tab: the question box and the viewer are cleared
+    once, at the first (then left alone: the next question may be typed meanwhile); the conversation at the last."""
+    side = tab.side
+    first = update.first
+    return {tab.question: "" if first else gr.skip(), tab.chatbot: update.chat, side.seen: update.seen,
+            side.cited: update.cited, side.seen_refs: update.seen_refs, side.cited_refs: update.cited_refs,
+            side.viewer.image: None if first else gr.skip(), side.viewer.caption: VIEWER_HINT if first else gr.skip(),
+            side.conversation: gr.skip() if update.turns is None else update.turns}
+
+
+def wire_questions(ctx: AppContext, tab: AskTab) -> tuple[Any, Any]:
+    """Ask (Enter, the button, the API's ``ask``) and an example chip: each streams a question's updates. Returns
+    both events, for Stop and New chat to cancel."""
+    side = tab.side
 
     @api_parameters(["question", "history", *FIELD_NAMES, "session", "conversation", "scope", "request"])
-    def ask(question_text: str, history: list[dict[str, Any]] | None, *args: Any) -> Iterator[tuple[Any, ...]]:
+    def ask(question_text: str, history: list[dict[str, Any]] | None, *args: Any) -> Iterator[dict[Any, Any]]:
         *values, session, turns, scope, request = args
         text = (question_text or "").strip()
         if not text:
@@ -282,124 +274,58 @@ def build_ask_tab(ctx: AppContext) -> None:
         with ctx.job_slot(session, request) as keys:
             # a follow-up of the turns on screen; an empty chat (New chat, the API with no history) starts anew
             earlier = tuple(t for t in turns or () if isinstance(t, ChatTurn)) if history else ()
-            yield from answer(text, history, config, options, session, keys, earlier, chosen_scope(scope))
+            asked = AskQuestion(text, config, options, session, keys, tuple(history or ()), earlier, chosen_scope(scope))
+            for update in answer_question(ctx, asked):
+                yield shown_update(tab, update)
 
-    def answer(text: str, history: list[dict[str, Any]] | None, config: PipelineConfig, options: dict[str, Any],
-               session: Any, keys: list[str], turns: tuple[ChatTurn, ...],
-               scope: tuple[str, ...] = ()) -> Iterator[tuple[Any, ...]]:
-        secrets = [options.get("api_key", "")]
-        corpus_key = ctx.sessions.key_of(session)
-        history = list(history or [])
-        trace_id = f"trace-{len(history)}"
-        chat = StepChat(trace_id, corpus_key, config.backend, config.model, secrets,
-                        label=answerer(ctx.registry, config.backend, config.model), scope_note=scope_line(scope))
-        seen_items: list[tuple[str, str]] = []
-        seen_list: list[list[Any]] = []
-        cited_items: list[tuple[str, str]] = []
-        cited_list: list[list[Any]] = []
-        started = time.perf_counter()
+    def starting() -> dict[Any, Any]:
+        """Before a question runs (browser only): Stop enabled, the galleries and their titles drawn (their code
+        fetched now)."""
+        return {tab.stop_btn: gr.Button(interactive=True), side.seen: gr.Gallery(visible=True),
+                side.cited: gr.Gallery(visible=True), side.seen_title: gr.Markdown(visible=True),
+                side.cited_title: gr.Markdown(visible=True)}
 
-        def out(pending: dict[str, Any] | None = None, done: bool = False) -> tuple[Any, ...]:
-            # the question box is cleared once, then left alone: the next question may be typed meanwhile
-            if pending is not None:
-                pending["metadata"]["parent_id"] = trace_id
-            summary = trace_message(trace_id, chat.steps, time.perf_counter() - started, done)
-            shown = [*history, user_message(text), summary, *chat.thoughts, *([pending] if pending else []), *chat.after]
-            return (gr.skip(), shown, list(seen_items), list(cited_items), list(seen_list), list(cited_list),
-                    *viewer_reset(), gr.skip())
-
-        viewer_cleared = [False]
-
-        def viewer_reset() -> tuple[Any, Any]:
-            if viewer_cleared[0]:
-                return gr.skip(), gr.skip()
-            viewer_cleared[0] = True  # a new question starts with an empty viewer, once
-            return None, VIEWER_HINT
-
-        problem = key_problem(config, options)
-        if problem:
-            chat.unreachable(problem)
-            yield ("", *out(done=True)[1:])
-            return
-        moved = other_collection(ctx, turns, corpus_key)
-        if moved:  # the earlier turns searched another collection: their pages are not this one's
-            turns = ()
-        follows = f" · a follow-up: {plural(len(turns), 'earlier turn')} go with it" if turns else ""
-        follows += f" · {moved}" if moved else ""
-        follows += f" · searching only {', '.join(scope)}" if scope else ""
-        collection = ctx.sessions.shared.get(corpus_key)
-        partial = partial_note(collection) if collection is not None else ""
-        follows += f" · {partial}" if partial else ""
-        yield ("", *out(pending_message("Starting", md_escape(describe(config) + follows)))[1:])
-        trace = Trace(text, config)
-        final: AnswerStep | None = None
-        searched = False
-        try:
-            for item in run_steps(ctx, session, corpus_key, config, options, text, trace, keys, turns, scope):
-                if isinstance(item, str):
-                    yield out(pending_message("Waiting for the collection's first files to be indexed", item))
-                    continue
-                if isinstance(item, SearchStep) and collection is not None and not searched:
-                    searched, partial = True, partial_note(collection)  # as it stood when the searching began
-                if isinstance(item, AnswerStep) and partial:  # "no answer" from 1 of 9 files says so
-                    item = replace(item, flags=(*item.flags, partial))
-                if isinstance(item, AnswerStep) and moved:
-                    item = replace(item, flags=(*item.flags, moved))
-                pending = chat.add(item)
-                if isinstance(item, (SearchStep, ToolStep)):
-                    for path, caption, ref in thumbnails(ctx, session, corpus_key, item):
-                        seen_items.append((path, caption))
-                        seen_list.append([corpus_key, ref.file, ref.page])
-                if isinstance(item, AnswerStep):
-                    final = item if item.failure is None else None
-                    for n, ref in enumerate(item.citations):
-                        try:
-                            path = page_file(ctx.sessions.corpus(session, corpus_key), ref, ctx.settings,
-                                             THUMB_BUDGET_PX)
-                        except (MadqaError, OSError):
-                            continue
-                        cited_items.append((str(path), thumbnail_caption(ref)))
-                        quote = item.quote_of(n)
-                        cited_list.append([corpus_key, ref.file, ref.page,
-                                           [[quote] if quote else [], list(item.answer)]])
-                yield out(pending, done=pending is None)
-        except MadqaError as exc:
-            chat.problem(str(exc))
-            yield out(done=True)
-        kept = add_turn(turns, text, final)
-        yield (*out(done=True)[:-1], (*kept[:-1], replace(kept[-1], collection=corpus_key)))
-
-    inputs = [question, chatbot, *panel.inputs, ctx.session, conversation, scope_picker]
-    outputs = [question, chatbot, seen, cited, seen_refs, cited_refs, viewer.image, viewer.caption, conversation]
-    drawn = [stop_btn, seen, cited, seen_title, cited_title]
-    busy = gr.on([question.submit, ask_btn.click], starting, None, drawn,
+    inputs = [tab.question, tab.chatbot, *tab.panel.inputs, ctx.session, side.conversation, tab.scope_picker]
+    outputs = [tab.question, tab.chatbot, side.seen, side.cited, side.seen_refs, side.cited_refs, side.viewer.image,
+               side.viewer.caption, side.conversation]
+    drawn = [tab.stop_btn, side.seen, side.cited, side.seen_title, side.cited_title]
+    busy = gr.on([tab.question.submit, tab.ask_btn.click], starting, None, drawn,
                  queue=False, api_visibility="private")
     event = busy.then(ask, inputs, outputs, api_name="ask", concurrency_limit=AGENT_CONCURRENCY,
                       concurrency_id=AGENT_CONCURRENCY_ID, show_progress="minimal", trigger_mode="once")
-    event.then(lambda: gr.Button(interactive=False), None, stop_btn, queue=False, api_visibility="private")
+    event.then(lambda: gr.Button(interactive=False), None, tab.stop_btn, queue=False, api_visibility="private")
 
     def pick_example(evt: gr.SelectData) -> Any:
         return evt.value.get("text", "") if isinstance(evt.value, dict) else gr.skip()
 
     # an example chip asks as Ask does, and Stop and New chat cancel it too (they cancelled only a typed question)
-    chip = chatbot.example_select(pick_example, None, [question], queue=False, api_visibility="private") \
+    chip = tab.chatbot.example_select(pick_example, None, [tab.question], queue=False, api_visibility="private") \
         .then(starting, None, drawn, queue=False, api_visibility="private") \
         .then(ask, inputs, outputs, api_visibility="private", concurrency_limit=AGENT_CONCURRENCY,
               concurrency_id=AGENT_CONCURRENCY_ID, show_progress="minimal")
-    chip.then(lambda: gr.Button(interactive=False), None, stop_btn, queue=False, api_visibility="private")
-    stop_btn.click(lambda shown: (gr.Button(interactive=False), stopped_chat(shown)), [chatbot], [stop_btn, chatbot],
-                   cancels=[event, chip], queue=False, api_visibility="private")
-    question.input(None, [question], [counter], js=COUNTER_JS, api_visibility="private")
-    question.change(None, [question], [counter], js=COUNTER_JS, api_visibility="private")
+    chip.then(lambda: gr.Button(interactive=False), None, tab.stop_btn, queue=False, api_visibility="private")
+    return event, chip
 
-    def clear() -> tuple[Any, ...]:
-        return gr.Gallery([], visible=False), gr.Gallery([], visible=False), [], [], gr.Image(None, visible=False), \
-            VIEWER_HINT, gr.Markdown(visible=False), gr.Markdown(visible=False), ()
 
-    cleared = [seen, cited, seen_refs, cited_refs, viewer.image, viewer.caption, seen_title, cited_title, conversation]
-    chatbot.clear(clear, None, cleared, queue=False, api_visibility="private")
-    new_btn.click(lambda: ([], *clear()), None, [chatbot, *cleared], cancels=[event, chip], queue=False,
-                  api_visibility="private")
+def wire_chat(ctx: AppContext, tab: AskTab, runs: list[Any]) -> None:
+    """Stop, New chat and clearing the chat (each cancels the ``runs``), the counter, the bar, the example list."""
+    side = tab.side
+    tab.stop_btn.click(lambda shown: (gr.Button(interactive=False), stopped_chat(shown)), [tab.chatbot],
+                       [tab.stop_btn, tab.chatbot], cancels=runs, queue=False, api_visibility="private")
+    tab.question.input(None, [tab.question], [tab.counter], js=COUNTER_JS, api_visibility="private")
+    tab.question.change(None, [tab.question], [tab.counter], js=COUNTER_JS, api_visibility="private")
+
+    def clear() -> dict[Any, Any]:
+        return {side.seen: gr.Gallery([], visible=False), side.cited: gr.Gallery([], visible=False),
+                side.seen_refs: [], side.cited_refs: [], side.viewer.image: gr.Image(None, visible=False),
+                side.viewer.caption: VIEWER_HINT, side.seen_title: gr.Markdown(visible=False),
+                side.cited_title: gr.Markdown(visible=False), side.conversation: ()}
+
+    cleared = [side.seen, side.cited, side.seen_refs, side.cited_refs, side.viewer.image, side.viewer.caption,
+               side.seen_title, side.cited_title, side.conversation]
+    tab.chatbot.clear(clear, None, cleared, queue=False, api_visibility="private")
+    tab.new_btn.click(lambda: {tab.chatbot: [], **clear()}, None, [tab.chatbot, *cleared], cancels=runs, queue=False,
+                      api_visibility="private")
 
     def show_bar(*values: Any) -> Any:
         """The bar for the settings as they stand; unchanged while they cannot be read (Ask says why)."""
@@ -409,23 +335,29 @@ def build_ask_tab(ctx: AppContext) -> None:
             return gr.skip()
         return model_bar(ctx.registry, config, options)
 
+    panel = tab.panel
     for box in (panel.name, panel.backend, panel.model, panel.api_key, panel.api_base):
-        box.change(show_bar, panel.inputs, bar, queue=False, api_visibility="private")
-
-    example.change(ctx.pick_question, [example, ctx.session], [question], queue=False, api_visibility="private")
+        box.change(show_bar, panel.inputs, tab.bar, queue=False, api_visibility="private")
+    tab.example.change(ctx.pick_question, [tab.example, ctx.session], [tab.question], queue=False,
+                       api_visibility="private")
     # the documents strip names the collection picked (it named the app's default whatever was picked); a value, not
     # props: a change of props (the chat's example chips) makes Gradio keep a page-less copy of the component, which
     # broke the sending of a tab opened later (``ui.lazy``), so the chips stay the default collection's
-    picker.change(lambda key, session: documents_strip(ctx, key, session), [picker, ctx.session], [strip],
-                  queue=False, api_visibility="private")
+    tab.picker.change(lambda key, session: documents_strip(ctx, key, session), [tab.picker, ctx.session], [tab.strip],
+                      queue=False, api_visibility="private")
+
+
+def wire_viewer(ctx: AppContext, tab: AskTab) -> None:
+    """A citation chip, a citation link of an earlier answer, a thumbnail: each opens its page in the viewer."""
+    side = tab.side
     on_option, on_thumbnail = viewer_handlers(ctx)
-    view_out = [viewer.image, viewer.caption]
-    chatbot.option_select(on_option, [ctx.session], view_out, api_visibility="private", concurrency_limit=8) \
+    view_out = [side.viewer.image, side.viewer.caption]
+    tab.chatbot.option_select(on_option, [ctx.session], view_out, api_visibility="private", concurrency_limit=8) \
         .then(None, None, None, js=SHOW_VIEWER_JS, api_visibility="private")
-    pick.change(lambda value, session: show_citation(ctx, value, session) if value else (gr.skip(), gr.skip()),
-                [pick, ctx.session], view_out,
-               api_visibility="private", concurrency_limit=8) \
+    tab.pick.change(lambda value, session: show_citation(ctx, value, session) if value else (gr.skip(), gr.skip()),
+                    [tab.pick, ctx.session], view_out,
+                    api_visibility="private", concurrency_limit=8) \
         .then(None, None, None, js=SHOW_VIEWER_JS, api_visibility="private")
-    for gallery, refs in ((seen, seen_refs), (cited, cited_refs)):
+    for gallery, refs in ((side.seen, side.seen_refs), (side.cited, side.cited_refs)):
         gallery.select(on_thumbnail, [refs, ctx.session], view_out, api_visibility="private", concurrency_limit=8) \
             .then(None, None, None, js=SHOW_VIEWER_JS, api_visibility="private")

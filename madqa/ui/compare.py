@@ -4,50 +4,38 @@ Each config runs in its own thread; their steps are interleaved through a queue 
 so both traces stream together. When both have answered, a summary table puts answer,
 citations, steps, query drift, tokens, cost and time side by side, and scores both with ANLS*
 when the question came from the demo set (which has gold answers). Below, the trajectory diff of
-two prediction files (``diff_view.py``).
+two prediction files (``diff_view.py``). The two runs are ``ui.compare_run.compare_question``; this module
+lays the tab out and puts its updates onto the two chats and the table.
 """
 
 from __future__ import annotations
 
-import queue
-import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import gradio as gr
 import pandas as pd
 
-from madqa.errors import MadqaError
-from madqa.trace import Trace
-from madqa.ui.ask import build_page_viewer, check_question_length, run_steps, viewer_handlers
+from madqa.ui.ask import build_page_viewer, check_question_length, viewer_handlers
 from madqa.ui.built_configs import unavailable_parts
 from madqa.ui.collection_picker import build_picker, follow_questions
-from madqa.ui.compare_summary import summary_rows
+from madqa.ui.compare_run import SIDES, CompareQuestion, compare_question, gold_for
 from madqa.ui.config_builder import write_config_files
-from madqa.ui.config_panel import FIELD_NAMES, build_config_panel, describe, resolve_config
+from madqa.ui.config_panel import FIELD_NAMES, build_config_panel, resolve_config
 from madqa.ui.context import (
     AGENT_CONCURRENCY,
     AGENT_CONCURRENCY_ID,
     AppContext,
     api_parameters,
-    internal_error,
     shown_error,
 )
 from madqa.ui.diff_view import build_diff_view
 from madqa.ui.evaluate import EVAL_FOLDERS  # the download folders: a few kept, none after the server stops
 from madqa.ui.messages import (
-    StepChat,
     md_escape,
-    pending_message,
-    trace_message,
-    user_message,
 )
 from madqa.ui.modal import open_viewer_js
-from madqa.ui.model_access import key_problem
-from madqa.ui.model_bar import answerer
 
-SIDES = ("A", "B")
 SHOW_VIEWER_JS = open_viewer_js("compare-page-viewer")  # a modal on a phone, beside the chats on a wide screen
 PANEL_SIZE = len(FIELD_NAMES)
 
@@ -127,97 +115,10 @@ def build_compare_tab(ctx: AppContext) -> None:
                                         settings=ctx.settings)
                    for i, side in enumerate(SIDES)}
         with ctx.job_slot(session, request) as keys:
-            yield from both(text, question_id, configs, session, keys)
-
-    def both(text: str, question_id: str | None, configs: dict[str, Any], session: Any,
-             keys: list[str]) -> Iterator[tuple[Any, ...]]:
-        gold = ctx.question(question_id, session)
-        if gold is not None and gold["question"].strip() != text:
-            gold = None  # the question was edited after picking it: no gold answer applies
-        corpus_key = ctx.sessions.key_of(session)
-        chats = {side: [user_message(text)] for side in SIDES}
-        panes = {side: StepChat(f"trace-{side}", corpus_key, configs[side][0].backend, configs[side][0].model,
-                                [configs[side][1].get("api_key", "")], hint=False,
-                                label=answerer(ctx.registry, configs[side][0].backend, configs[side][0].model))
-                 for side in SIDES}
-        started = time.perf_counter()
-        pending: dict[str, dict[str, Any] | None] = {
-            side: pending_message("Starting", md_escape(describe(configs[side][0]))) for side in SIDES}
-        traces = {side: Trace(text, configs[side][0], gold["id"] if gold else None) for side in SIDES}
-        inbox: queue.Queue[tuple[str, Any]] = queue.Queue()
-        stop = threading.Event()
-
-        problems = {side: key_problem(*configs[side]) for side in SIDES}
-
-        def work(side: str) -> None:
-            config, options = configs[side]
-            if problems[side]:  # said up front in its pane, not as "did not find an answer"
-                inbox.put((side, None))
-                return
-            try:
-                for item in run_steps(ctx, session, corpus_key, config, options, text, traces[side], keys):
-                    if stop.is_set():
-                        return
-                    inbox.put((side, item))
-            except Exception as exc:  # a MadqaError is expected; anything else is shown, not swallowed
-                inbox.put((side, exc))
-            finally:
-                inbox.put((side, None))
-
-        def pane(side: str) -> list[dict[str, Any]]:
-            steps = traces[side].steps
-            if not steps and not pending[side]:
-                return chats[side] + panes[side].after
-            summary = trace_message(f"trace-{side}", steps, time.perf_counter() - started, side not in running)
-            now = [pending[side] | {"metadata": {**pending[side]["metadata"], "parent_id": f"trace-{side}"}}] \
-                if pending[side] else []
-            return [*chats[side], summary, *panes[side].thoughts, *now, *panes[side].after]
-
-        def out(table: pd.DataFrame | None = None) -> tuple[Any, ...]:
-            return tuple(pane(s) for s in SIDES) + (table if table is not None else empty_summary(),)
-
-        running = set(SIDES)
-
-        def take(side: str, item: Any) -> None:
-            if item is None:
-                pending[side] = None
-                running.discard(side)
-            elif isinstance(item, BaseException):
-                panes[side].problem(str(item) if isinstance(item, MadqaError) else internal_error(item, "compare"))
-            elif isinstance(item, str):
-                pending[side] = pending_message("Waiting for the demo corpus", item)
-            else:
-                pending[side] = panes[side].add(item)
-
-        for side in SIDES:
-            if problems[side]:
-                panes[side].unreachable(problems[side] or "")
-        threads = [threading.Thread(target=work, args=(side,), name=f"madqa-compare-{side}", daemon=True)
-                   for side in SIDES]
-        yield out()
-        for thread in threads:
-            thread.start()
-        try:
-            while running:
-                take(*inbox.get())
-                while True:  # coalesce whatever else has arrived into one update
-                    try:
-                        take(*inbox.get_nowait())
-                    except queue.Empty:
-                        break
-                yield out()
-            rows = [traces[side].row() for side in SIDES]
-            for side, row in zip(SIDES, rows, strict=True):
-                if row["error"] is None and not traces[side].steps:
-                    row["error"] = "did not run"
-            for side, row in zip(SIDES, rows, strict=True):
-                if problems[side]:
-                    row["error"] = "not run: needs an API key"
-            table = summary_rows(rows, gold)
-            headers = ["", *(f"{side}: {configs[side][0].name}" for side in SIDES)]
-            yield out(styled_summary(pd.DataFrame(table, columns=headers)))
-        finally:
-            stop.set()
+            asked = CompareQuestion(text, configs, session, keys, gold_for(ctx, question_id, text, session))
+            for update in compare_question(ctx, asked):
+                summary = empty_summary() if update.summary is None else styled_summary(update.summary)
+                yield update.chats["A"], update.chats["B"], summary
 
     inputs = [question, example, *panel_a.inputs, *panel_b.inputs, ctx.session]
     busy = gr.on([question.submit, run_btn.click], lambda: gr.Button(interactive=True), None, stop_btn,

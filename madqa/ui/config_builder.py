@@ -124,9 +124,126 @@ def rebuilt(ctx: AppContext, table: Any) -> list[PipelineConfig]:
     return configs
 
 
+@dataclass(frozen=True)
+class BuiltTable:
+    """The built configs after a change to the table: the table the run receives, and the configs in it."""
+
+    frame: pd.DataFrame
+    configs: list[PipelineConfig]
+    note: str = ""  # Markdown: what changed ("Added X.", "X is already in the table.")
+    changed: bool = True  # False: the table stays as it was (the config was in it already)
+
+
+def table_of(configs: list[PipelineConfig], specs: list[dict[str, Any]]) -> pd.DataFrame:
+    return pd.DataFrame([table_row(c, s.get("base") or "", s) for c, s in zip(configs, specs, strict=True)],
+                        columns=HEADERS)
+
+
+def with_config(ctx: AppContext, spec: dict[str, Any], shown: Any, key: str, base_url: str) -> BuiltTable:
+    """The table with the config of ``spec`` added (the builder's fields, keyed as ``BUILDER_FIELDS``); gr.Error
+    when it is full, the config is refused, or its model cannot be reached with the key given."""
+    start_config = ctx.configs.get(spec["base"])
+    if start_config is not None and spec["image_budget_mp"] is not None \
+            and float(spec["image_budget_mp"]) == slider_mp(start_config, ctx.settings):
+        spec = {**spec, "image_budget_mp": None}  # not moved: the preset's own (or MADQA_IMAGE_BUDGET) stays in force
+    configs = rebuilt(ctx, shown)
+    if len(configs) >= MAX_BUILT:
+        raise shown_error(f"The table holds at most {MAX_BUILT} configs: remove one first.")
+    try:
+        config = build_config(spec, ctx.configs, ctx.registry, ctx.policy, ctx.default_config)
+        problem = key_problem(config, ctx.policy.backend_options(config, key, base_url))
+    except Refused as exc:
+        raise shown_error(f"Not added: {exc}") from None
+    if problem:
+        raise shown_error(f"Not added: {problem}")
+    if any(c.name == config.name for c in configs):
+        return BuiltTable(empty_table(), configs, f"**{md_escape(config.name)}** is already in the table.", False)
+    return BuiltTable(table_of([*configs, config], [*specs_from_table(shown), spec]), [*configs, config],
+                      f"Added **{md_escape(config.name)}**.")
+
+
+def without_last(ctx: AppContext, shown: Any, everything: bool) -> BuiltTable:
+    """The table with its last config (or every one) removed."""
+    configs = [] if everything else rebuilt(ctx, shown)[:-1]
+    specs = [] if everything else specs_from_table(shown)[:-1]
+    return BuiltTable(table_of(configs, specs), configs)
+
+
+@dataclass
+class BuilderParts:
+    """The builder's fields (in ``BUILDER_FIELDS`` order), buttons, note, the listing and the table."""
+
+    fields: list[Any]
+    options: gr.Textbox
+    add: gr.Button
+    remove: gr.Button
+    clear: gr.Button
+    note: gr.Markdown
+    listing: gr.HTML
+    table: gr.DataFrame
+    files: gr.File
+
+
 def build_config_builder(ctx: AppContext, prefix: str, api_key: gr.Textbox, api_base: gr.Textbox,
                          kept: Callable[[Path], None]) -> ConfigBuilder:
     """The builder's rows, inside the current layout; ``api_key``/``api_base`` are the tab's model-access fields."""
+    parts = builder_layout(ctx, prefix)
+    start, backend, model, retriever, reranker, strategy = parts.fields[:6]
+    high_s = VISITOR_LIMITS["max_steps"][1]
+
+    def fill(name: str, key: str) -> dict[Any, Any]:
+        picked = ctx.configs.get(name)
+        if picked is None:
+            return gr.skip()  # every field as it is
+        offered = backend_choices(ctx, key)
+        values = [gr.Dropdown(choices=offered if picked.backend in offered else [*offered, picked.backend],
+                              value=picked.backend),
+                  gr.Dropdown(choices=models_of(ctx.configs, picked.backend), value=picked.model),
+                  picked.retriever, picked.reranker, picked.query_strategy, picked.top_k,
+                  min(picked.max_steps, high_s), slider_mp(picked, ctx.settings), options_text(picked)]
+        return dict(zip(parts.fields[1:], values, strict=True))
+
+    def backend_picked(name: str, current: str) -> Any:
+        models = models_of(ctx.configs, name)
+        return gr.Dropdown(choices=models, value=current if current in models else models[0])
+
+    def key_given(key: str, current: str) -> Any:
+        offered = backend_choices(ctx, key)
+        return gr.Dropdown(choices=offered, value=current if current in offered or not offered else offered[0])
+
+    def shown(built: BuiltTable, files: list[str] | None) -> dict[Any, Any]:
+        if not built.changed:
+            return {parts.note: built.note}
+        return {parts.table: built.frame, parts.files: files, parts.note: built.note,
+                parts.listing: built_list(built.configs)}
+
+    def add_config(*values: Any) -> dict[Any, Any]:
+        *chosen, table, key, base_url = values
+        built = with_config(ctx, dict(zip(BUILDER_FIELDS, chosen, strict=True)), table, key, base_url)
+        return shown(built, write_config_files(built.configs, kept) if built.changed else None)
+
+    def drop(table: Any, everything: bool) -> dict[Any, Any]:
+        built = without_last(ctx, table, everything)
+        return shown(built, write_config_files(built.configs, kept) or None)
+
+    start.input(fill, [start, api_key], parts.fields[1:], queue=False, api_visibility="private")
+    backend.input(backend_picked, [backend, model], [model], queue=False, api_visibility="private")
+    api_key.change(key_given, [api_key, backend], [backend], queue=False, api_visibility="private")
+    for part in (retriever, reranker, strategy):
+        part.input(lambda r, k, s: gr.Textbox(info=options_info(ctx, r, k, s)), [retriever, reranker, strategy],
+                   [parts.options], queue=False, api_visibility="private")
+    changed = [parts.table, parts.files, parts.note, parts.listing]
+    parts.add.click(add_config, [*parts.fields, parts.table, api_key, api_base], changed,
+                    api_name=f"{prefix}_add_config", concurrency_limit=4)
+    parts.remove.click(lambda table: drop(table, False), [parts.table], changed, api_visibility="private",
+                       concurrency_limit=4)
+    parts.clear.click(lambda table: drop(table, True), [parts.table], changed, api_visibility="private",
+                      concurrency_limit=4)
+    return ConfigBuilder(parts.table, parts.files)
+
+
+def builder_layout(ctx: AppContext, prefix: str) -> BuilderParts:
+    """The builder's fields, opened on the default config, its buttons, and the table of what was built."""
     base = ctx.configs.get(ctx.default_config) or next(iter(ctx.configs.values()), PipelineConfig())
     (low_k, high_k), (low_s, high_s), (low_px, high_px) = (VISITOR_LIMITS[n] for n in
                                                            ("top_k", "max_steps", "image_budget_px"))
@@ -173,67 +290,4 @@ def build_config_builder(ctx: AppContext, prefix: str, api_key: gr.Textbox, api_
     files = gr.File(label="Config files (TOML: madqa run --config FILE)", file_count="multiple", interactive=False,
                     height=150, elem_id=f"{prefix}-config-files")
     fields = [start, backend, model, retriever, reranker, strategy, top_k, max_steps, budget, options]
-
-    def fill(name: str, key: str) -> list[Any]:
-        picked = ctx.configs.get(name)
-        if picked is None:
-            return [gr.skip()] * (len(fields) - 1)
-        return [gr.Dropdown(choices=backend_choices(ctx, key) if picked.backend in backend_choices(ctx, key)
-                            else [*backend_choices(ctx, key), picked.backend], value=picked.backend),
-                gr.Dropdown(choices=models_of(ctx.configs, picked.backend), value=picked.model),
-                picked.retriever, picked.reranker, picked.query_strategy, picked.top_k,
-                min(picked.max_steps, high_s), slider_mp(picked, ctx.settings), options_text(picked)]
-
-    def backend_picked(name: str, current: str) -> Any:
-        models = models_of(ctx.configs, name)
-        return gr.Dropdown(choices=models, value=current if current in models else models[0])
-
-    def key_given(key: str, current: str) -> Any:
-        offered = backend_choices(ctx, key)
-        return gr.Dropdown(choices=offered, value=current if current in offered or not offered else offered[0])
-
-    def add_config(*values: Any) -> tuple[Any, ...]:
-        *chosen, shown, key, base_url = values
-        spec = dict(zip(BUILDER_FIELDS, chosen, strict=True))
-        start_config = ctx.configs.get(spec["base"])
-        if start_config is not None and spec["image_budget_mp"] is not None \
-                and float(spec["image_budget_mp"]) == slider_mp(start_config, ctx.settings):
-            spec["image_budget_mp"] = None  # not moved: the preset's own (or MADQA_IMAGE_BUDGET) stays in force
-        configs = rebuilt(ctx, shown)
-        if len(configs) >= MAX_BUILT:
-            raise shown_error(f"The table holds at most {MAX_BUILT} configs: remove one first.")
-        try:
-            config = build_config(spec, ctx.configs, ctx.registry, ctx.policy, ctx.default_config)
-            problem = key_problem(config, ctx.policy.backend_options(config, key, base_url))
-        except Refused as exc:
-            raise shown_error(f"Not added: {exc}") from None
-        if problem:
-            raise shown_error(f"Not added: {problem}")
-        if any(c.name == config.name for c in configs):
-            return gr.skip(), gr.skip(), f"**{md_escape(config.name)}** is already in the table.", gr.skip()
-        rows = [*specs_from_table(shown), spec]
-        frame = pd.DataFrame([table_row(c, s.get("base") or "", s) for c, s in zip([*configs, config], rows,
-                                                                                    strict=True)], columns=HEADERS)
-        return (frame, write_config_files([*configs, config], kept), f"Added **{md_escape(config.name)}**.",
-                built_list([*configs, config]))
-
-    def drop(shown: Any, everything: bool) -> tuple[Any, ...]:
-        configs = [] if everything else rebuilt(ctx, shown)[:-1]
-        rows = [] if everything else specs_from_table(shown)[:-1]
-        frame = pd.DataFrame([table_row(c, s.get("base") or "", s) for c, s in zip(configs, rows, strict=True)],
-                             columns=HEADERS)
-        return frame, write_config_files(configs, kept) or None, "", built_list(configs)
-
-    start.input(fill, [start, api_key], fields[1:], queue=False, api_visibility="private")
-    backend.input(backend_picked, [backend, model], [model], queue=False, api_visibility="private")
-    api_key.change(key_given, [api_key, backend], [backend], queue=False, api_visibility="private")
-    for part in (retriever, reranker, strategy):
-        part.input(lambda r, k, s: gr.Textbox(info=options_info(ctx, r, k, s)), [retriever, reranker, strategy],
-                   [options], queue=False, api_visibility="private")
-    add.click(add_config, [*fields, table, api_key, api_base], [table, files, note, listing], api_name=f"{prefix}_add_config",
-              concurrency_limit=4)
-    remove.click(lambda shown: drop(shown, False), [table], [table, files, note, listing], api_visibility="private",
-                 concurrency_limit=4)
-    clear.click(lambda shown: drop(shown, True), [table], [table, files, note, listing], api_visibility="private",
-                concurrency_limit=4)
-    return ConfigBuilder(table, files)
+    return BuilderParts(fields, options, add, remove, clear, note, listing, table, files)

@@ -8,6 +8,7 @@ be indexed is said so and removed. The list shows each document's pages and wher
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from madqa.settings import PipelineConfig
 from madqa.ui.collection_picker import collection_status
 from madqa.ui.context import AppContext, shown_error, shown_info
 from madqa.ui.messages import hide_paths, md_escape, plural
-from madqa.ui.sessions import MAX_SESSION_MB, MAX_UPLOAD_FILES, MAX_UPLOAD_MB, new_session, valid_token
+from madqa.ui.sessions import MAX_SESSION_MB, MAX_UPLOAD_FILES, MAX_UPLOAD_MB, Progress, new_session, valid_token
 
 DOC_COLUMNS = ["file", "pages", "text", "OCR", "none", "text source by page", "notes"]
 DOC_WIDTHS = ["28%", "9%", "8%", "8%", "9%", "21%", "17%"]
@@ -89,9 +90,109 @@ def _ensure(session: Any, default: str = "demo") -> dict[str, Any]:
     return new_session(default)
 
 
-def build_corpus_tab(ctx: AppContext, tab: gr.Tab) -> dict[str, Any]:
-    """The Corpus tab's parts and events; returns what brings it up to date (``fn``, ``inputs``, ``outputs``), run on
-    every opening: chain it after the tab's contents arrive too (``madqa.ui.lazy.send_when_opened``)."""
+@dataclass(frozen=True)
+class Listing:
+    """What the documents part shows for a session: the table and the line above it."""
+
+    table: pd.DataFrame
+    text: str
+
+
+@dataclass(frozen=True)
+class Upload:
+    """An upload done: the session after it (searching the uploads when they added pages), each file's result."""
+
+    session: dict[str, Any]
+    results: pd.DataFrame
+    listing: Listing
+
+
+def listing(ctx: AppContext, session: Any) -> Listing:
+    """The documents of the collection the session searches; a shared one not searchable yet says how it stands."""
+    key = ctx.sessions.key_of(session)
+    shared = ctx.sessions.shared.get(key)
+    if shared is not None and shared.corpus is None:  # not searchable yet (or never): say how it stands
+        return Listing(pd.DataFrame(columns=DOC_COLUMNS), collection_status(shared))
+    try:
+        corpus = ctx.sessions.corpus(session, key)
+    except MadqaError as exc:
+        return Listing(pd.DataFrame(columns=DOC_COLUMNS), md_escape(str(exc)) if shared else "No uploads yet.")
+    table, text = documents_table(corpus)
+    return Listing(table, f"{collection_status(shared)}  \n{text}" if shared is not None and not shared.ready else text)
+
+
+def switched(ctx: AppContext, key: str, session: Any) -> dict[str, Any]:
+    """The session searching ``key`` (one it may search; else it stays as it was), its uploads kept from the sweeper."""
+    session = _ensure(session, ctx.sessions.default_key)
+    session = {**session, "corpus": key if key == "mine" or key in ctx.sessions.shared else
+               ctx.sessions.key_of(session)}
+    ctx.sessions.touch(session["token"])
+    return session
+
+
+def add_uploads(ctx: AppContext, paths: list[str], session: Any, report: Progress) -> Upload:
+    """Index the uploaded PDFs into the session's own corpus; gr.Error when nothing could be taken. An upload that
+    added pages is what the session searches next; one that added none changes nothing."""
+    session = _ensure(session, ctx.sessions.default_key)
+    before = ctx.sessions.key_of(session)
+    uploads = [(Path(p).name, Path(p)) for p in paths]
+    try:
+        outcome = ctx.sessions.add_files(session["token"], uploads, report)
+    except MadqaError as exc:
+        raise shown_error(str(exc)) from None
+    rows = [[r.saved_as or r.name, r.status, r.pages or "", hide_paths(r.detail)] for r in outcome.files]
+    added = any(r.status == "indexed" and r.pages for r in outcome.files)
+    mine = ctx.sessions.own_corpus(session["token"]) is not None
+    session = {**session, "corpus": "mine" if added or (before == "mine" and mine) else
+               (before if before != "mine" else ctx.sessions.default_key)}
+    return Upload(session, pd.DataFrame(rows, columns=UPLOAD_COLUMNS), listing(ctx, session))
+
+
+def removed_uploads(ctx: AppContext, session: Any) -> dict[str, Any]:
+    """The session after its uploads were deleted: searching what it searched, or the default instead of them."""
+    session = _ensure(session, ctx.sessions.default_key)
+    ctx.sessions.remove_all(session["token"])
+    before = ctx.sessions.key_of(session)
+    return {**session, "corpus": before if before != "mine" else ctx.sessions.default_key}
+
+
+def search_corpus(ctx: AppContext, text: str, session: Any) -> pd.DataFrame:
+    """The pages a BM25 search of the session's corpus finds, as the agent's tool finds them (``file:NAME`` too)."""
+    text = (text or "").strip()
+    if not text:
+        raise shown_error("Type something to search for.")
+    corpus = ctx.corpus_or_error(session)
+    config = ctx.bounded(ctx.configs.get(ctx.default_config) or PipelineConfig(),
+                         ctx.sessions.key_of(session), corpus)
+    try:
+        retriever = ctx.registry.create("retriever", config.retriever, corpus, {})
+        result = search_as_written(retriever, text, 10, corpus.documents)  # file:NAME: that document only
+    except MadqaError as exc:
+        raise shown_error(str(exc)) from None
+    rows = [[h.file, h.page, round(h.score, 2), h.snippet] for h in result.hits]
+    if result.note:
+        shown_info(result.note)
+    return pd.DataFrame(rows, columns=HIT_COLUMNS)
+
+
+@dataclass
+class CorpusTab:
+    """The Corpus tab's components that its events read and write."""
+
+    choice: gr.Radio
+    files: gr.File
+    add_btn: gr.Button
+    clear_btn: gr.Button
+    results: gr.DataFrame
+    summary: gr.Markdown
+    docs: gr.DataFrame
+    query: gr.Textbox
+    search_btn: gr.Button
+    hits: gr.DataFrame
+
+
+def corpus_layout(ctx: AppContext) -> CorpusTab:
+    """Which collection is searched and the upload on the left; the documents and a search of them on the right."""
     with gr.Row(equal_height=False):
         with gr.Column(scale=2):
             choice = gr.Radio(corpus_choices(ctx), value=ctx.sessions.default_key, label="The agent searches",
@@ -115,94 +216,62 @@ def build_corpus_tab(ctx: AppContext, tab: gr.Tab) -> dict[str, Any]:
                 search_btn = gr.Button("Search", scale=1, min_width=80, elem_id="corpus-search")
             hits = gr.DataFrame(pd.DataFrame(columns=HIT_COLUMNS), label="Pages found", interactive=False, wrap=True,
                                 elem_id="corpus-hits", column_widths=["30%", "9%", "10%", "51%"])
+    return CorpusTab(choice, files, add_btn, clear_btn, results, summary, docs, query, search_btn, hits)
 
-    def listing(session: Any) -> tuple[pd.DataFrame, str]:
-        key = ctx.sessions.key_of(session)
-        shared = ctx.sessions.shared.get(key)
-        if shared is not None and shared.corpus is None:  # not searchable yet (or never): say how it stands
-            return pd.DataFrame(columns=DOC_COLUMNS), collection_status(shared)
-        try:
-            corpus = ctx.sessions.corpus(session, key)
-        except MadqaError as exc:
-            return pd.DataFrame(columns=DOC_COLUMNS), md_escape(str(exc)) if shared else "No uploads yet."
-        table, text = documents_table(corpus)
-        return table, (f"{collection_status(shared)}  \n{text}" if shared is not None and not shared.ready else text)
 
-    def refresh(session: Any) -> tuple[Any, ...]:
-        table, text = listing(session)
-        return ctx.sessions.key_of(session), table, text, ctx.header_text(session)
+def build_corpus_tab(ctx: AppContext, tab: gr.Tab) -> dict[str, Any]:
+    """The Corpus tab's parts and events; returns what brings it up to date (``fn``, ``inputs``, ``outputs``), run on
+    every opening: chain it after the tab's contents arrive too (``madqa.ui.lazy.send_when_opened``)."""
+    parts = corpus_layout(ctx)
+    header = [ctx.header] if ctx.header is not None else []
 
-    def select(key: str, session: Any) -> tuple[Any, ...]:
-        session = _ensure(session, ctx.sessions.default_key)
-        session = {**session, "corpus": key if key == "mine" or key in ctx.sessions.shared else
-                   ctx.sessions.key_of(session)}
-        ctx.sessions.touch(session["token"])
-        table, text = listing(session)
-        return session, table, text, pd.DataFrame(columns=HIT_COLUMNS), ctx.header_text(session)
+    def shown(session: Any, listed: Listing | None = None) -> dict[Any, Any]:
+        """The session, its documents and the status line (the parts every event but a search writes)."""
+        listed = listed or listing(ctx, session)
+        return {ctx.session: session, parts.docs: listed.table, parts.summary: listed.text,
+                **{line: ctx.header_text(session) for line in header}}
+
+    def refresh(session: Any) -> dict[Any, Any]:
+        listed = listing(ctx, session)
+        return {parts.choice: ctx.sessions.key_of(session), parts.docs: listed.table, parts.summary: listed.text,
+                **{line: ctx.header_text(session) for line in header}}
+
+    def select(key: str, session: Any) -> dict[Any, Any]:
+        return {**shown(switched(ctx, key, session)), parts.hits: pd.DataFrame(columns=HIT_COLUMNS)}
 
     def add(paths: list[str] | None, session: Any,
-            progress: gr.Progress = gr.Progress()) -> tuple[Any, ...]:  # noqa: B008 - how Gradio injects a progress bar
+            progress: gr.Progress = gr.Progress()) -> dict[Any, Any]:  # noqa: B008 - how Gradio injects a progress bar
         if not paths:
             raise shown_error("Choose one or more PDF files first.")
-        session = _ensure(session, ctx.sessions.default_key)
-        before = ctx.sessions.key_of(session)
-        uploads = [(Path(p).name, Path(p)) for p in paths]
 
         def report(done: int, total: int, what: str) -> None:
             pages = what.startswith(("OCR page", "reading page")) or "embedding pages" in what
             progress((done, total), desc=what, unit="pages" if pages else "files")  # "OCR page 3/12 · scan.pdf"
 
-        try:
-            outcome = ctx.sessions.add_files(session["token"], uploads, report)
-        except MadqaError as exc:
-            raise shown_error(str(exc)) from None
-        rows = [[r.saved_as or r.name, r.status, r.pages or "", hide_paths(r.detail)] for r in outcome.files]
-        # an upload that added pages is what the session searches next; one that added none changes nothing
-        added = any(r.status == "indexed" and r.pages for r in outcome.files)
-        mine = ctx.sessions.own_corpus(session["token"]) is not None
-        session = {**session, "corpus": "mine" if added or (before == "mine" and mine) else
-                   (before if before != "mine" else ctx.sessions.default_key)}
-        table, text = listing(session)
+        done = add_uploads(ctx, paths, session, report)
         # the key alone (the API's answer stays a plain value); the labels follow on the tab's next opening
-        return (session, pd.DataFrame(rows, columns=UPLOAD_COLUMNS), session["corpus"], table, text,
-                pd.DataFrame(columns=HIT_COLUMNS), ctx.header_text(session), None)
+        return {**shown(done.session, done.listing), parts.results: done.results, parts.choice: done.session["corpus"],
+                parts.hits: pd.DataFrame(columns=HIT_COLUMNS), parts.files: None}
 
-    def clear(session: Any) -> tuple[Any, ...]:
-        session = _ensure(session, ctx.sessions.default_key)
-        ctx.sessions.remove_all(session["token"])
-        before = ctx.sessions.key_of(session)
-        session = {**session, "corpus": before if before != "mine" else ctx.sessions.default_key}
-        table, text = listing(session)
-        return (session, session["corpus"], table, text, pd.DataFrame(columns=HIT_COLUMNS), ctx.header_text(session),
-                pd.DataFrame(columns=UPLOAD_COLUMNS))
+    def clear(session: Any) -> dict[Any, Any]:
+        session = removed_uploads(ctx, session)
+        return {**shown(session), parts.choice: session["corpus"], parts.hits: pd.DataFrame(columns=HIT_COLUMNS),
+                parts.results: pd.DataFrame(columns=UPLOAD_COLUMNS)}
 
     def search(text: str, session: Any) -> pd.DataFrame:
-        text = (text or "").strip()
-        if not text:
-            raise shown_error("Type something to search for.")
-        corpus = ctx.corpus_or_error(session)
-        config = ctx.bounded(ctx.configs.get(ctx.default_config) or PipelineConfig(),
-                             ctx.sessions.key_of(session), corpus)
-        try:
-            retriever = ctx.registry.create("retriever", config.retriever, corpus, {})
-            result = search_as_written(retriever, text, 10, corpus.documents)  # file:NAME: that document only
-        except MadqaError as exc:
-            raise shown_error(str(exc)) from None
-        rows = [[h.file, h.page, round(h.score, 2), h.snippet] for h in result.hits]
-        if result.note:
-            shown_info(result.note)
-        return pd.DataFrame(rows, columns=HIT_COLUMNS)
+        return search_corpus(ctx, text, session)
 
-    header = [ctx.header] if ctx.header is not None else []
-    shown = {"fn": refresh, "inputs": [ctx.session], "outputs": [choice, docs, summary, *header]}
-    tab.select(**shown, api_visibility="private")
-    choice.input(select, [choice, ctx.session], [ctx.session, docs, summary, hits, *header],
-                 api_visibility="private")
-    add_btn.click(add, [files, ctx.session], [ctx.session, results, choice, docs, summary, hits, *header, files],
-                  api_name="add_documents", concurrency_limit=2,
-                  show_progress_on=[results])  # one progress bar, beside the button, not one over every output
-    clear_btn.click(clear, [ctx.session], [ctx.session, choice, docs, summary, hits, *header, results],
-                    api_visibility="private", show_progress_on=[results])
-    gr.on([query.submit, search_btn.click], search, [query, ctx.session], [hits], api_name="search_corpus",
-          concurrency_limit=8)
-    return shown
+    opened = {"fn": refresh, "inputs": [ctx.session], "outputs": [parts.choice, parts.docs, parts.summary, *header]}
+    tab.select(**opened, api_visibility="private")
+    parts.choice.input(select, [parts.choice, ctx.session], [ctx.session, parts.docs, parts.summary, parts.hits,
+                                                             *header], api_visibility="private")
+    parts.add_btn.click(add, [parts.files, ctx.session], [ctx.session, parts.results, parts.choice, parts.docs,
+                                                          parts.summary, parts.hits, *header, parts.files],
+                        api_name="add_documents", concurrency_limit=2,
+                        show_progress_on=[parts.results])  # one progress bar, beside the button, not one over all
+    parts.clear_btn.click(clear, [ctx.session], [ctx.session, parts.choice, parts.docs, parts.summary, parts.hits,
+                                                 *header, parts.results],
+                          api_visibility="private", show_progress_on=[parts.results])
+    gr.on([parts.query.submit, parts.search_btn.click], search,
+          [parts.query, ctx.session], [parts.hits], api_name="search_corpus", concurrency_limit=8)
+    return opened

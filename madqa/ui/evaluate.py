@@ -4,51 +4,37 @@ Runs go through the batch runner (``run_batch``) with a progress bar; the report
 ``madqa.evaluation.report.evaluate`` (the official numbers plus ours), shown as a table and
 three plots (accuracy against steps taken, the Kuiper cumulative-deviation curve, the error
 decomposition). Predictions (JSONL) and the report (JSON) are offered for download; neither
-holds an API key.
+holds an API key. The run itself is ``ui.evaluate_run.run_evaluation``; this module lays the tab out and
+puts its result onto the components.
 """
 
 from __future__ import annotations
 
 import atexit
-import json
-import queue
 import shutil
-import tempfile
 import threading
-import time
-from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import gradio as gr
 import pandas as pd
 
-from madqa.errors import MadqaError
 from madqa.evaluation.glossary import term
-from madqa.evaluation.oracle import oracle_gap
-from madqa.evaluation.questions import QuestionFileError, load_questions
 from madqa.evaluation.report import (
-    ERROR_CATEGORIES,
     TABLE_ROWS,
-    evaluate,
-    kuiper_curve_from_records,
     lookup,
-    per_question,
 )
-from madqa.evaluation.runner import run_batch
-from madqa.jsonl import dumps
 from madqa.ui.collection_picker import build_picker
-from madqa.ui.config_builder import build_config_builder, rebuilt, write_config_files
-from madqa.ui.context import AppContext, internal_error, shown_error
-from madqa.ui.messages import md_escape, plural, redact, shorten
-from madqa.ui.model_access import config_choices, key_problem, picker_info
-from madqa.ui.policy import visitor_row
+from madqa.ui.config_builder import ConfigBuilder, build_config_builder, rebuilt
+from madqa.ui.context import AppContext
+from madqa.ui.eval_plots import step_ticks
+from madqa.ui.evaluate_run import MAX_WORKERS, EvalRequest, Evaluation, run_evaluation
+from madqa.ui.messages import md_escape
+from madqa.ui.model_access import config_choices, picker_info
 from madqa.ui.score_rows import build_score_rows
-from madqa.ui.sessions import shorten_name
 
-MAX_EVAL_QUESTIONS = 1000
-MAX_WORKERS = 8
 QUESTION_COLUMNS = ["config", "id", "question", "answer", "ANLS*", "right", "steps", "error type"]
 
 
@@ -103,52 +89,6 @@ def headline_cards(results: Mapping[str, Mapping[str, Any]]) -> str:
     return "".join(parts)
 
 
-def plots(records_by_config: Mapping[str, Sequence[Mapping[str, Any]]]) -> tuple[Any, ...]:
-    """Data of the three plots (accuracy by steps taken, Kuiper curve, error decomposition) and
-    notes on what a plot leaves out: the Kuiper curve is undefined when every answer is right
-    (or every one wrong), so such a config gets a note instead of a flat line."""
-    accuracy, kuiper, errors, notes = [], [], [], []
-    for name, records in records_by_config.items():
-        by_steps: dict[float, list[bool]] = {}
-        for r in records:
-            by_steps.setdefault(float(r["effort"]), []).append(bool(r["correct"]))
-        for steps in sorted(by_steps):
-            outcomes = by_steps[steps]
-            accuracy.append({"config": name, "steps": steps, "accuracy": sum(outcomes) / len(outcomes),
-                             "questions": len(outcomes)})
-        outcomes = {bool(r["correct"]) for r in records}
-        if len(outcomes) == 1:
-            notes.append(f"{name}: no Kuiper curve, every answer was {'right' if True in outcomes else 'wrong'}")
-        else:
-            kuiper += [{"config": name, "k": p["k"], "deviation": p["deviation"], "steps": p["effort"]}
-                       for p in kuiper_curve_from_records(records)]
-        if not any(r["error_category"] for r in records):
-            notes.append(f"{name}: no wrong answer to decompose")
-        counts = Counter(r["error_category"] for r in records if r["error_category"])
-        errors += [{"config": name, "category": c.replace("_", " "), "count": counts.get(c, 0)}  # plain words
-                   for c in ERROR_CATEGORIES]
-    return (pd.DataFrame(accuracy, columns=["config", "steps", "accuracy", "questions"]),
-            pd.DataFrame(kuiper, columns=["config", "k", "deviation", "steps"]),
-            pd.DataFrame(errors, columns=["config", "category", "count"]), notes)
-
-
-def nothing_to_plot(kuiper: pd.DataFrame, errors: pd.DataFrame, notes: Sequence[str]) -> dict[str, str]:
-    """A line per plot that would be drawn empty ({"kuiper"|"errors": "nothing to plot: ..."}), so it is not drawn."""
-    out = {}
-    if kuiper.empty:
-        why = "; ".join(n for n in notes if "Kuiper" in n) or "no questions were scored"
-        out["kuiper"] = f"Kuiper curve — nothing to plot: {why} (it needs both right and wrong answers)."
-    if errors.empty or not errors["count"].any():
-        out["errors"] = "Why answers were wrong — nothing to plot: no answer was wrong."
-    return out
-
-
-def step_ticks(steps: pd.Series) -> tuple[list[str], list[str]]:
-    """Step counts as axis categories in numeric order, so the axis reads 1, 2, 8 (never 0.5 or 7.5)."""
-    label = [f"{v:g}" for v in steps]
-    return label, [f"{v:g}" for v in sorted(set(steps))]
-
-
 def question_frame(rows_by_config: Mapping[str, Sequence[Mapping[str, Any]]],
                    records_by_config: Mapping[str, Sequence[Mapping[str, Any]]]) -> pd.DataFrame:
     table = []
@@ -181,13 +121,6 @@ def gap_frame(gaps: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["oracle gap", *gaps])
 
 
-def scrub(rows: list[dict[str, Any]], secrets: Sequence[str]) -> list[dict[str, Any]]:
-    """Rows with any secret that leaked into an error text replaced (rows go to a download)."""
-    if not any(s and len(s) >= 6 for s in secrets):
-        return rows
-    return [json.loads(redact(json.dumps(r, ensure_ascii=False), secrets)) for r in rows]
-
-
 class EvalFolders:
     """The ``madqa-eval-*`` download folders: Gradio copies a returned file into its own cache, so only the
     ``KEEP`` latest are kept (two evaluations run at once) and none once the server stops."""
@@ -218,6 +151,30 @@ EVAL_FOLDERS = EvalFolders()
 atexit.register(EVAL_FOLDERS.clear)
 
 
+@dataclass
+class EvaluateTab:
+    """The Evaluate tab's components that its run reads and writes."""
+
+    question_file: gr.File
+    names: gr.CheckboxGroup
+    limit: gr.Number
+    workers: gr.Slider
+    oracle: gr.Checkbox
+    run_btn: gr.Button
+    status: gr.Markdown
+    predictions_file: gr.File
+    report_file: gr.File
+    scores: gr.DataFrame
+    cards: gr.HTML
+    metrics: gr.DataFrame
+    accuracy_plot: gr.ScatterPlot
+    kuiper_plot: gr.LinePlot
+    error_plot: gr.BarPlot
+    nothing: gr.Markdown
+    gap_table: gr.DataFrame
+    per_question_table: gr.DataFrame
+
+
 def build_evaluate_tab(ctx: AppContext) -> None:
     with gr.Accordion("Model access (this browser session only)", open=False, elem_id="eval-access"):
         api_key = gr.Textbox("", label="API key", type="password", elem_id="eval-api-key",
@@ -226,6 +183,45 @@ def build_evaluate_tab(ctx: AppContext) -> None:
     with gr.Accordion("Build configs from the parts (retriever, reranker, query strategy, model, top_k…)", open=True,
                       elem_id="eval-builder"):
         builder = build_config_builder(ctx, "eval", api_key, api_base, EVAL_FOLDERS.returned)
+    tab = evaluate_layout(ctx)
+
+    def run(question_file: str | None, configs: list[str] | None, built_configs: Any, limit: float | None,
+            workers: float, api_key: str, api_base: str, oracle: bool, session: Any, request: gr.Request,
+            progress: gr.Progress = gr.Progress()) -> dict[Any, Any]:  # noqa: B008 - how Gradio injects a progress bar
+        built = rebuilt(ctx, built_configs)  # the browser's table is not trusted: every row is checked again
+        with ctx.job_slot(session, request) as keys:
+            asked = EvalRequest(question_file, configs or [], built, session, keys, int(limit or 0), int(workers or 1),
+                                api_key, api_base, bool(oracle))
+            return shown_evaluation(tab, builder, run_evaluation(ctx, asked, progress, EVAL_FOLDERS.returned))
+
+    # the outputs in the API's result order (the last two were added after the others)
+    outputs = [tab.status, tab.cards, tab.metrics, tab.accuracy_plot, tab.kuiper_plot, tab.error_plot,
+               tab.per_question_table, tab.predictions_file, tab.report_file, tab.gap_table, tab.nothing, builder.files,
+               tab.scores]
+    tab.run_btn.click(run, [tab.question_file, tab.names, builder.table, tab.limit, tab.workers, api_key, api_base,
+                            tab.oracle, ctx.session], outputs, api_name="evaluate", concurrency_limit=2,
+                      show_progress_on=[tab.metrics])  # one progress bar, not one over every output
+
+
+def shown_evaluation(tab: EvaluateTab, builder: ConfigBuilder, done: Evaluation) -> dict[Any, Any]:
+    """A finished evaluation (``evaluate_run.Evaluation``) onto the tab: the status, the tables, the plots (one
+    with nothing to show is replaced by a line saying why), the downloads."""
+    drawn, empty = done.plots, done.empty
+    steps, order = step_ticks(drawn.accuracy["steps"])
+    return {tab.status: done.text, tab.cards: headline_cards(done.results), tab.metrics: metrics_frame(done.results),
+            tab.accuracy_plot: gr.ScatterPlot(drawn.accuracy.assign(steps=steps), sort=order),
+            tab.kuiper_plot: gr.LinePlot(drawn.kuiper, visible="kuiper" not in empty),
+            tab.error_plot: gr.BarPlot(drawn.errors, visible="errors" not in empty),
+            tab.per_question_table: question_frame(done.rows, done.records),
+            tab.predictions_file: str(done.predictions), tab.report_file: str(done.report),
+            tab.gap_table: gr.DataFrame(gap_frame(done.gaps), visible=bool(done.gaps)),
+            tab.nothing: gr.Markdown("  \n".join(md_escape(line) for line in empty.values()), visible=bool(empty)),
+            builder.files: done.config_files, tab.scores: scores_frame(done.results)}
+
+
+def evaluate_layout(ctx: AppContext) -> EvaluateTab:
+    """The run's inputs on the left (collection, question set, configs, limits, oracle), its results on the right
+    (scores, cards, metrics, plots), the oracle gap and the per-question table below."""
     with gr.Row(equal_height=False):
         with gr.Column(scale=2):
             build_picker(ctx, "eval-collection")
@@ -265,152 +261,6 @@ def build_evaluate_tab(ctx: AppContext) -> None:
                              interactive=False, elem_id="eval-gap", visible=False)  # drawn only when there is one
     per_question_table = gr.DataFrame(pd.DataFrame(columns=QUESTION_COLUMNS), label="Per question",
                                       column_widths=["12%", "8%", "38%", "14%", "7%", "6%", "6%", "9%"], interactive=False, wrap=True, max_height=420)
-
-    def run(question_file: str | None, configs: list[str] | None, built_configs: Any, limit: float | None,
-            workers: float, api_key: str, api_base: str, oracle: bool, session: Any, request: gr.Request,
-            progress: gr.Progress = gr.Progress()) -> tuple[Any, ...]:  # noqa: B008 - how Gradio injects a progress bar
-        built = rebuilt(ctx, built_configs)  # the browser's table is not trusted: every row is checked again
-        with ctx.job_slot(session, request) as keys:
-            return evaluate_for(question_file, configs, built, limit, workers, api_key, api_base, bool(oracle), session,
-                                keys, progress)
-
-    def evaluate_for(question_file: str | None, configs: list[str] | None, built: list[Any], limit: float | None,
-                     workers: float, api_key: str, api_base: str, oracle: bool, session: Any, keys: list[str],
-                     progress: Any) -> tuple[Any, ...]:
-        if question_file:
-            label = shorten_name(Path(question_file).name)
-            try:
-                questions, problems = load_questions(question_file, unique_ids=True)
-            except QuestionFileError as exc:
-                raise shown_error(f"{label}: {exc}") from None
-        else:
-            key = ctx.sessions.key_of(session)
-            label = "demo questions" if key == "demo" else f"the {key} question set"
-            questions, problems = list(ctx.session_questions(session)), []
-            if not questions:
-                raise shown_error(f"The collection {key!r} has no question set of its own: upload one.")
-        if not questions:
-            raise shown_error(f"{label}: no usable questions" + (f" ({problems[0]})" if problems else ""))
-        picked = [ctx.configs[n] for n in configs or [] if n in ctx.configs]
-        picked += [c for c in built if c.name not in {p.name for p in picked}]  # a built preset runs once
-        if not picked:
-            raise shown_error("Pick at least one config, or build one above.")
-        n = min(int(limit or 0) or len(questions), len(questions), MAX_EVAL_QUESTIONS)
-        questions = questions[:n]
-        try:
-            options_by_config = {}
-            for config in picked:
-                if config.name in ctx.configs:
-                    ctx.policy.check_config(config, config)  # built ones were checked against their preset
-                options_by_config[config.name] = ctx.policy.backend_options(config, api_key, api_base)
-            keyless = {c.name: p for c in picked if (p := key_problem(c, options_by_config[c.name]))}
-            picked = [c for c in picked if c.name not in keyless]  # a keyless run is not scored 0.0: it is not run
-            if not picked:
-                raise shown_error("Not run: " + " ".join(keyless.values()))
-            on_server_key = [c for c in picked if ctx.policy.spends_server_key(c, options_by_config[c.name])]
-            if ctx.limits is not None and on_server_key:  # nothing left today: not started only to stop at once
-                ctx.limits.refuse_if_spent(keys)
-        except MadqaError as exc:
-            raise shown_error(f"Settings: {exc}") from None
-        secrets = [(api_key or "").strip()]
-        progress(0, desc="waiting for the corpus")
-        corpus = ctx.corpus_or_error(session)
-        corpus_key = ctx.sessions.key_of(session)
-        where = {"demo": "the demo corpus", "mine": "your uploads"}.get(corpus_key, f"the collection {corpus_key}")
-        documents = {str(getattr(d, "name", d)) for d in getattr(corpus, "documents", []) or []}
-        wanted = {str(e.get("document")) for q in questions for e in (q.get("evidence") or []) if isinstance(e, dict)}
-        missing_docs = sorted(wanted - documents) if documents and wanted else []
-        runs = [(config, False) for config in picked] + ([(config, True) for config in picked] if oracle else [])
-        total, done = len(questions) * len(runs), 0
-        rows_by_config: dict[str, list[dict[str, Any]]] = {}
-        oracle_rows: dict[str, list[dict[str, Any]]] = {}
-        broken: dict[str, str] = {}  # configs whose run could not start (a part cannot be built): name -> why
-        started = time.perf_counter()
-        for config, seeded in runs:
-            finished: queue.Queue[Any] = queue.Queue()
-            outcome: dict[str, Any] = {}
-
-            options = options_by_config[config.name]
-            runnable = ctx.bounded(config, corpus_key, corpus)  # a session's large upload: BM25 for dense
-            # the visitor's day on the server's keys, shared by every question: spent, each is forced to answer
-            budgets = ctx.budgets(keys, config, options)
-
-            def work(config: Any = runnable, finished: queue.Queue[Any] = finished,
-                     outcome: dict[str, Any] = outcome, options: dict[str, Any] = options,
-                     seeded: bool = seeded, budgets: list[Any] = budgets) -> None:
-                try:
-                    outcome["rows"] = run_batch(questions, corpus, config, ctx.registry, ctx.settings,
-                                                workers=max(1, min(int(workers or 1), MAX_WORKERS)),
-                                                on_row=lambda row, q: finished.put(q), backend_options=options,
-                                                oracle=seeded, budget=budgets)
-                except Exception as exc:  # MadqaError (a component cannot be built) or a bug: report it
-                    outcome["error"] = exc
-                finally:
-                    finished.put(None)
-
-            thread = threading.Thread(target=work, name="madqa-evaluate", daemon=True)
-            thread.start()
-            while (item := finished.get()) is not None:
-                done += 1
-                progress((done, total), desc=f"{config.name}{' (oracle)' if seeded else ''}: {item.get('id')}",
-                         unit="questions")
-            thread.join()
-            if "error" in outcome:  # this config could not run at all: said so, never scored; the others stand
-                failure = outcome["error"]
-                what = str(failure) if isinstance(failure, MadqaError) else internal_error(failure, "evaluate")
-                broken[config.name + (" (oracle)" if seeded else "")] = redact(what, secrets)
-                continue
-            rows = [visitor_row(row, options) for row in outcome["rows"]]
-            (oracle_rows if seeded else rows_by_config)[config.name] = scrub(rows, secrets)
-        if not rows_by_config and not oracle_rows:
-            raise shown_error(" ".join(f"{name}: {what}" for name, what in broken.items()))
-        picked = [c for c in picked if c.name in rows_by_config or c.name in oracle_rows]
-        gaps = {name: oracle_gap(rows_by_config[name], rows, questions) for name, rows in oracle_rows.items()
-                if name in rows_by_config}
-        rows_by_config.update({f"{name} (oracle)": rows for name, rows in oracle_rows.items()})
-        results = {name: evaluate(rows, questions) for name, rows in rows_by_config.items()}
-        records = {name: per_question(rows, questions) for name, rows in rows_by_config.items()}
-        folder = Path(tempfile.mkdtemp(prefix="madqa-eval-"))
-        predictions = folder / "predictions.jsonl"
-        predictions.write_text("".join(dumps(r) + "\n"
-                                       for rows in rows_by_config.values() for r in rows), encoding="utf-8")
-        report = folder / "report.json"
-        report.write_text(json.dumps({
-            "question_set": label, "questions": len(questions), "corpus": corpus.name,
-            "configs": {c.name: c.to_dict() for c in picked}, "results": results, "oracle_gap": gaps,
-        }, indent=1, ensure_ascii=False, default=str), encoding="utf-8")
-        gold = sum(1 for q in questions if q.get("answer_variants"))
-        text = (f"Ran {plural(len(questions), 'question')} of **{md_escape(label)}** through "
-                f"{plural(len(picked), 'config')} on "
-                f"**{where}** in {time.perf_counter() - started:.1f}s.")
-        for name, problem in broken.items():
-            text += f"  \n⚠ **{md_escape(name)}: not run, it could not start.** {md_escape(problem)}"
-        for name, problem in keyless.items():
-            text += f"  \n⚠ **{md_escape(name)}: not run, needs a key.** {md_escape(problem)}"
-        if missing_docs:
-            text += (f"  \n⚠ {plural(len(missing_docs), 'evidence file')} of these questions are not in {where} (e.g. "
-                     f"{md_escape(missing_docs[0])}): their answers cannot be found here, so low scores say "
-                     "nothing about the configs.")
-        if gold < len(questions):
-            text += f"  \n⚠ Only {gold} of {len(questions)} questions have gold answers; the others score 0."
-        if problems:
-            text += f"  \n{plural(len(problems), 'row')} of the file left out, e.g. {md_escape(shorten(problems[0], 300))}"
-        accuracy, kuiper, errors, notes = plots(records)
-        if notes:
-            text += "  \n" + "; ".join(md_escape(n) for n in notes) + "."
-        steps, order = step_ticks(accuracy["steps"])
-        accuracy_update = gr.ScatterPlot(accuracy.assign(steps=steps), sort=order)
-        empty = nothing_to_plot(kuiper, errors, notes)
-        EVAL_FOLDERS.returned(folder)
-        files = write_config_files(picked, EVAL_FOLDERS.returned)
-        return (text, headline_cards(results), metrics_frame(results), accuracy_update,
-                gr.LinePlot(kuiper, visible="kuiper" not in empty), gr.BarPlot(errors, visible="errors" not in empty),
-                question_frame(rows_by_config, records), str(predictions), str(report),
-                gr.DataFrame(gap_frame(gaps), visible=bool(gaps)),
-                gr.Markdown("  \n".join(md_escape(line) for line in empty.values()), visible=bool(empty)), files,
-                scores_frame(results))  # the last two added after the others: the API's result order stays
-
-    run_btn.click(run, [question_file, names, builder.table, limit, workers, api_key, api_base, oracle, ctx.session],
-                  [status, cards, metrics, accuracy_plot, kuiper_plot, error_plot, per_question_table, predictions_file,
-                   report_file, gap_table, nothing, builder.files, scores], api_name="evaluate", concurrency_limit=2,
-                  show_progress_on=[metrics])  # one progress bar, not one over every output
+    return EvaluateTab(question_file, names, limit, workers, oracle, run_btn, status, predictions_file, report_file,
+                       scores, cards, metrics, accuracy_plot, kuiper_plot, error_plot, nothing, gap_table,
+                       per_question_table)

@@ -121,8 +121,140 @@ def summary_frame(rows: Sequence[Mapping[str, Any]], agent_rows: Sequence[Mappin
                         columns=["", "you", f"agent ({agent_name})"])
 
 
+@dataclass(frozen=True)
+class SearchShown:
+    """A person's search as the tab shows it: the pages as pictures, a status line, the pages they may cite."""
+
+    pictures: list[tuple[str, str]]  # (image path, caption); a page shown before says so
+    status: str  # Markdown: "Search N: K pages, M new", then the retriever's note or the query's error
+    citable: list[tuple[str, str]]  # (chip label, page label) of every page shown so far
+
+
+@dataclass(frozen=True)
+class Scored:
+    """A person's answer scored: the verdict line, and the session's rows (theirs and the agent's) after it."""
+
+    text: str  # Markdown: their answer, right or wrong (ANLS*), the gold answers, searches, flags
+    rows: list[dict[str, Any]]
+    agent_rows: list[dict[str, Any]]
+
+
+def search_for_person(ctx: AppContext, config: PipelineConfig, game: Game, text: str, session: Any) -> SearchShown:
+    """Run the person's query with the agent's retriever on the session's corpus; gr.Error when it cannot run."""
+    corpus = ctx.corpus_or_error(session)
+    run = ctx.bounded(config, ctx.sessions.key_of(session), corpus)
+    try:
+        retriever = ctx.registry.create("retriever", run.retriever, corpus, run.part_options("retriever"))
+    except MadqaError as exc:
+        raise shown_error(str(exc)) from None
+    try:
+        step = human_search(game, corpus, retriever, text[:MAX_QUERY_CHARS], config.top_k)
+    except Exception as exc:  # a bug in the retriever: shown as one (logged with its traceback), never as no pages
+        raise shown_error(internal_error(exc, "human search")) from None
+    images = []
+    for hit in step.hits:
+        try:
+            path = page_file(corpus, hit.ref, ctx.settings, image_budget_px(ctx.settings, config))
+        except (MadqaError, OSError):  # no image for this page (a full disk, say); the search still counts
+            continue
+        images.append((str(path), thumbnail_caption(hit.ref) + ("" if hit.ref in step.new_pages else " (shown before)")))
+    notes = [f"Search {step.iteration}: {len(step.hits)} pages, {len(step.new_pages)} new"]
+    notes += [md_escape(hide_paths(n)) for n in (step.retriever_note, step.error) if n]
+    # shown as the chips elsewhere read them (x · p.6); the value stays the page's label
+    return SearchShown(images, "  \n".join(notes), [(chip_label(ref), ref.label()) for ref in game.seen])
+
+
+def score_answer(ctx: AppContext, config: PipelineConfig, game: Game, data: dict[str, Any], text: str,
+                 cited: list[str], session: Any) -> Scored:
+    """The person's answer as a row (replacing an earlier one of the same question), scored against the gold
+    answers, beside the agent's row on the same question (run when it costs nothing)."""
+    corpus = ctx.corpus_or_error(session)
+    row = human_answer(game, corpus, text, cited)
+    rows = [r for r in data["rows"] if r.get("id") != row.get("id")] + [row]
+    agent = agent_rows(ctx, config, corpus, data["agent_rows"], game.question)
+    records = per_question([row], ctx.session_questions(session))
+    verdict = ("no gold answer to score against" if not records else
+               f"**{'right' if records[0]['correct'] else 'wrong'}** (ANLS* {records[0]['anls']:.2f})")
+    gold = game.question.get("answer_variants") or []
+    shown = " or ".join(md_escape(" | ".join(v)) for v in gold[:3])
+    text_out = (f"Your answer: {md_escape(' | '.join(row['answer']) or '(none)')} — {verdict}. "
+                f"Gold: {shown or '–'}. {plural(len(row['search_history']), 'search')}."
+                + "".join(f"  \n⚠ {md_escape(f)}" for f in row["flags"]))
+    return Scored(text_out, rows, agent)
+
+
+@dataclass
+class HumanTab:
+    """The tab's components that its events read and write."""
+
+    state: gr.State  # {"game": Game | None, "rows": [...], "agent_rows": [...]}
+    pick: gr.Dropdown
+    start: gr.Button
+    question_md: gr.Markdown
+    query: gr.Textbox
+    search_btn: gr.Button
+    search_md: gr.Markdown
+    gallery: gr.Gallery
+    answer: gr.Textbox
+    cites: gr.CheckboxGroup
+    submit: gr.Button
+    result_md: gr.Markdown
+    summary: gr.DataFrame
+    scores: gr.DataFrame
+    download: gr.File
+
+
+def game_of(data: Any) -> Game:
+    game = data.get("game") if isinstance(data, dict) else None
+    if game is None:
+        raise shown_error("Press Start to get a question first.")
+    return game
+
+
 def build_human_tab(ctx: AppContext) -> None:
     config = ctx.configs.get(ctx.default_config) or next(iter(ctx.configs.values()))
+    tab = human_layout(ctx, config)
+
+    def on_start(qid: str | None, data: Any, session: Any) -> dict[Any, Any]:
+        question = ctx.question(qid, session)
+        if question is None:
+            raise shown_error("Pick a question first.")
+        data = data if isinstance(data, dict) else {"rows": [], "agent_rows": []}
+        data["game"] = start_game(question, config)
+        text = f"**Question {md_escape(question['id'])}:** {md_escape(question['question'])}"
+        return {tab.state: data, tab.question_md: text, tab.search_md: "", tab.gallery: [],
+                tab.cites: gr.CheckboxGroup(choices=[], value=[]), tab.answer: "", tab.result_md: ""}
+
+    def on_search(text: str, data: Any, session: Any) -> dict[Any, Any]:
+        game = game_of(data)
+        text = (text or "").strip()
+        if not text:
+            raise shown_error("Type a search query.")
+        found = search_for_person(ctx, config, game, text, session)
+        return {tab.state: data, tab.search_md: found.status, tab.gallery: found.pictures,
+                tab.cites: gr.CheckboxGroup(choices=found.citable)}
+
+    def on_submit(text: str, cited: list[str] | None, data: Any, session: Any) -> dict[Any, Any]:
+        scored = score_answer(ctx, config, game_of(data), data, text, cited or [], session)
+        data.update(game=None, rows=scored.rows, agent_rows=scored.agent_rows)
+        questions = ctx.session_questions(session)
+        return {tab.state: data, tab.result_md: scored.text, tab.scores: score_frame(data["rows"], questions),
+                tab.summary: summary_frame(data["rows"], data["agent_rows"], questions, config.name),
+                tab.download: str(write_download(data["rows"]))}
+
+    tab.start.click(on_start, [tab.pick, tab.state, ctx.session], [tab.state, tab.question_md, tab.search_md,
+                                                                  tab.gallery, tab.cites, tab.answer, tab.result_md],
+                    api_visibility="private")
+    gr.on([tab.query.submit, tab.search_btn.click], on_search, [tab.query, tab.state, ctx.session],
+          [tab.state, tab.search_md, tab.gallery, tab.cites], api_visibility="private", concurrency_limit=8)
+    tab.submit.click(on_submit, [tab.answer, tab.cites, tab.state, ctx.session],
+                     [tab.state, tab.result_md, tab.scores, tab.summary, tab.download],
+                     api_visibility="private", concurrency_limit=4)
+
+
+def human_layout(ctx: AppContext, config: PipelineConfig) -> HumanTab:
+    """What the game is, the question picker, the search box and its pages, the answer with its citations, the
+    session's scores beside the agent's."""
     gr.Markdown("Answer a question **the way the agent does**: you may only search (the same search tool, "
                 f"query language and top {config.top_k} pages as images as the `{md_escape(config.name)}` agent), "
                 "then answer and cite the pages you were shown. Your searches are recorded in the agent's "
@@ -156,74 +288,8 @@ def build_human_tab(ctx: AppContext) -> None:
                           column_widths=["9%", "37%", "14%", "6%", "7%", "8%", "10%", "9%"], elem_id="human-scores")
     download = gr.File(label="Your trajectories (prediction JSONL, model \"human\")", interactive=False, height=90,
                        elem_id="human-download")
-
-    def on_start(qid: str | None, data: Any, session: Any) -> tuple[Any, ...]:
-        question = ctx.question(qid, session)
-        if question is None:
-            raise shown_error("Pick a question first.")
-        data = data if isinstance(data, dict) else {"rows": [], "agent_rows": []}
-        data["game"] = start_game(question, config)
-        text = f"**Question {md_escape(question['id'])}:** {md_escape(question['question'])}"
-        return data, text, "", [], gr.CheckboxGroup(choices=[], value=[]), "", ""
-
-    def on_search(text: str, data: Any, session: Any) -> tuple[Any, ...]:
-        game = data.get("game") if isinstance(data, dict) else None
-        if game is None:
-            raise shown_error("Press Start to get a question first.")
-        text = (text or "").strip()
-        if not text:
-            raise shown_error("Type a search query.")
-        corpus = ctx.corpus_or_error(session)
-        run = ctx.bounded(config, ctx.sessions.key_of(session), corpus)
-        try:
-            retriever = ctx.registry.create("retriever", run.retriever, corpus, run.part_options("retriever"))
-        except MadqaError as exc:
-            raise shown_error(str(exc)) from None
-        try:
-            step = human_search(game, corpus, retriever, text[:MAX_QUERY_CHARS], config.top_k)
-        except Exception as exc:  # a bug in the retriever: shown as one (logged with its traceback), never as no pages
-            raise shown_error(internal_error(exc, "human search")) from None
-        images = []
-        for hit in step.hits:
-            try:
-                path = page_file(corpus, hit.ref, ctx.settings, image_budget_px(ctx.settings, config))
-            except (MadqaError, OSError):  # no image for this page (a full disk, say); the search still counts
-                continue
-            images.append((str(path), thumbnail_caption(hit.ref) + ("" if hit.ref in step.new_pages else " (shown before)")))
-        notes = [f"Search {step.iteration}: {len(step.hits)} pages, {len(step.new_pages)} new"]
-        notes += [md_escape(hide_paths(n)) for n in (step.retriever_note, step.error) if n]
-        # shown as the chips elsewhere read them (x · p.6); the value stays the page's label
-        labels = [(chip_label(ref), ref.label()) for ref in game.seen]
-        return data, "  \n".join(notes), images, gr.CheckboxGroup(choices=labels)
-
-    def on_submit(text: str, cited: list[str] | None, data: Any, session: Any) -> tuple[Any, ...]:
-        game = data.get("game") if isinstance(data, dict) else None
-        if game is None:
-            raise shown_error("Press Start to get a question first.")
-        corpus = ctx.corpus_or_error(session)
-        row = human_answer(game, corpus, text, cited or [])
-        data["game"] = None
-        data["rows"] = [r for r in data["rows"] if r.get("id") != row.get("id")] + [row]
-        data["agent_rows"] = agent_rows(ctx, config, corpus, data["agent_rows"], game.question)
-        questions = ctx.session_questions(session)
-        records = per_question([row], questions)
-        verdict = ("no gold answer to score against" if not records else
-                   f"**{'right' if records[0]['correct'] else 'wrong'}** (ANLS* {records[0]['anls']:.2f})")
-        gold = game.question.get("answer_variants") or []
-        shown = " or ".join(md_escape(" | ".join(v)) for v in gold[:3])
-        text_out = (f"Your answer: {md_escape(' | '.join(row['answer']) or '(none)')} — {verdict}. "
-                    f"Gold: {shown or '–'}. {plural(len(row['search_history']), 'search')}."
-                    + "".join(f"  \n⚠ {md_escape(f)}" for f in row["flags"]))
-        return (data, text_out, score_frame(data["rows"], questions),
-                summary_frame(data["rows"], data["agent_rows"], questions, config.name),
-                str(write_download(data["rows"])))
-
-    start.click(on_start, [pick, state, ctx.session], [state, question_md, search_md, gallery, cites, answer, result_md],
-                api_visibility="private")
-    gr.on([query.submit, search_btn.click], on_search, [query, state, ctx.session],
-          [state, search_md, gallery, cites], api_visibility="private", concurrency_limit=8)
-    submit.click(on_submit, [answer, cites, state, ctx.session], [state, result_md, scores, summary, download],
-                 api_visibility="private", concurrency_limit=4)
+    return HumanTab(state, pick, start, question_md, query, search_btn, search_md, gallery, answer, cites, submit,
+                    result_md, summary, scores, download)
 
 
 # Gradio copies a returned file into its cache before sending it: the latest few folders are enough (Submit

@@ -26,12 +26,13 @@ import gradio as gr
 from madqa.agent import Agent
 from madqa.errors import MadqaError
 from madqa.evaluation.report import per_question
+from madqa.settings import PipelineConfig
 from madqa.trace import Trace
 from madqa.types import ProposedCalls, SteerReply, Step, ToolCall
 from madqa.ui.config_panel import FIELD_NAMES, ConfigPanel, resolve_config
 from madqa.ui.context import AppContext, api_parameters, shown_error
 from madqa.ui.lazy import send_after_first_paint
-from madqa.ui.messages import StepChat, call_text, md_code, md_escape, plural, trace_message, user_message
+from madqa.ui.messages import Message, StepChat, call_text, md_code, md_escape, plural, trace_message, user_message
 from madqa.ui.policy import visitor_steps
 
 MAX_ROWS = 200  # steered rows kept per session
@@ -157,7 +158,79 @@ def score_text(row: dict[str, Any], gold: dict[str, Any] | None) -> str:
             f"{plural(changes, 'change')} by you")
 
 
-def build_steer_panel(ctx: AppContext, question: gr.Textbox, panel: ConfigPanel) -> None:
+@dataclass(frozen=True)
+class SteerView:
+    """What the Steer section shows after a start or a reply: the transcript, the proposed calls, the score."""
+
+    messages: list[Message]
+    proposal: str  # Markdown: the calls waiting for the person ('' when none)
+    calls: str  # those calls as editable JSON
+    rows: list[dict[str, Any]]  # the session's steered rows, this question's once it is answered
+    result: str  # the answered question's score line ('' before)
+    file: str | None  # the rows as JSONL, when this update added one (None: the download stays as it is)
+    waiting: bool  # calls wait for the person: Approve, Run my edit and Answer work
+
+
+def steer_view(run: SteerRun | None, kept: list[dict[str, Any]], session: Any = None) -> SteerView:
+    """The section for ``run`` as it stands; an answered run's row is kept for the session (and its download)."""
+    messages: list[Any] = []
+    if run is not None:
+        summary = trace_message(run.chat.trace_id, run.chat.steps, time.perf_counter() - run.started, run.done)
+        messages = [user_message(run.trace.question), summary, *run.chat.thoughts, *run.chat.after]
+    result, file = "", None
+    if run is not None and run.done and run.trace.answer is not None:
+        row = run.trace.row()
+        kept = [*kept, row][-MAX_ROWS:]
+        keep_row(session, row)
+        result = score_text(row, run.gold)
+        file = write_rows(kept)
+    return SteerView(messages, proposal_text(run), calls_json(run), kept, result, file,
+                     run is not None and run.proposed is not None)
+
+
+def start_steered(ctx: AppContext, text: str, config: PipelineConfig, options: dict[str, Any], session: Any,
+                  keys: list[str]) -> SteerRun:
+    """A steered run of ``text`` on the session's corpus, advanced to its first proposed calls (a demo question
+    keeps its id, so it is scored); gr.Error when the corpus or a component cannot be used."""
+    corpus_key = session.get("corpus", "demo") if isinstance(session, dict) else "demo"
+    try:
+        corpus = ctx.sessions.corpus(session, corpus_key)
+        config = ctx.bounded(config, corpus_key, corpus)
+        agent = Agent(corpus, config, ctx.registry, ctx.settings, options)
+        trace = Trace(text, config)
+        gold = next((q for q in ctx.questions if q["question"].strip() == text), None) \
+            if corpus_key == "demo" else None
+        if gold is not None:
+            trace.id = gold["id"]
+        steps = agent.run_steered(text, budget=ctx.budgets(keys, config, options))
+        run = SteerRun(steps, trace, StepChat("steer-trace", corpus_key, config.backend, config.model,
+                                              [options.get("api_key", "")]), gold, options)
+        run.advance()
+    except MadqaError as exc:
+        raise shown_error(str(exc)) from None
+    return run
+
+
+@dataclass
+class SteerPanel:
+    """The section's components that its events read and write."""
+
+    start: gr.Button
+    chat: gr.Chatbot
+    proposal: gr.Markdown
+    calls: gr.Textbox
+    approve: gr.Button
+    edit: gr.Button
+    answer: gr.Textbox
+    cites: gr.Textbox
+    answer_btn: gr.Button
+    score: gr.Markdown
+    download: gr.File
+    live: gr.State = field(init=False)  # the SteerRun, while it runs
+    rows: gr.State = field(init=False)  # the session's steered rows
+
+
+def steer_layout() -> SteerPanel:
     """The Steer section under Ask's chat: its own transcript, the proposed call, and the person's controls."""
     # sent just after the first paint: its chat and file are none of the question box's business (ui.lazy)
     with gr.Column(elem_id="steer-section") as section, \
@@ -180,54 +253,37 @@ def build_steer_panel(ctx: AppContext, question: gr.Textbox, panel: ConfigPanel)
         download = gr.File(label="Steered rows of this session (JSONL for madqa eval; Evaluate scores them too)",
                            interactive=False, height=90, elem_id="steer-rows")
     send_after_first_paint(section)
-    live = gr.State(None)
-    rows = gr.State([])
+    panel = SteerPanel(start, chat, proposal, calls, approve, edit, answer, cites, answer_btn, score, download)
+    panel.live, panel.rows = gr.State(None), gr.State([])
+    return panel
 
-    def shown(run: SteerRun | None, kept: list[dict[str, Any]], session: Any = None) -> tuple[Any, ...]:
-        messages: list[Any] = []
-        if run is not None:
-            summary = trace_message(run.chat.trace_id, run.chat.steps, time.perf_counter() - run.started, run.done)
-            messages = [user_message(run.trace.question), summary, *run.chat.thoughts, *run.chat.after]
-        result, file = "", gr.skip()
-        if run is not None and run.done and run.trace.answer is not None:
-            row = run.trace.row()
-            kept = [*kept, row][-MAX_ROWS:]
-            keep_row(session, row)
-            result = score_text(row, run.gold)
-            file = write_rows(kept)
-        waiting = run is not None and run.proposed is not None
-        return (run, kept, messages, proposal_text(run), calls_json(run), result, file,
-                *(gr.Button(interactive=waiting) for _ in range(3)))
+
+def build_steer_panel(ctx: AppContext, question: gr.Textbox, panel: ConfigPanel) -> None:
+    """The Steer section under Ask's chat, and its events: start, approve, run an edit, answer."""
+    parts = steer_layout()
+
+    def shown(run: SteerRun | None, kept: list[dict[str, Any]], session: Any = None) -> dict[Any, Any]:
+        view = steer_view(run, kept, session)
+        return {parts.live: run, parts.rows: view.rows, parts.chat: view.messages, parts.proposal: view.proposal,
+                parts.calls: view.calls, parts.score: view.result,
+                parts.download: gr.skip() if view.file is None else view.file,
+                **{button: gr.Button(interactive=view.waiting) for button in (parts.approve, parts.edit,
+                                                                                parts.answer_btn)}}
 
     @api_parameters(["question", *FIELD_NAMES, "session", "rows", "request"])
-    def begin(text: str, *args: Any) -> tuple[Any, ...]:
+    def begin(text: str, *args: Any) -> dict[Any, Any]:
         *values, session, kept, request = args
         text = (text or "").strip()
         if not text:
             raise shown_error("Type a question first (in the question box above).")
         config, options = resolve_config(ctx.configs, values, ctx.policy, settings=ctx.settings)
-        corpus_key = session.get("corpus", "demo") if isinstance(session, dict) else "demo"
         with ctx.job_slot(session, request) as keys:
-            try:
-                corpus = ctx.sessions.corpus(session, corpus_key)
-                config = ctx.bounded(config, corpus_key, corpus)
-                agent = Agent(corpus, config, ctx.registry, ctx.settings, options)
-                trace = Trace(text, config)
-                gold = next((q for q in ctx.questions if q["question"].strip() == text), None) \
-                    if corpus_key == "demo" else None
-                if gold is not None:
-                    trace.id = gold["id"]
-                steps = agent.run_steered(text, budget=ctx.budgets(keys, config, options))
-                run = SteerRun(steps, trace, StepChat("steer-trace", corpus_key, config.backend, config.model,
-                                                      [options.get("api_key", "")]), gold, options)
-                run.advance()
-            except MadqaError as exc:
-                raise shown_error(str(exc)) from None
+            run = start_steered(ctx, text, config, options, session, keys)
         return shown(run, kept or [], session)
 
     def reply_with(make: Any, names: list[str]) -> Any:
         @api_parameters(["run", "rows", *names, "session", "request"])
-        def handler(run: SteerRun | None, kept: list[dict[str, Any]], *args: Any) -> tuple[Any, ...]:
+        def handler(run: SteerRun | None, kept: list[dict[str, Any]], *args: Any) -> dict[Any, Any]:
             *given, session, request = args
             if run is None or run.proposed is None:
                 raise shown_error("Nothing is waiting for you: ask a question with Steer first.")
@@ -240,13 +296,16 @@ def build_steer_panel(ctx: AppContext, question: gr.Textbox, panel: ConfigPanel)
             return shown(run, kept or [], session)
         return handler
 
-    outputs = [live, rows, chat, proposal, calls, score, download, approve, edit, answer_btn]
-    start.click(begin, [question, *panel.inputs, ctx.session, rows], outputs, api_name="steer_start")
-    approve.click(reply_with(lambda: None, []), [live, rows, ctx.session], outputs, api_name="steer_approve")
-    edit.click(reply_with(lambda text: SteerReply(calls=parse_calls(text)), ["calls"]), [live, rows, calls, ctx.session],
-               outputs, api_name="steer_edit")
-    answer_btn.click(reply_with(lambda a, c: SteerReply(answer=parse_answer(a, c)), ["answer", "citations"]),
-                     [live, rows, answer, cites, ctx.session], outputs, api_name="steer_answer")
+    outputs = [parts.live, parts.rows, parts.chat, parts.proposal, parts.calls, parts.score, parts.download,
+               parts.approve, parts.edit, parts.answer_btn]
+    parts.start.click(begin, [question, *panel.inputs, ctx.session, parts.rows], outputs, api_name="steer_start")
+    parts.approve.click(reply_with(lambda: None, []), [parts.live, parts.rows, ctx.session], outputs,
+                        api_name="steer_approve")
+    parts.edit.click(reply_with(lambda text: SteerReply(calls=parse_calls(text)), ["calls"]),
+                     [parts.live, parts.rows, parts.calls, ctx.session], outputs, api_name="steer_edit")
+    parts.answer_btn.click(reply_with(lambda a, c: SteerReply(answer=parse_answer(a, c)), ["answer", "citations"]),
+                           [parts.live, parts.rows, parts.answer, parts.cites, ctx.session], outputs,
+                           api_name="steer_answer")
 
 
 def write_rows(rows: list[dict[str, Any]]) -> str:
