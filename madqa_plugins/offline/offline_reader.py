@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from madqa_plugins.offline.offline_codes import QUOTED_RE, SYMBOL_RE, codeish, file_kind_fit
 from madqa_plugins.offline.offline_codes import SPAN_RES as CODE_RES
 from madqa_plugins.offline.offline_dates import DATE_RE, TIME_RE, YEAR_RE
-from madqa_plugins.offline.offline_entries import entry_heads
 from madqa_plugins.offline.offline_names import HONORIFICS, NAME_RE, NOT_NAME, ORG_SUFFIX, PROPER_RE
 from madqa_plugins.offline.offline_numbers import (
     FACTOR_RE,
@@ -27,9 +25,9 @@ from madqa_plugins.offline.offline_numbers import (
     PORT_RE,
     QUANTITY_RE,
     TUPLE_RE,
-    UNIT_OF,
     port_number,
 )
+from madqa_plugins.offline.offline_page import LineReading, PageReading, read_line, read_page
 from madqa_plugins.offline.offline_phrases import expansions
 from madqa_plugins.offline.offline_question import NUMBER_WORDS
 from madqa_plugins.offline.offline_question import STOPWORDS as STOP
@@ -39,13 +37,11 @@ from madqa_plugins.offline.offline_spans import (
     Question,
     clean,
     label_match,
-    lowercase_words,
     proximity,
     stem,
     stems_of,
     words,
 )
-from madqa_plugins.offline.offline_tables import TableRow, label_pairs, read_row
 
 COMPATIBLE = {  # expected kind -> {candidate kind: fit}
     # the typed kinds a question names (a count, a port, a version, a date, a person, a percentage, a
@@ -79,7 +75,6 @@ SPAN_RES = {"date": DATE_RE, "year": YEAR_RE, "time": TIME_RE, "money": MONEY_RE
             "ordinal": ORDINAL_NOUN_RE, "tuple": TUPLE_RE, "quoted": QUOTED_RE, **CODE_RES}
 
 
-
 def _kind_spans(text: str, kind: str, limit: int) -> list[tuple[int, str]]:
     """(position, text) of every span of ``kind`` starting before ``limit``."""
     out = []
@@ -101,8 +96,6 @@ def _kind_spans(text: str, kind: str, limit: int) -> list[tuple[int, str]]:
     return out
 
 
-
-
 def find_candidates(text: str, file: str, page: int, q: Question, weights: dict[str, float],
                     rank: int = 0, exclude: set[str] | None = None,
                     common: AbstractSet[str] | None = None) -> list[Candidate]:
@@ -111,116 +104,18 @@ def find_candidates(text: str, file: str, page: int, q: Question, weights: dict[
     ``exclude``: stems that cannot be the answer (the whole question's); ``common``: words the
     corpus also writes in lower case (so not names); the page's own words when None.
     """
-    p = _read_page(text, file, page, q, weights, rank, exclude, common)
+    p = read_page(text, file, page, q, weights, COMPATIBLE.get(q.kind, COMPATIBLE["phrase"]), rank, exclude, common)
     if p is None:
         return []
     out: list[Candidate] = []
     for i, line in enumerate(p.lines):
         if not line.strip() or i in p.heading:
             continue
-        out += _line_candidates(p, _read_line(p, i))
+        out += _line_candidates(p, read_line(p, i))
     return out
 
 
-@dataclass(frozen=True)
-class _Page:
-    """One page read for one question: its lines, their stems and table rows, and the question's terms."""
-
-    file: str
-    page: int
-    q: Question
-    weights: dict[str, float]
-    lines: list[str]
-    common: AbstractSet[str]  # words written in lower case (so not names)
-    fits: dict[str, float]  # candidate kind -> how well it fits the expected kind
-    qstems: set[str]  # stems that cannot be the answer
-    qterms: set[str]
-    qyears: set[str]
-    specifiers: set[str]  # the question's stems with digits and its target: a column that names one is asked
-    units: str  # a regex alternation of the units the question names ("" when none)
-    rank_prior: float
-    bags: list[Bag]
-    page_bag: Bag
-    heading: set[int]  # lines naming a table's columns
-    rows: list[TableRow]
-    near_bags: list[Bag]  # ``bags`` without the table lines (a cell takes no words from the rows around it)
-    entries: list[int | None]  # a manual's entry: what its head line names is said of every line below it
-
-
-def _read_page(text: str, file: str, page: int, q: Question, weights: dict[str, float], rank: int,
-               exclude: set[str] | None, common: AbstractSet[str] | None) -> _Page | None:
-    """The page as ``find_candidates`` reads it, or None when it has no text."""
-    lines = text.splitlines()
-    if not any(ln.strip() for ln in lines):
-        return None
-    bags = [Bag(ln) for ln in lines]
-    rows = [read_row(lines, i) for i in range(len(lines))]
-    heading = {k for row in rows for k in row.header_lines}  # lines naming a table's columns hold no answer
-    # nor do they bring their words to the rows near them: a cell has its own column's header (and the row
-    # labels'), so the first rows of a table are not nearer to every question than the others
-    # and the other rows of a table are records of their own: a cell takes no words from the rows around it
-    near_bags = [Bag("") if k in heading or rows[k].cells else b for k, b in enumerate(bags)]
-    units = "|".join(UNIT_OF[w] for w in dict.fromkeys([*q.target, *(stem(w) for w in words(q.text.lower()))])
-                     if w in UNIT_OF)
-    return _Page(
-        file=file, page=page, q=q, weights=weights, lines=lines,
-        common=common if common is not None else lowercase_words(text),
-        fits=COMPATIBLE.get(q.kind, COMPATIBLE["phrase"]),
-        qstems=(exclude or set()) | set(stems_of(q.text)), qterms=set(q.stems), qyears=set(YEAR_RE.findall(q.text)),
-        specifiers={stem(w) for w in words(q.text) if any(ch.isdigit() for ch in w)} | set(q.target),
-        units=units, rank_prior=1.0 - min(rank, 10) * 0.01,
-        bags=bags, page_bag=Bag(stems=tuple(x for b in bags for x in b.seq.split())),
-        heading=heading, rows=rows, near_bags=near_bags, entries=entry_heads(lines))
-
-
-@dataclass(frozen=True)
-class _Line:
-    """Line ``i`` of a page: its text with the next line joined on (a span may run over), its table row, the
-    lines near it whose words count, and the positions of what on it is no answer of its own."""
-
-    i: int
-    line: str
-    joined: str
-    row_label: str  # "" when longer than eight words (a sentence, not a label)
-    cells: list[tuple[int, str, str]]  # (position, text, column header)
-    headed: bool  # a table of words under its header line (not a row of numbers guessed at)
-    rows_head: str
-    own_labels: list[str]
-    entry: int | None
-    lo: int  # the page line that ``window[0]`` is
-    window: list[Bag]
-    cell_window: list[Bag]
-    pairs: list[tuple[str, int, str]]  # (label, position, value)
-    dates: list[tuple[int, int]]  # dates and times: their digits are no amounts
-    wholes: list[tuple[int, int]]  # tuples and ordinal nouns: proposed whole, never a part
-    stated: list[tuple[int, str]]  # values stated as a default (only when the question asks for one)
-    anchors: list[int]  # where the question's terms start
-
-
-def _read_line(p: _Page, i: int) -> _Line:
-    """Line ``i`` of page ``p`` as its spans are proposed and scored."""
-    lines, line = p.lines, p.lines[i]
-    nxt = lines[i + 1].strip() if i + 1 < len(lines) and i + 1 not in p.heading else ""
-    joined = line + (" " + nxt if nxt else "")
-    row_label, cells, header_lines, rows_head, own_labels = p.rows[i]
-    entry = p.entries[i]
-    # the lines whose words count as near (proximity looks 8 lines away at most): none of another entry's;
-    # for a cell, none of the table's other rows nor its header (``near_bags``)
-    lo, hi = max(0, i - 8), min(len(p.bags), i + 9)
-    window = [_NOTHING if entry is not None and p.entries[k] != entry else p.bags[k] for k in range(lo, hi)]
-    cell_window = [b if k == i or b is _NOTHING else p.near_bags[k] for k, b in zip(range(lo, hi), window, strict=True)]
-    return _Line(
-        i=i, line=line, joined=joined, row_label=row_label if len(words(row_label)) <= 8 else "", cells=cells,
-        headed=bool(header_lines), rows_head=rows_head, own_labels=own_labels, entry=entry,
-        lo=lo, window=window, cell_window=cell_window, pairs=label_pairs(line),
-        dates=[(m.start(), m.end()) for m in DATE_RE.finditer(joined)] +
-              [(m.start(), m.end()) for m in TIME_RE.finditer(joined)],
-        wholes=[(m.start(), m.end()) for r in (TUPLE_RE, ORDINAL_NOUN_RE) for m in r.finditer(joined)],
-        stated=_defaults(joined, len(line)) if "default" in p.qterms else [],
-        anchors=[m.start() for m in re.finditer(r"[^\W_][\w'&.\-/]*", joined) if stem(m.group()) in p.qterms])
-
-
-def _line_candidates(p: _Page, ln: _Line) -> list[Candidate]:
+def _line_candidates(p: PageReading, ln: LineReading) -> list[Candidate]:
     """The scored candidates of one line, each (value, kind) once, in the order its spans are proposed."""
     out: list[Candidate] = []
     seen: set[tuple[str, str]] = set()
@@ -235,7 +130,7 @@ def _line_candidates(p: _Page, ln: _Line) -> list[Candidate]:
     return out
 
 
-def _line_spans(p: _Page, ln: _Line) -> list[tuple[int, str, str]]:
+def _line_spans(p: PageReading, ln: LineReading) -> list[tuple[int, str, str]]:
     """(position, text, kind) of every span starting on the line that the question's kind may take."""
     q, joined, limit = p.q, ln.joined, len(ln.line)
     spans: list[tuple[int, str, str]] = []
@@ -269,7 +164,7 @@ class _Span(NamedTuple):
     stems: set[str]
 
 
-def _answer_span(p: _Page, ln: _Line, pos: int, value: str, kind: str) -> _Span | None:
+def _answer_span(p: PageReading, ln: LineReading, pos: int, value: str, kind: str) -> _Span | None:
     """The span as an answer (the quoted command of a value, unquoted, cleaned), or None when it is none."""
     joined, line = ln.joined, ln.line
     end = pos + len(value)
@@ -289,7 +184,7 @@ def _answer_span(p: _Page, ln: _Line, pos: int, value: str, kind: str) -> _Span 
     return None if _not_an_answer(p, ln, pos, value, kind) else _Span(pos, value, kind, vstems)
 
 
-def _not_an_answer(p: _Page, ln: _Line, pos: int, value: str, kind: str) -> bool:
+def _not_an_answer(p: PageReading, ln: LineReading, pos: int, value: str, kind: str) -> bool:
     """Whether the span, by its kind and what stands around it, cannot answer the question."""
     q, line = p.q, ln.line
     if q.kind in MEASURED and kind in ("value", "phrase") and not re.search(r"\d", value):
@@ -309,7 +204,7 @@ def _not_an_answer(p: _Page, ln: _Line, pos: int, value: str, kind: str) -> bool
     return not line[:pos].strip() and bool(re.match(r"\d{1,2}(?:\.\d{1,2}){1,3}\.?\s+[A-Z]", line[pos:]))
 
 
-def _scored(p: _Page, ln: _Line, span: _Span) -> Candidate | None:
+def _scored(p: PageReading, ln: LineReading, span: _Span) -> Candidate | None:
     """The span as a candidate scored by its fit, the question's terms near it and its label; None at 0."""
     pos, value, kind = span.pos, span.value, span.kind
     at = next((k for k, c in enumerate(ln.cells) if c[0] <= pos < c[0] + len(c[1]) + 1), None)
@@ -337,7 +232,7 @@ def _scored(p: _Page, ln: _Line, span: _Span) -> Candidate | None:
                      cell=cell is not None and bool(head))
 
 
-def _label(p: _Page, ln: _Line, span: _Span, before: str, in_cell: bool, its_row: str, head: str) -> float:
+def _label(p: PageReading, ln: LineReading, span: _Span, before: str, in_cell: bool, its_row: str, head: str) -> float:
     """How well what labels the span (the words before it, its label, row or column) names the asked attribute."""
     q, pos, kind = p.q, span.pos, span.kind
     pair = next((x for x in reversed(ln.pairs) if x[1] <= pos), None)
@@ -359,7 +254,7 @@ def _label(p: _Page, ln: _Line, span: _Span, before: str, in_cell: bool, its_row
     return lab
 
 
-def _label_beside(p: _Page, ln: _Line, span: _Span, before: str, lab: float) -> float:
+def _label_beside(p: PageReading, ln: LineReading, span: _Span, before: str, lab: float) -> float:
     """``lab`` raised by the asked attribute's words right beside the span, or spelt by a name in code."""
     q, pos, value, kind = p.q, span.pos, span.value, span.kind
     beside = words(ln.line[pos + len(value):pos + len(value) + 30])[:2] + words(before)[-2:]
@@ -372,7 +267,7 @@ def _label_beside(p: _Page, ln: _Line, span: _Span, before: str, lab: float) -> 
     return lab
 
 
-def _fit(p: _Page, span: _Span, before: str, lab: float, headed_cell: bool, head: str) -> float:
+def _fit(p: PageReading, span: _Span, before: str, lab: float, headed_cell: bool, head: str) -> float:
     """How well the span's kind and form fit what the question asks for (0..1); ``lab`` before ``_label_beside``."""
     q, fits, value, kind = p.q, p.fits, span.value, span.kind
     fit = fits.get(kind, 0.0)
@@ -393,7 +288,7 @@ def _fit(p: _Page, span: _Span, before: str, lab: float, headed_cell: bool, head
     return _fit_of_form(p, span, before, head, fit)
 
 
-def _fit_of_form(p: _Page, span: _Span, before: str, head: str, fit: float) -> float:
+def _fit_of_form(p: PageReading, span: _Span, before: str, head: str, fit: float) -> float:
     """``fit`` lowered for what the span's form says against it: too long, a year, a common word as a name,
     another year than the one asked about."""
     q, common, value, kind = p.q, p.common, span.value, span.kind
@@ -438,35 +333,9 @@ def _closeness(pos: int, length: int, anchors: list[int]) -> float:
     return max(0.0, 1 - min(gaps) / 60) if gaps else 0.0
 
 
-# a stated default is the value after a connector ("defaults to 75 dpi", "Default: #f", "the default is 300 ms",
-# "the default location is /usr/local", "the default value being auto-auto"): the words between "default" and
-# the connector name the attribute ("location", "value of outputtemplate") and are never the value itself
-_DEFAULT = re.compile(r"\b[Dd]efaults?(?:\s+to\b|(?:\s+[\w-]+){0,4}?\s*(?::|=|\bis\b|\bbeing\b|\bwill be\b))"
-                      r"\s*:?\s*(?:is\s+)?(?:set\s+to\s+)?"  # "The default value is: NO"
-                      r"([^\s,;]+?(?:\s(?:ms|s|seconds?|dpi|points?|pt|bp|cm|mm|in|inches|px|pixels|%|lines?))?)(?=[\s,;)]|\.\s|\.?$)")
-
-
 _COUNT_WORD = re.compile(r"\b(" + "|".join(w for w in NUMBER_WORDS if w != "both") + r")\s+((?:[A-Za-z-]+\s+){0,1}[A-Za-z-]+)",
                          re.I)
-_MARKED_DEFAULT = re.compile(r"([^\s,;()]+)\s*\((?:the\s+)?default\)")
-_BRACKETED_DEFAULT = re.compile(r"\((?:the\s+)?defaults?:?\s+([^\s,;()]+)\s*\)")  # "Size of arrowheads (default: 4bp)"
-
-
-_NOTHING = Bag("")
 _XREF_WORDS = frozenset(("section", "chapter", "table", "figure", "page", "appendix", "equation", "sect", "fig", "tab"))
 _XREF = re.compile(r"\b(?:[Ss]ections?|[Cc]hapters?|[Tt]ables?|[Ff]igures?|[Ff]igs?\.|[Pp]ages?|pp?\.|[Aa]ppendix|[Ee]q\.|§)\s*$")
 _OPENERS = frozenset("see warning note notes however when while if then this these those each every such also".split())
 _AUTHORSHIP = frozenset(stem(w) for w in "author authors wrote written write made created maintainer maintains".split())
-_NO_VALUE = frozenset(("the", "a", "an", "value", "setting", "is", "this", "not", "to", "used", "set", "given", "that"))
-
-
-def _defaults(text: str, limit: int) -> list[tuple[int, str]]:
-    """(position, value) stated as a default ("Default: #f", "defaults to 75 dpi", "the default is 300 ms",
-    "PROGRESS (default)")."""
-    out = [(m.start(1), m.group(1).strip("\"'`")) for r in (_MARKED_DEFAULT, _BRACKETED_DEFAULT)
-           for m in r.finditer(text) if m.start(1) < limit]
-    for m in _DEFAULT.finditer(text):
-        value = m.group(1).strip("\"'`")
-        if m.start(1) < limit and value and value.lower() not in _NO_VALUE:
-            out.append((m.start(1), value))
-    return out
