@@ -20,7 +20,7 @@ from madqa.settings import Settings
 
 if TYPE_CHECKING:
     from madqa.corpus import Corpus
-    from madqa.index import IngestReport
+    from madqa.ingest_report import IngestReport
 
 Plan = list[tuple[str, Path, str, bool]]  # (file, path, sha256, reuse), as madqa.index plans an ingest
 
