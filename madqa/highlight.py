@@ -80,8 +80,9 @@ def ocr_page_words(page: pymupdf.Page, language: str = "eng", dpi: int = 300) ->
     return [Word(w.x0, w.y0, w.x1, w.y1, w.text) for w in read if w.text.strip()]
 
 
-def _words(page: pymupdf.Page, raw: list[tuple]) -> list[Word]:
-    return [Word(*(float(v) for v in w[:4]), str(w[4])) for w in raw if str(w[4]).strip()]
+def _words(page: pymupdf.Page, raw: list[tuple[Any, ...]]) -> list[Word]:
+    """PyMuPDF's ``(x0, y0, x1, y1, text, ...)`` word tuples as Words, blank words dropped."""
+    return [Word(float(w[0]), float(w[1]), float(w[2]), float(w[3]), str(w[4])) for w in raw if str(w[4]).strip()]
 
 
 def displayed(boxes: Sequence[Box], page: pymupdf.Page) -> list[Box]:

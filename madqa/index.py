@@ -10,14 +10,13 @@ import shutil
 import sqlite3
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pymupdf
 
-from madqa import abbreviations
 from madqa.corpus import (
     MANIFEST,
     PAGES_DB,
@@ -30,9 +29,10 @@ from madqa.corpus import (
 )
 from madqa.errors import CorpusError
 from madqa.indexers import IndexFeed, IndexProgress, index_names, rebuild_indexes
-from madqa.ingest_jobs import read_jobs
+from madqa.ingest_files import PageProgress, Progress, document_reads, imported_for, store_files
 from madqa.ingest_limits import IngestClock, PageLimits, clocked, read_limits, within_limits
-from madqa.ingest_plan import defer_reads, nothing_changed, plan_files, reusable_files, sha256_file
+from madqa.ingest_plan import FilePlan, defer_reads, nothing_changed, plan_files, reusable_files, sha256_file
+from madqa.ingest_report import IngestReport
 from madqa.languages import DEFAULT as DEFAULT_LANGUAGE
 from madqa.languages import language_named, language_record, stored_language, tesseract_language
 from madqa.ocr import find_tessdata
@@ -42,44 +42,9 @@ from madqa.plugins import Registry
 from madqa.repair import check_generation
 from madqa.settings import Settings
 
-Progress = Callable[[str, int, int], None]  # (file, done, total)
-PageProgress = Callable[[str, int, int, str], None]  # (file, page, pages, source): each page as it is read
-
 pymupdf.TOOLS.mupdf_display_errors(False)  # MuPDF's own stderr chatter; we report per file instead
 
 EMPTY_LISTED = 20  # pages with no text named in a report (the count covers them all)
-
-
-@dataclass
-class IngestReport:
-    """What an ingest did; ``failures`` are (file, plain reason) and did not stop the rest."""
-
-    root: str
-    generation: str = ""
-    files: int = 0
-    pages: int = 0
-    ocr_pages: int = 0
-    imported_pages: int = 0
-    empty_pages: int = 0
-    blank_pages: int = 0  # no text, image or drawing: nothing to OCR, so not among pages_without_text
-    added: int = 0
-    updated: int = 0
-    unchanged: int = 0
-    removed: int = 0
-    pending: int = 0  # files left for a later ingest (``read_at_most``): not read into this generation
-    failures: list[tuple[str, str]] = field(default_factory=list)
-    warnings: list[tuple[str, str]] = field(default_factory=list)
-    pages_without_text: list[tuple[str, int]] = field(default_factory=list)  # the first EMPTY_LISTED
-    language: str = DEFAULT_LANGUAGE
-    language_note: str = ""  # how the language was chosen (set, kept, detected from how much text)
-    elapsed_s: float = 0.0
-
-    def to_dict(self) -> dict[str, Any]:
-        d = dict(self.__dict__)
-        d["failures"] = [{"file": f, "reason": r} for f, r in self.failures]
-        d["warnings"] = [{"file": f, "message": m} for f, m in self.warnings]
-        d["pages_without_text"] = [{"file": f, "page": p} for f, p in self.pages_without_text]
-        return d
 
 
 def find_pdfs(root: Path) -> list[Path]:
@@ -116,38 +81,6 @@ def load_ocr_jsonl(path: Path) -> dict[tuple[str, int], str]:
             raise CorpusError(f"{path}: line {number} is not a page record ({exc})") from exc
         texts[key] = str(text)
     return texts
-
-
-def _imported_for(imported: dict[tuple[str, int], str], ambiguous: set[str]) -> Callable[[str], dict[int, str]]:
-    """Per file, its pages' imported OCR texts by page number: matched by path, or by bare name when no
-    other PDF shares it (imported records cannot tell such files apart)."""
-    by_file: dict[str, dict[int, str]] = {}
-    for (file, number), text in imported.items():
-        by_file.setdefault(file, {})[number] = text
-
-    def pages(file: str) -> dict[int, str]:
-        name = Path(file).name
-        found = {} if name in ambiguous or name == file else dict(by_file.get(name, {}))
-        found.update(by_file.get(file, {}))
-        return found
-
-    return pages
-
-
-def _document_reads(plan: list[tuple[str, Path, str, bool]], reader: DocumentReader,
-                    imported_for: Callable[[str], dict[int, str]], executor: Any, settings: Settings,
-                    ocr: str, page_progress: PageProgress | None = None) -> Iterator[Any]:
-    """(pages, page list, warnings) or the CorpusError/OSError, for each file to read, in plan order.
-
-    ``page_progress`` hears every page read here (files read on cluster workers arrive whole)."""
-    to_read = [(file, path) for file, path, _, reuse in plan if not reuse]
-    if executor is None:
-        yield from reader.read_all([
-            (path, file, imported_for(file),
-             (lambda page, pages, source, file=file: page_progress(file, page, pages, source)) if page_progress else None)
-            for file, path in to_read])
-        return
-    yield from read_jobs(executor, [(file, path, imported_for(file)) for file, path in to_read], settings, ocr)
 
 
 def ingest(
@@ -194,6 +127,47 @@ def ingest(
     """
     started = time.perf_counter()
     root = Path(root)
+    request = _checked_request(root, settings, registry, ocr, ocr_jsonl, retrievers, language)
+    clock = IngestClock(timeout_s, timeout_words)
+    progress, page_progress, index_progress = clocked(clock, progress, page_progress, index_progress)
+    state = state_dir_for(root, corpora_dir or settings.corpora_dir)
+    state.mkdir(parents=True, exist_ok=True)
+    report = IngestReport(root=str(root))
+    with open(state / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one ingest per corpus at a time
+        _remove_stale(state)
+        gen = _start_generation(root, state, settings, registry, request, report, rebuild, page_limits, read_at_most)
+        previous = gen.previous
+        if previous is not None and previous.language == gen.code and nothing_changed(
+                previous, gen.plan, registry, request.retrievers):
+            gen.tmp_dir.rmdir()  # a no-op re-index: the current generation stays current
+            report.unchanged = len(gen.plan)
+            report.language, report.language_note = previous.language, previous.language_note
+            previous.close()
+            return _summarise(report, previous.gen_dir, dict(previous.documents), request.imported, gen.ambiguous,
+                              started)
+        documents, changed, info = _read_generation(gen, registry, request, executor, report, progress,
+                                                    page_progress, index_progress, page_limits)
+        _swap_in(gen, root, documents, changed, info, report)
+    return _summarise(report, state / gen.name, documents, request.imported, gen.ambiguous, started)
+
+
+@dataclass(frozen=True)
+class _IngestRequest:
+    """An ingest's arguments, checked before any work: OCR mode, imported OCR, indexes and asked language."""
+
+    ocr: str
+    ocr_jsonl: Path | None
+    imported: dict[tuple[str, int], str]
+    retrievers: list[str] | None
+    asked: str | None  # the language code asked for (``language`` or ``settings.language``), None: keep or detect
+
+
+def _checked_request(root: Path, settings: Settings, registry: Registry, ocr: str | None,
+                     ocr_jsonl: str | Path | None, retrievers: list[str] | None,
+                     language: str | None) -> _IngestRequest:
+    """The ingest's arguments with their defaults; CorpusError (or the registry's error for an unknown
+    retriever, the languages' for an unknown language) before any work."""
     if not root.is_dir():
         raise CorpusError(f"corpus folder {str(root)!r} does not exist or is not a folder")
     ocr = ocr or settings.ocr
@@ -205,86 +179,120 @@ def ingest(
     index_names(registry, retrievers)  # an unknown or unavailable name fails before any work
     wanted = language or settings.language or None
     asked = language_named(wanted).code if wanted else None  # a bad name fails before any work
-    clock = IngestClock(timeout_s, timeout_words)
-    progress, page_progress, index_progress = clocked(clock, progress, page_progress, index_progress)
-    state = state_dir_for(root, corpora_dir or settings.corpora_dir)
-    state.mkdir(parents=True, exist_ok=True)
-    report = IngestReport(root=str(root))
-    with open(state / "lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # one ingest per corpus at a time
-        _remove_stale(state)
-        previous_name = read_current(state)
-        previous, damage = _open_previous(root, state, previous_name, registry, rebuild)
-        if damage:
-            report.warnings.append(("", f"the stored index was damaged ({damage}); every PDF was read again "
-                                        "into a new generation"))
-        kept = None if asked or previous_name is None else stored_language(state / previous_name / MANIFEST)
-        code = asked or (kept or {}).get("code") or DEFAULT_LANGUAGE  # detected below when neither
-        ocr_language, ocr_note = tesseract_language(code, settings.ocr_language, find_tessdata())
-        options = {"ocr": ocr, "ocr_language": ocr_language, "ocr_dpi": settings.ocr_dpi,
-                   "ocr_jsonl": sha256_file(Path(ocr_jsonl)) if ocr_jsonl else None}
-        reusable = reusable_files(previous, options)
-        paths = find_pdfs(root)
-        names = Counter(p.name for p in paths)
-        ambiguous = {name for name, count in names.items() if count > 1}
-        read_settings = dataclasses.replace(settings, ocr_language=ocr_language)  # here and on cluster workers
-        texts, ocr_problem = page_texts(registry, read_settings, ocr)
-        if ocr_problem:
-            report.warnings.append(("", f"OCR is off: {ocr_problem}"))
-        generation = f"gen-{time.strftime('%Y%m%d%H%M%S')}-{os.getpid()}-{time.monotonic_ns() % 10**6}"
-        tmp_dir = state / f"tmp-{generation}"
-        tmp_dir.mkdir()
-        plan = plan_files(root, paths, previous, reusable, report.failures)
-        plan, room = within_limits(plan, previous, page_limits, report)
-        if read_at_most is not None:
-            plan, report.pending = defer_reads(plan, previous, reusable, read_at_most)
-        reader = DocumentReader(texts.text, texts.ocr, ocr, read_limits(read_settings, page_limits, room))
-        if previous is not None and previous.language == code and nothing_changed(previous, plan, registry,
-                                                                                   retrievers):
-            tmp_dir.rmdir()  # a no-op re-index: the current generation stays current
-            report.unchanged = len(plan)
-            report.language, report.language_note = previous.language, previous.language_note
-            previous.close()
-            return _summarise(report, previous.gen_dir, dict(previous.documents), imported, ambiguous, started)
-        reused = {file for file, _, _, reuse in plan if reuse}
-        # every page of a previous file that is not reused as it is leaves the indexes
-        feed = IndexFeed(registry, tmp_dir, previous, set(previous.documents) - reused if previous else set(),
-                         files_to_read=len(plan) - len(reused), retrievers=retrievers, progress=index_progress,
-                         language=code)
-        try:
-            reads = _document_reads(plan, reader, _imported_for(imported, ambiguous), executor, read_settings, ocr,
-                                    page_progress)
-            documents, changed = _ingest_files(plan, previous, reads, tmp_dir, report, feed, progress,
-                                               page_limits if room is not None else None)
-            feed.finish()
-            info = language_record(asked, kept, lambda: _stored_texts(tmp_dir), ocr_note)
-            if info["code"] != code:  # detected as another language than the indexes were written in
-                rebuild_indexes(registry, tmp_dir, retrievers, info["code"], index_progress)
-        except BaseException:
-            feed.abort()
-            shutil.rmtree(tmp_dir, ignore_errors=True)  # e.g. a full disk: no half-written generation left
-            raise
-        finally:
-            reader.close()
-        removed = set(previous.documents) - set(documents) if previous else set()
-        report.removed = len(removed - changed)
-        report.language, report.language_note = info["code"], info["note"]
-        report.warnings.extend(("", w) for w in info["warnings"])
-        manifest = {"root": str(root), "generation": generation, "options": options, "language": info,
-                    "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
-                    "documents": [documents[f].to_dict() for f in sorted(documents)],
-                    "failures": [{"file": f, "reason": r} for f, r in report.failures]}
-        try:
-            (tmp_dir / MANIFEST).write_text(json.dumps(manifest, indent=1, ensure_ascii=False), encoding="utf-8")
-        except BaseException:
-            shutil.rmtree(tmp_dir, ignore_errors=True)
-            raise
-        os.rename(tmp_dir, state / generation)
-        write_current(state, generation)
-        if previous:
-            previous.close()
-        _remove_old(state, keep={generation, previous_name})
-    return _summarise(report, state / generation, documents, imported, ambiguous, started)
+    return _IngestRequest(ocr, Path(ocr_jsonl) if ocr_jsonl else None, imported, retrievers, asked)
+
+
+@dataclass(frozen=True)
+class _Generation:
+    """A generation being written (under the corpus lock): where, from which previous one, in which
+    language, with which options, and the plan and reader of its files."""
+
+    state: Path
+    name: str
+    tmp_dir: Path
+    previous_name: str | None
+    previous: Corpus | None
+    kept: dict[str, Any] | None  # the language record the previous generation stores (when none is asked)
+    code: str  # the language the indexes are written in (detected again after reading when neither is known)
+    ocr_note: str | None
+    options: dict[str, Any]
+    ambiguous: set[str]  # file names more than one PDF has (imported OCR records cannot tell them apart)
+    read_settings: Settings  # ``settings`` with the OCR language chosen, here and on cluster workers
+    plan: list[FilePlan]
+    room: int | None  # pages left under ``page_limits.total`` (None: no total limit)
+    reader: DocumentReader
+
+
+def _start_generation(root: Path, state: Path, settings: Settings, registry: Registry, request: _IngestRequest,
+                      report: IngestReport, rebuild: str | None, page_limits: PageLimits | None,
+                      read_at_most: int | None) -> _Generation:
+    """Open the previous generation, choose the language and options, make the new one's folder and plan its
+    files; a damaged previous generation or OCR that is off is a warning in ``report``."""
+    previous_name = read_current(state)
+    previous, damage = _open_previous(root, state, previous_name, registry, rebuild)
+    if damage:
+        report.warnings.append(("", f"the stored index was damaged ({damage}); every PDF was read again "
+                                    "into a new generation"))
+    asked, ocr = request.asked, request.ocr
+    kept = None if asked or previous_name is None else stored_language(state / previous_name / MANIFEST)
+    code = asked or (kept or {}).get("code") or DEFAULT_LANGUAGE  # detected below when neither
+    ocr_language, ocr_note = tesseract_language(code, settings.ocr_language, find_tessdata())
+    options = {"ocr": ocr, "ocr_language": ocr_language, "ocr_dpi": settings.ocr_dpi,
+               "ocr_jsonl": sha256_file(request.ocr_jsonl) if request.ocr_jsonl else None}
+    reusable = reusable_files(previous, options)
+    paths = find_pdfs(root)
+    names = Counter(p.name for p in paths)
+    ambiguous = {name for name, count in names.items() if count > 1}
+    read_settings = dataclasses.replace(settings, ocr_language=ocr_language)  # here and on cluster workers
+    texts, ocr_problem = page_texts(registry, read_settings, ocr)
+    if ocr_problem:
+        report.warnings.append(("", f"OCR is off: {ocr_problem}"))
+    generation = f"gen-{time.strftime('%Y%m%d%H%M%S')}-{os.getpid()}-{time.monotonic_ns() % 10**6}"
+    tmp_dir = state / f"tmp-{generation}"
+    tmp_dir.mkdir()
+    plan = plan_files(root, paths, previous, reusable, report.failures)
+    plan, room = within_limits(plan, previous, page_limits, report)
+    if read_at_most is not None:
+        plan, report.pending = defer_reads(plan, previous, reusable, read_at_most)
+    reader = DocumentReader(texts.text, texts.ocr, ocr, read_limits(read_settings, page_limits, room))
+    return _Generation(state, generation, tmp_dir, previous_name, previous, kept, code, ocr_note, options,
+                       ambiguous, read_settings, plan, room, reader)
+
+
+def _read_generation(gen: _Generation, registry: Registry, request: _IngestRequest, executor: Any,
+                     report: IngestReport, progress: Progress | None, page_progress: PageProgress | None,
+                     index_progress: IndexProgress | None, page_limits: PageLimits | None,
+                     ) -> tuple[dict[str, DocumentRecord], set[str], dict[str, Any]]:
+    """Read the plan's files into the new generation's page store and indexes, and settle its language.
+
+    Returns the documents, the changed files and the language record; on any failure (a full disk, a stop)
+    the half-written generation is removed and the failure raised."""
+    previous, plan = gen.previous, gen.plan
+    reused = {file for file, _, _, reuse in plan if reuse}
+    # every page of a previous file that is not reused as it is leaves the indexes
+    feed = IndexFeed(registry, gen.tmp_dir, previous, set(previous.documents) - reused if previous else set(),
+                     files_to_read=len(plan) - len(reused), retrievers=request.retrievers, progress=index_progress,
+                     language=gen.code)
+    try:
+        reads = document_reads(plan, gen.reader, imported_for(request.imported, gen.ambiguous), executor,
+                                gen.read_settings, request.ocr, page_progress)
+        documents, changed = store_files(plan, previous, reads, gen.tmp_dir, report, feed, progress,
+                                           page_limits if gen.room is not None else None)
+        feed.finish()
+        info = language_record(request.asked, gen.kept, lambda: _stored_texts(gen.tmp_dir), gen.ocr_note)
+        if info["code"] != gen.code:  # detected as another language than the indexes were written in
+            rebuild_indexes(registry, gen.tmp_dir, request.retrievers, info["code"], index_progress)
+    except BaseException:
+        feed.abort()
+        shutil.rmtree(gen.tmp_dir, ignore_errors=True)  # e.g. a full disk: no half-written generation left
+        raise
+    finally:
+        gen.reader.close()
+    return documents, changed, info
+
+
+def _swap_in(gen: _Generation, root: Path, documents: dict[str, DocumentRecord], changed: set[str],
+             info: dict[str, Any], report: IngestReport) -> None:
+    """Write the new generation's manifest and make it current; the previous one is closed and old ones go."""
+    previous = gen.previous
+    removed = set(previous.documents) - set(documents) if previous else set()
+    report.removed = len(removed - changed)
+    report.language, report.language_note = info["code"], info["note"]
+    report.warnings.extend(("", w) for w in info["warnings"])
+    manifest = {"root": str(root), "generation": gen.name, "options": gen.options, "language": info,
+                "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                "documents": [documents[f].to_dict() for f in sorted(documents)],
+                "failures": [{"file": f, "reason": r} for f, r in report.failures]}
+    try:
+        (gen.tmp_dir / MANIFEST).write_text(json.dumps(manifest, indent=1, ensure_ascii=False), encoding="utf-8")
+    except BaseException:
+        shutil.rmtree(gen.tmp_dir, ignore_errors=True)
+        raise
+    os.rename(gen.tmp_dir, gen.state / gen.name)
+    write_current(gen.state, gen.name)
+    if previous:
+        previous.close()
+    _remove_old(gen.state, keep={gen.name, gen.previous_name})
 
 
 def _summarise(report: IngestReport, gen_dir: Path, documents: dict[str, DocumentRecord],
@@ -292,7 +300,7 @@ def _summarise(report: IngestReport, gen_dir: Path, documents: dict[str, Documen
     """Fill in the report's totals for the generation now current (``gen_dir``)."""
     report.generation = gen_dir.name
     report.files = len(documents)
-    sources = Counter()
+    sources: Counter[str] = Counter()
     for doc in documents.values():
         sources.update(doc.sources)
     report.pages = sum(d.pages for d in documents.values())
@@ -338,77 +346,6 @@ def _open_previous(root: Path, state: Path, name: str | None, registry: Registry
         previous.close()
         return None, problem
     return previous, None
-
-
-def _ingest_files(
-    plan: list[tuple[str, Path, str, bool]], previous: Corpus | None, reads: Iterator[Any], tmp_dir: Path,
-    report: IngestReport, feed: IndexFeed, progress: Progress | None, limits: PageLimits | None = None,
-) -> tuple[dict[str, DocumentRecord], set[str]]:
-    """Read new and changed files into the page store and the index feed, copy unchanged ones' pages; a file
-    that would take the corpus past ``limits.total`` pages is a failure.
-
-    Returns the documents and the changed files (in the previous generation, read again).
-    """
-    db = sqlite3.connect(tmp_dir / PAGES_DB)
-    db.execute("CREATE TABLE pages (file TEXT, page INTEGER, text TEXT, source TEXT, PRIMARY KEY (file, page))")
-    abbreviations.create_table(db)
-    if previous is not None:
-        db.execute("ATTACH DATABASE ? AS prev", ((previous.gen_dir / PAGES_DB).as_uri() + "?mode=ro",))
-    documents: dict[str, DocumentRecord] = {}
-    changed: set[str] = set()
-    by_hash: dict[str, str] = {}
-    for done, (file, path, sha, reuse) in enumerate(plan, 1):
-        if progress:
-            progress(file, done, len(plan))
-        old = previous.documents.get(file) if previous else None
-        try:
-            if reuse:
-                db.execute("INSERT INTO pages SELECT * FROM prev.pages WHERE file=?", (file,))
-                abbreviations.copy_file(db, file)
-                documents[file] = old
-                report.unchanged += 1
-            else:
-                if old is not None:
-                    changed.add(file)
-                outcome = next(reads)  # this file's, read in a limited process here or on a worker
-                if isinstance(outcome, Exception):
-                    raise outcome
-                count, pages, warnings = outcome
-                held = sum(d.pages for d in documents.values()) + sum(
-                    previous.documents[f].pages for f, _, _, r in plan if r and f not in documents) if limits else 0
-                if limits and held + count > limits.total:
-                    raise CorpusError(f"the PDF has {count:,} pages: with them the corpus would have "
-                                      f"{held + count:,}, more than {limits.total_words}")
-                db.executemany("INSERT INTO pages VALUES (?, ?, ?, ?)",
-                               [(p.file, p.page, p.text, p.source) for p in pages])
-                abbreviations.store(db, ((p.file, p.page, p.text) for p in pages))
-                feed.add(pages)
-                documents[file] = DocumentRecord(file, sha, path.stat().st_size, count,
-                                                 dict(Counter(p.source for p in pages)), tuple(warnings))
-                report.warnings.extend((file, w) for w in warnings)
-                if old is not None:
-                    report.updated += 1
-                else:
-                    report.added += 1
-            if sha in by_hash:
-                report.warnings.append((file, f"same content as {by_hash[sha]}"))
-            by_hash.setdefault(sha, file)
-        except CorpusError as exc:
-            report.failures.append((file, str(exc)))
-        except OSError as exc:
-            changed.discard(file)
-            report.failures.append((file, f"cannot be read ({exc.strerror or exc})"))
-    _warn_same_names(documents, report)
-    db.commit()
-    db.close()
-    return documents, changed
-
-
-def _warn_same_names(documents: dict[str, DocumentRecord], report: IngestReport) -> None:
-    names = Counter(Path(f).name for f in documents)
-    for file in sorted(documents):
-        if names[Path(file).name] > 1:
-            report.warnings.append((file, "another file has the same name in another folder; cite by path"))
 
 
 def _remove_stale(state: Path) -> None:

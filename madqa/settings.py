@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -162,7 +162,7 @@ class Settings:
         "help": "the token for a Milvus server when retriever.token is not given"})
 
     @classmethod
-    def from_env(cls, env: dict[str, str] | None = None, **overrides: Any) -> Settings:
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
         """Settings from the environment (or ``env``), then ``overrides``; bad values raise SettingsError."""
         env = os.environ if env is None else env
         values: dict[str, Any] = {}

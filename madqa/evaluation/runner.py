@@ -15,6 +15,7 @@ from typing import Any
 
 from madqa.agent import Agent
 from madqa.budget import Budget
+from madqa.conversation import ChatTurn
 from madqa.errors import ClusterError
 from madqa.evaluation.answering import answer_question
 from madqa.evaluation.conversations import Unit, conversation_units, turns_after
@@ -93,23 +94,46 @@ def run_batch(
     Not with an ``executor`` yet. A config whose parts cannot be built raises its MadqaError before
     ``out_path`` is written or rewritten.
     """
-    if workers < 1:
-        raise ValueError("workers must be at least 1")
-    if oracle and executor is not None:
-        raise ClusterError("the oracle condition (--oracle) does not run on a cluster yet: run it without --cluster")
     shared = [budget] if isinstance(budget, Budget) else list(budget or ())
-    if executor is not None and any(b.limited for b in shared):
-        raise ClusterError("a run budget cannot be shared by a cluster's workers: run it without --cluster")
     questions = list(questions)[:limit] if limit else list(questions)
-    if executor is not None and any(isinstance(q, dict) and q.get("conversation_id") is not None
-                                    for q in questions):
-        raise ClusterError("a multi-turn question set (conversation_id) does not run on a cluster yet: "
-                           "run it without --cluster")
+    _check_run(questions, workers, executor, oracle, shared)
     # a part that cannot be built (an unknown backend or model, a bad option) is the run's error, raised
     # before the output file is touched: as one error row per question it filled the file with failures
     # and left nothing run (a cluster's workers build their own agents)
     first = Agent(corpus, config, registry, settings, backend_options) if executor is None else None
     path = Path(out_path) if out_path else None
+    done = _start_output(path, questions, resume)
+    run = _BatchRun(questions, done, first, lambda: Agent(corpus, config, registry, settings, backend_options),
+                    config, oracle, shared, path, on_row)
+    if executor is not None:
+        for question, row in run_on_cluster(executor, run.todo, corpus, config, settings, backend_options):
+            run.record(row, question)
+    elif workers == 1:
+        for unit in run.units:
+            run.answer_unit(unit)
+    else:
+        answer_in_threads(run.units, run.answer_unit, workers)
+    return run.rows
+
+
+def _check_run(questions: list[dict[str, Any]], workers: int, executor: Any, oracle: bool,
+               shared: list[Budget]) -> None:
+    """Refuse a run that cannot be done as asked (ValueError, ClusterError), before any work."""
+    if workers < 1:
+        raise ValueError("workers must be at least 1")
+    if oracle and executor is not None:
+        raise ClusterError("the oracle condition (--oracle) does not run on a cluster yet: run it without --cluster")
+    if executor is not None and any(b.limited for b in shared):
+        raise ClusterError("a run budget cannot be shared by a cluster's workers: run it without --cluster")
+    if executor is not None and any(isinstance(q, dict) and q.get("conversation_id") is not None
+                                    for q in questions):
+        raise ClusterError("a multi-turn question set (conversation_id) does not run on a cluster yet: "
+                           "run it without --cluster")
+
+
+def _start_output(path: Path | None, questions: list[dict[str, Any]], resume: bool) -> list[dict[str, Any]]:
+    """The rows a resumed run keeps (answered without error, of these questions); the output file rewritten
+    to hold just them (empty when not resuming)."""
     done: list[dict[str, Any]] = []
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -120,48 +144,55 @@ def run_batch(
             _rewrite(path, done)
         else:
             _rewrite(path, [])
-    finished = {question_key(r): r for r in done}
-    todo = [q for q in questions if question_key(q) not in finished]
-    units = [u for u in conversation_units(questions) if any(question_key(q) not in finished for q in u)]
-    local = threading.local()
-    local.agent = first  # this thread's (a run of one worker answers here)
-    write_lock = threading.Lock()
-    rows = list(done)
+    return done
 
-    def agent() -> Agent:
-        if getattr(local, "agent", None) is None:
-            local.agent = Agent(corpus, config, registry, settings, backend_options)
-        return local.agent
 
-    def answer_unit(unit: Unit) -> None:
+class _BatchRun:
+    """One run's questions still to answer, its rows (kept and new) and each thread's agent; rows are
+    appended to the output file under one lock, by this process alone."""
+
+    def __init__(self, questions: list[dict[str, Any]], done: list[dict[str, Any]], first: Agent | None,
+                 new_agent: Callable[[], Agent], config: PipelineConfig, oracle: bool, shared: list[Budget],
+                 path: Path | None, on_row: OnRow | None) -> None:
+        self.finished = {question_key(r): r for r in done}
+        self.todo = [q for q in questions if question_key(q) not in self.finished]
+        self.units = [u for u in conversation_units(questions) if any(question_key(q) not in self.finished for q in u)]
+        self.rows = list(done)
+        self._local = threading.local()
+        self._local.agent = first  # this thread's (a run of one worker answers here)
+        self._new_agent = new_agent
+        self._config, self._oracle, self._shared = config, oracle, shared
+        self._path, self._on_row = path, on_row
+        self._write_lock = threading.Lock()
+
+    def agent(self) -> Agent:
+        """This thread's agent, built on its first question."""
+        if getattr(self._local, "agent", None) is None:
+            self._local.agent = self._new_agent()
+        agent: Agent = self._local.agent
+        return agent
+
+    def answer_unit(self, unit: Unit) -> None:
         """Each question of ``unit`` answered and recorded in order, the turns before it as its conversation."""
-        turns: tuple = ()
+        turns: tuple[ChatTurn, ...] = ()
         for question in unit:
-            row = finished.get(question_key(question))
+            row = self.finished.get(question_key(question))
             if row is None:
-                row = answer_question(question, config, agent, oracle, shared, turns if len(unit) > 1 else ())
-                record(row, question)
+                row = answer_question(question, self._config, self.agent, self._oracle, self._shared,
+                                      turns if len(unit) > 1 else ())
+                self.record(row, question)
             if len(unit) > 1:
                 turns = turns_after(turns, question, row)
 
-    def record(row: dict[str, Any], question: dict[str, Any]) -> None:
-        with write_lock:
-            if path is not None:
-                with open(path, "a", encoding="utf-8") as f:
+    def record(self, row: dict[str, Any], question: dict[str, Any]) -> None:
+        """Append ``row`` to the output file and the run's rows, and tell ``on_row``."""
+        with self._write_lock:
+            if self._path is not None:
+                with open(self._path, "a", encoding="utf-8") as f:
                     f.write(dumps(row) + "\n")
-            rows.append(row)
-            if on_row:
-                on_row(row, question)
-
-    if executor is not None:
-        for question, row in run_on_cluster(executor, todo, corpus, config, settings, backend_options):
-            record(row, question)
-    elif workers == 1:
-        for unit in units:
-            answer_unit(unit)
-    else:
-        answer_in_threads(units, answer_unit, workers)
-    return rows
+            self.rows.append(row)
+            if self._on_row:
+                self._on_row(row, question)
 
 
 def answer_in_threads(units: Sequence[Unit], answer_unit: Callable[[Unit], None], workers: int) -> None:

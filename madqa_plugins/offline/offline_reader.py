@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Set as AbstractSet
+from typing import NamedTuple
 
 from madqa_plugins.offline.offline_codes import QUOTED_RE, SYMBOL_RE, codeish, file_kind_fit
 from madqa_plugins.offline.offline_codes import SPAN_RES as CODE_RES
 from madqa_plugins.offline.offline_dates import DATE_RE, TIME_RE, YEAR_RE
-from madqa_plugins.offline.offline_entries import entry_heads
 from madqa_plugins.offline.offline_names import HONORIFICS, NAME_RE, NOT_NAME, ORG_SUFFIX, PROPER_RE
 from madqa_plugins.offline.offline_numbers import (
     FACTOR_RE,
@@ -25,9 +25,9 @@ from madqa_plugins.offline.offline_numbers import (
     PORT_RE,
     QUANTITY_RE,
     TUPLE_RE,
-    UNIT_OF,
     port_number,
 )
+from madqa_plugins.offline.offline_page import LineReading, PageReading, read_line, read_page
 from madqa_plugins.offline.offline_phrases import expansions
 from madqa_plugins.offline.offline_question import NUMBER_WORDS
 from madqa_plugins.offline.offline_question import STOPWORDS as STOP
@@ -37,13 +37,11 @@ from madqa_plugins.offline.offline_spans import (
     Question,
     clean,
     label_match,
-    lowercase_words,
     proximity,
     stem,
     stems_of,
     words,
 )
-from madqa_plugins.offline.offline_tables import label_pairs, read_row
 
 COMPATIBLE = {  # expected kind -> {candidate kind: fit}
     # the typed kinds a question names (a count, a port, a version, a date, a person, a percentage, a
@@ -77,7 +75,6 @@ SPAN_RES = {"date": DATE_RE, "year": YEAR_RE, "time": TIME_RE, "money": MONEY_RE
             "ordinal": ORDINAL_NOUN_RE, "tuple": TUPLE_RE, "quoted": QUOTED_RE, **CODE_RES}
 
 
-
 def _kind_spans(text: str, kind: str, limit: int) -> list[tuple[int, str]]:
     """(position, text) of every span of ``kind`` starting before ``limit``."""
     out = []
@@ -99,8 +96,6 @@ def _kind_spans(text: str, kind: str, limit: int) -> list[tuple[int, str]]:
     return out
 
 
-
-
 def find_candidates(text: str, file: str, page: int, q: Question, weights: dict[str, float],
                     rank: int = 0, exclude: set[str] | None = None,
                     common: AbstractSet[str] | None = None) -> list[Candidate]:
@@ -109,177 +104,211 @@ def find_candidates(text: str, file: str, page: int, q: Question, weights: dict[
     ``exclude``: stems that cannot be the answer (the whole question's); ``common``: words the
     corpus also writes in lower case (so not names); the page's own words when None.
     """
-    lines = text.splitlines()
-    if not any(ln.strip() for ln in lines):
+    p = read_page(text, file, page, q, weights, COMPATIBLE.get(q.kind, COMPATIBLE["phrase"]), rank, exclude, common)
+    if p is None:
         return []
-    common = common if common is not None else lowercase_words(text)
-    fits = COMPATIBLE.get(q.kind, COMPATIBLE["phrase"])
-    qstems = (exclude or set()) | set(stems_of(q.text))
-    qyears = set(YEAR_RE.findall(q.text))
-    bags = [Bag(ln) for ln in lines]
-    page_bag = Bag(stems=tuple(x for b in bags for x in b.seq.split()))
-    specifiers = {stem(w) for w in words(q.text) if any(ch.isdigit() for ch in w)} | set(q.target)
-    rank_prior = 1.0 - min(rank, 10) * 0.01
-    qterms = set(q.stems)
-    asks_default = "default" in qterms
-    xref_asked = bool(qterms & _XREF_WORDS)  # "which section ...", "on what page ..."
-    units = "|".join(UNIT_OF[w] for w in dict.fromkeys([*q.target, *(stem(w) for w in words(q.text.lower()))])
-                     if w in UNIT_OF)
     out: list[Candidate] = []
-    rows = [read_row(lines, i) for i in range(len(lines))]
-    heading = {k for row in rows for k in row.header_lines}  # lines naming a table's columns hold no answer
-    # nor do they bring their words to the rows near them: a cell has its own column's header (and the row
-    # labels'), so the first rows of a table are not nearer to every question than the others
-    # and the other rows of a table are records of their own: a cell takes no words from the rows around it
-    near_bags = [Bag("") if k in heading or rows[k].cells else b for k, b in enumerate(bags)]
-    entries = entry_heads(lines)  # a manual's entry: what its head line names is said of every line below it
-    for i, line in enumerate(lines):
-        if not line.strip() or i in heading:
+    for i, line in enumerate(p.lines):
+        if not line.strip() or i in p.heading:
             continue
-        nxt = lines[i + 1].strip() if i + 1 < len(lines) and i + 1 not in heading else ""
-        joined = line + (" " + nxt if nxt else "")
-        row_label, cells, header_lines, rows_head, own_labels = rows[i]
-        headed = bool(header_lines)  # a table of words under its header line (not a row of numbers guessed at)
-        entry = entries[i]
-        # the lines whose words count as near (proximity looks 8 lines away at most): none of another entry's;
-        # for a cell, none of the table's other rows nor its header (``near_bags``)
-        lo, hi = max(0, i - 8), min(len(bags), i + 9)
-        window = [_NOTHING if entry is not None and entries[k] != entry else bags[k] for k in range(lo, hi)]
-        cell_window = [b if k == i or b is _NOTHING else near_bags[k] for k, b in zip(range(lo, hi), window, strict=True)]
-        if len(words(row_label)) > 8:
-            row_label = ""
-        pairs = label_pairs(line)
-        dates = [(m.start(), m.end()) for m in DATE_RE.finditer(joined)] + \
-                [(m.start(), m.end()) for m in TIME_RE.finditer(joined)]
-        wholes = [(m.start(), m.end()) for r in (TUPLE_RE, ORDINAL_NOUN_RE) for m in r.finditer(joined)]
-        spans: list[tuple[int, str, str]] = []
-        for kind in fits:
-            if kind in SPAN_RES:
-                spans += [(pos, s, kind) for pos, s in _kind_spans(joined, kind, len(line))]
-        if "symbol" in q.target and q.kind == "ident":  # "the symbol of the weber": Wb, cd, mol
-            spans += [(m.start(), m.group(), "symbol") for m in SYMBOL_RE.finditer(joined)
-                      if m.start() < len(line) and m.group().lower() not in common and m.group().lower() not in STOP]
-        if "expansion" in fits:
-            spans += [(pos, s, "expansion") for pos, s in expansions(joined, q)]
-        if q.kind == "number":  # "There are ten data types": a count written as a word, before what it counts
-            spans += [(m.start(1), m.group(1), "number") for m in _COUNT_WORD.finditer(joined)
-                      if m.start(1) < len(line) and {stem(w) for w in words(m.group(2))} & qterms]
-        stated = _defaults(joined, len(line)) if asks_default else []
-        if q.kind not in TYPED:  # a label's whole value has no type: only an untyped question takes it
-            spans += [(pos, value[:80], "value") for _, pos, value in pairs]
-            spans += [(pos, value, "value") for pos, value in stated]
-        if "phrase" in fits:
-            spans += [(pos, c, "phrase") for pos, c, _ in cells]
-        if q.kind == "code":  # a code without digits in a table's cell: an ISO code ("FIM"), a country code
-            spans += [(pos, c, "code") for pos, c, _ in cells if re.fullmatch(r"[A-Z]{2,6}", c)]
-        seen: set[tuple[str, str]] = set()
-        anchors = [m.start() for m in re.finditer(r"[^\W_][\w'&.\-/]*", joined) if stem(m.group()) in qterms]
-        for pos, value, kind in spans:
-            end = pos + len(value)
-            if kind != "value" and "  " in joined[pos:min(end, len(line))]:
-                continue  # a span across a column gap joins two cells ("Stopsign  Stoppschild")
-            if joined[pos - 1:pos] == "<" and joined[end:end + 1] == ">" and joined[pos - 2:pos - 1] in ("", " "):
-                continue  # a <placeholder> says what to write there, it is no answer
-            inner = QUOTED_RE.search(value) if kind in ("value", "phrase") else None
-            if inner:  # "FIT_MAXITER: use 'set fit maxiter <n>' instead": the quoted command is the value
-                pos, value, kind = pos + inner.start(), inner.group(), "quoted"
-            if kind == "quoted":
-                value = unquote(value)
-            value = clean(value)
-            vstems = set(stems_of(value))
-            if not value or (value, kind) in seen or not vstems or vstems <= qstems:
-                continue  # the question's own words are not its answer
-            if q.kind in MEASURED and kind in ("value", "phrase") and not re.search(r"\d", value):
-                continue  # an amount, a size or a count is written with digits ("math" is no size)
-            if q.kind == "number" and kind == "number" and "." in value:
-                continue  # a count is a whole number: "5.4" (a version) counts nothing
-            if kind in ("number", "money", "quantity", "percent") and any(a <= pos < b for a, b in dates):
-                continue  # the day of a date or the hour of a time is no amount
-            if kind in ("number", "code", "version", "quantity", "ident") and any(a <= pos < b for a, b in wholes) and not \
-                    any(a == pos and b == pos + len(value) for a, b in wholes):
-                continue  # "9" of "(9, 2)" or "13th" of "13th CGPM (1967)": the whole span is proposed
-            if kind not in ("value", "quoted") and _XREF.search(joined[max(0, pos - 12):pos]) and not xref_asked:
-                continue  # "see section 4.3.4", "Table 2", "page 13": a cross-reference, not an answer
-            if kind == "number" and not line[:pos].strip() and re.match(r"\d{1,2}[.)]\s", line[pos:]):
-                continue  # a section number
-            if not line[:pos].strip() and re.match(r"\d{1,2}(?:\.\d{1,2}){1,3}\.?\s+[A-Z]", line[pos:]):
-                continue  # "6.3.2 Selecting the upload urgency": a section's number is no version, code or amount
-            seen.add((value, kind))
-            at = next((k for k, c in enumerate(cells) if c[0] <= pos < c[0] + len(c[1]) + 1), None)
-            cell = cells[at] if at is not None else None
-            head = cell[2] if cell else ""
-            its_row, line_bags = row_label, (cell_window if cell else window)
-            if at is not None and own_labels:  # one of several rows side by side: its own group's words, not the line's
-                its_row = own_labels[at]
-                line_bags = [*line_bags[:i - lo], Bag(f"{its_row} {cell[1]}" if cell else ""), *line_bags[i - lo + 1:]]
-            about = (f"{head} {rows_head} " if cell else "") + (lines[entry] if entry is not None and entry != i else "")
-            local, on_page, near = proximity(line_bags, i - lo, Bag(about), weights, page_bag, q.alts)
-            before = line[max(0, pos - 40):pos]
-            pair = next((p for p in reversed(pairs) if p[1] <= pos), None)
-            lab = 0.8 * label_match(" ".join(words(before)[-4:]), q)
-            if pair is not None:
-                lab = max(lab, label_match(pair[0], q))
-            elif cell is not None:
-                lab = max(lab, label_match(its_row, q), label_match(head, q))
-                if head and specifiers & set(stems_of(head)):  # a table cell: its column is one the question names
-                    lab = max(lab, 0.5 + 0.5 * label_match(its_row, q))
-            if (pos, value) in stated:
-                lab = max(lab, 0.9)  # "Default: #f", "the default is 300 ms" for a question about a default
-            if kind in ("person", "proper") and re.search(r"\b(?:by|from|signed|author|chaired|led)\b[:\s]*$", before, re.I):
-                lab = max(lab, 0.5)
-            if kind == "person" and page <= 2 and i < 15 and qterms & _AUTHORSHIP:
-                lab = max(lab, 0.6)  # a title page names its authors under the title, without saying "author"
-            if q.kind == "place" and re.search(r"\b(?:in|at|near|to)\s+$", before):
-                lab = max(lab, 0.5)
-            fit = fits.get(kind, 0.0)
-            if kind == "value":  # the whole value of a label the question names, whatever its type
-                fit = max(fits.get("phrase", 0.3), 0.9 * lab if lab >= 0.5 else 0.0)
-            elif kind in ("phrase", "quoted") and cell is not None and headed and q.kind not in TYPED and \
-                    label_match(head, q) >= 0.8:
-                fit = max(fit, 0.8)  # the whole cell under the column asked ("32 bits, 4 bytes" for the width)
-            if kind == "symbol":
-                fit *= 1.0 if len(value) > 1 else 0.7  # a lone letter is more often a variable than a unit
-            elif q.kind == "ident":
-                fit *= codeish(value, common)  # a variable or command is rarely a word of running text
-                if "symbol" in q.target and kind != "symbol":
-                    fit *= 0.6  # a symbol is a few letters, not "s-2" of a unit's expansion
-            if kind == "file" and q.kind == "file":
-                fit *= file_kind_fit(value, qterms)  # "the map file": txr3.map, not pdftex.cfg
-            if units and kind in ("quantity", "number"):
-                fit *= 1.0 if re.search(rf"(?:{units})$", value) else 0.6
-            beside = words(line[pos + len(value):pos + len(value) + 30])[:2] + words(before)[-2:]
-            if q.target and set(q.target) & {stem(w) for w in beside} and kind != "value":
-                lab = max(lab, 0.6)  # "Celia Marchetti (the Tenant)", "rent of GBP 1,150"
-            if kind in ("flag", "ident", "code") and q.kind in ("flag", "ident", "code"):
-                lab = max(lab, _echo(value, qterms))  # "-but_per_row" for "the number of buttons per row"
-            if kind == "ordinal" and set(q.target) & vstems:
-                lab = max(lab, 0.6)  # "13th CGPM" for "which CGPM meeting": the noun it counts is the one asked
-            if kind in ("phrase", "value") and len(words(value)) > 8:
-                fit *= 0.5
-            if kind in ("number", "money") and YEAR_RE.fullmatch(value):
-                fit *= 0.3
-            if kind == "proper" and " " not in value and value.lower() in common or kind in ("proper", "person") and (
-                    value.split()[0].lower() in STOP or value.split()[0].lower() in _OPENERS):
-                fit *= 0.3  # a capitalised common word ("However", "In MathProg", "See When") opening a sentence is no name
-            if kind == "person" and any(w.lower() in common for w in words(value) if w[:1].isupper() and "." not in w):
-                fit *= 0.5  # a word also written in lower case is rarely part of a name
-            if kind == "proper" and q.kind == "org":
-                fit *= 1.0 if re.search(ORG_SUFFIX, value) else 0.7
-            if kind == "proper" and (len(value) <= 3 and q.kind != "code" or NAME_RE.fullmatch(value) and q.kind == "place"):
-                fit *= 0.5
-            context_years = set(YEAR_RE.findall(before[-14:] + " " + head))
-            if qyears and context_years and not context_years & qyears:
-                fit *= 0.6  # labelled with another year than the one asked about
-            # a label counts in full only beside the question's other terms ("version" is near every number)
-            score = fit * (0.55 * local + 0.15 * on_page + 0.3 * lab * min(1.0, 2 * local)) * rank_prior
-            score += 0.04 * fit * _closeness(pos, len(value), anchors)  # ties on one line: the nearer span
-            if score <= 0:
-                continue
-            why = f"{kind}; question terms on or near its line: {', '.join(near) or 'none'}"
-            out.append(Candidate(value, kind, file, page, round(score, 4), i, why + ("; label match" if lab else ""),
-                                 round(local, 4), round(on_page, 4), round(lab, 4), round(fit, 4), pos=pos,
-                                 cell=cell is not None and bool(head)))
+        out += _line_candidates(p, read_line(p, i))
     return out
+
+
+def _line_candidates(p: PageReading, ln: LineReading) -> list[Candidate]:
+    """The scored candidates of one line, each (value, kind) once, in the order its spans are proposed."""
+    out: list[Candidate] = []
+    seen: set[tuple[str, str]] = set()
+    for pos, value, kind in _line_spans(p, ln):
+        span = _answer_span(p, ln, pos, value, kind)
+        if span is None or (span.value, span.kind) in seen:
+            continue
+        seen.add((span.value, span.kind))
+        candidate = _scored(p, ln, span)
+        if candidate is not None:
+            out.append(candidate)
+    return out
+
+
+def _line_spans(p: PageReading, ln: LineReading) -> list[tuple[int, str, str]]:
+    """(position, text, kind) of every span starting on the line that the question's kind may take."""
+    q, joined, limit = p.q, ln.joined, len(ln.line)
+    spans: list[tuple[int, str, str]] = []
+    for kind in p.fits:
+        if kind in SPAN_RES:
+            spans += [(pos, s, kind) for pos, s in _kind_spans(joined, kind, limit)]
+    if "symbol" in q.target and q.kind == "ident":  # "the symbol of the weber": Wb, cd, mol
+        spans += [(m.start(), m.group(), "symbol") for m in SYMBOL_RE.finditer(joined)
+                  if m.start() < limit and m.group().lower() not in p.common and m.group().lower() not in STOP]
+    if "expansion" in p.fits:
+        spans += [(pos, s, "expansion") for pos, s in expansions(joined, q)]
+    if q.kind == "number":  # "There are ten data types": a count written as a word, before what it counts
+        spans += [(m.start(1), m.group(1), "number") for m in _COUNT_WORD.finditer(joined)
+                  if m.start(1) < limit and {stem(w) for w in words(m.group(2))} & p.qterms]
+    if q.kind not in TYPED:  # a label's whole value has no type: only an untyped question takes it
+        spans += [(pos, value[:80], "value") for _, pos, value in ln.pairs]
+        spans += [(pos, value, "value") for pos, value in ln.stated]
+    if "phrase" in p.fits:
+        spans += [(pos, c, "phrase") for pos, c, _ in ln.cells]
+    if q.kind == "code":  # a code without digits in a table's cell: an ISO code ("FIM"), a country code
+        spans += [(pos, c, "code") for pos, c, _ in ln.cells if re.fullmatch(r"[A-Z]{2,6}", c)]
+    return spans
+
+
+class _Span(NamedTuple):
+    """A proposed span as an answer: where it starts on the joined line, its cleaned text, kind and stems."""
+
+    pos: int
+    value: str
+    kind: str
+    stems: set[str]
+
+
+def _answer_span(p: PageReading, ln: LineReading, pos: int, value: str, kind: str) -> _Span | None:
+    """The span as an answer (the quoted command of a value, unquoted, cleaned), or None when it is none."""
+    joined, line = ln.joined, ln.line
+    end = pos + len(value)
+    if kind != "value" and "  " in joined[pos:min(end, len(line))]:
+        return None  # a span across a column gap joins two cells ("Stopsign  Stoppschild")
+    if joined[pos - 1:pos] == "<" and joined[end:end + 1] == ">" and joined[pos - 2:pos - 1] in ("", " "):
+        return None  # a <placeholder> says what to write there, it is no answer
+    inner = QUOTED_RE.search(value) if kind in ("value", "phrase") else None
+    if inner:  # "FIT_MAXITER: use 'set fit maxiter <n>' instead": the quoted command is the value
+        pos, value, kind = pos + inner.start(), inner.group(), "quoted"
+    if kind == "quoted":
+        value = unquote(value)
+    value = clean(value)
+    vstems = set(stems_of(value))
+    if not value or not vstems or vstems <= p.qstems:
+        return None  # the question's own words are not its answer
+    return None if _not_an_answer(p, ln, pos, value, kind) else _Span(pos, value, kind, vstems)
+
+
+def _not_an_answer(p: PageReading, ln: LineReading, pos: int, value: str, kind: str) -> bool:
+    """Whether the span, by its kind and what stands around it, cannot answer the question."""
+    q, line = p.q, ln.line
+    if q.kind in MEASURED and kind in ("value", "phrase") and not re.search(r"\d", value):
+        return True  # an amount, a size or a count is written with digits ("math" is no size)
+    if q.kind == "number" and kind == "number" and "." in value:
+        return True  # a count is a whole number: "5.4" (a version) counts nothing
+    if kind in ("number", "money", "quantity", "percent") and any(a <= pos < b for a, b in ln.dates):
+        return True  # the day of a date or the hour of a time is no amount
+    if kind in ("number", "code", "version", "quantity", "ident") and any(a <= pos < b for a, b in ln.wholes) and not \
+            any(a == pos and b == pos + len(value) for a, b in ln.wholes):
+        return True  # "9" of "(9, 2)" or "13th" of "13th CGPM (1967)": the whole span is proposed
+    if kind not in ("value", "quoted") and _XREF.search(ln.joined[max(0, pos - 12):pos]) and not p.qterms & _XREF_WORDS:
+        return True  # "see section 4.3.4", "Table 2", "page 13": a cross-reference, not an answer
+    if kind == "number" and not line[:pos].strip() and re.match(r"\d{1,2}[.)]\s", line[pos:]):
+        return True  # a section number
+    # "6.3.2 Selecting the upload urgency": a section's number is no version, code or amount
+    return not line[:pos].strip() and bool(re.match(r"\d{1,2}(?:\.\d{1,2}){1,3}\.?\s+[A-Z]", line[pos:]))
+
+
+def _scored(p: PageReading, ln: LineReading, span: _Span) -> Candidate | None:
+    """The span as a candidate scored by its fit, the question's terms near it and its label; None at 0."""
+    pos, value, kind = span.pos, span.value, span.kind
+    at = next((k for k, c in enumerate(ln.cells) if c[0] <= pos < c[0] + len(c[1]) + 1), None)
+    cell = ln.cells[at] if at is not None else None
+    head = cell[2] if cell else ""
+    its_row, line_bags = ln.row_label, (ln.cell_window if cell else ln.window)
+    if at is not None and ln.own_labels:  # one of several rows side by side: its own group's words, not the line's
+        its_row = ln.own_labels[at]
+        line_bags = [*line_bags[:ln.i - ln.lo], Bag(f"{its_row} {cell[1]}" if cell else ""), *line_bags[ln.i - ln.lo + 1:]]
+    about = (f"{head} {ln.rows_head} " if cell else "") + (
+        p.lines[ln.entry] if ln.entry is not None and ln.entry != ln.i else "")
+    local, on_page, near = proximity(line_bags, ln.i - ln.lo, Bag(about), p.weights, p.page_bag, p.q.alts)
+    before = ln.line[max(0, pos - 40):pos]
+    lab = _label(p, ln, span, before, cell is not None, its_row, head)
+    fit = _fit(p, span, before, lab, cell is not None and ln.headed, head)
+    lab = _label_beside(p, ln, span, before, lab)
+    # a label counts in full only beside the question's other terms ("version" is near every number)
+    score = fit * (0.55 * local + 0.15 * on_page + 0.3 * lab * min(1.0, 2 * local)) * p.rank_prior
+    score += 0.04 * fit * _closeness(pos, len(value), ln.anchors)  # ties on one line: the nearer span
+    if score <= 0:
+        return None
+    why = f"{kind}; question terms on or near its line: {', '.join(near) or 'none'}"
+    return Candidate(value, kind, p.file, p.page, round(score, 4), ln.i, why + ("; label match" if lab else ""),
+                     round(local, 4), round(on_page, 4), round(lab, 4), round(fit, 4), pos=pos,
+                     cell=cell is not None and bool(head))
+
+
+def _label(p: PageReading, ln: LineReading, span: _Span, before: str, in_cell: bool, its_row: str, head: str) -> float:
+    """How well what labels the span (the words before it, its label, row or column) names the asked attribute."""
+    q, pos, kind = p.q, span.pos, span.kind
+    pair = next((x for x in reversed(ln.pairs) if x[1] <= pos), None)
+    lab = 0.8 * label_match(" ".join(words(before)[-4:]), q)
+    if pair is not None:
+        lab = max(lab, label_match(pair[0], q))
+    elif in_cell:
+        lab = max(lab, label_match(its_row, q), label_match(head, q))
+        if head and p.specifiers & set(stems_of(head)):  # a table cell: its column is one the question names
+            lab = max(lab, 0.5 + 0.5 * label_match(its_row, q))
+    if (pos, span.value) in ln.stated:
+        lab = max(lab, 0.9)  # "Default: #f", "the default is 300 ms" for a question about a default
+    if kind in ("person", "proper") and re.search(r"\b(?:by|from|signed|author|chaired|led)\b[:\s]*$", before, re.I):
+        lab = max(lab, 0.5)
+    if kind == "person" and p.page <= 2 and ln.i < 15 and p.qterms & _AUTHORSHIP:
+        lab = max(lab, 0.6)  # a title page names its authors under the title, without saying "author"
+    if q.kind == "place" and re.search(r"\b(?:in|at|near|to)\s+$", before):
+        lab = max(lab, 0.5)
+    return lab
+
+
+def _label_beside(p: PageReading, ln: LineReading, span: _Span, before: str, lab: float) -> float:
+    """``lab`` raised by the asked attribute's words right beside the span, or spelt by a name in code."""
+    q, pos, value, kind = p.q, span.pos, span.value, span.kind
+    beside = words(ln.line[pos + len(value):pos + len(value) + 30])[:2] + words(before)[-2:]
+    if q.target and set(q.target) & {stem(w) for w in beside} and kind != "value":
+        lab = max(lab, 0.6)  # "Celia Marchetti (the Tenant)", "rent of GBP 1,150"
+    if kind in ("flag", "ident", "code") and q.kind in ("flag", "ident", "code"):
+        lab = max(lab, _echo(value, p.qterms))  # "-but_per_row" for "the number of buttons per row"
+    if kind == "ordinal" and set(q.target) & span.stems:
+        lab = max(lab, 0.6)  # "13th CGPM" for "which CGPM meeting": the noun it counts is the one asked
+    return lab
+
+
+def _fit(p: PageReading, span: _Span, before: str, lab: float, headed_cell: bool, head: str) -> float:
+    """How well the span's kind and form fit what the question asks for (0..1); ``lab`` before ``_label_beside``."""
+    q, fits, value, kind = p.q, p.fits, span.value, span.kind
+    fit = fits.get(kind, 0.0)
+    if kind == "value":  # the whole value of a label the question names, whatever its type
+        fit = max(fits.get("phrase", 0.3), 0.9 * lab if lab >= 0.5 else 0.0)
+    elif kind in ("phrase", "quoted") and headed_cell and q.kind not in TYPED and label_match(head, q) >= 0.8:
+        fit = max(fit, 0.8)  # the whole cell under the column asked ("32 bits, 4 bytes" for the width)
+    if kind == "symbol":
+        fit *= 1.0 if len(value) > 1 else 0.7  # a lone letter is more often a variable than a unit
+    elif q.kind == "ident":
+        fit *= codeish(value, p.common)  # a variable or command is rarely a word of running text
+        if "symbol" in q.target and kind != "symbol":
+            fit *= 0.6  # a symbol is a few letters, not "s-2" of a unit's expansion
+    if kind == "file" and q.kind == "file":
+        fit *= file_kind_fit(value, p.qterms)  # "the map file": txr3.map, not pdftex.cfg
+    if p.units and kind in ("quantity", "number"):
+        fit *= 1.0 if re.search(rf"(?:{p.units})$", value) else 0.6
+    return _fit_of_form(p, span, before, head, fit)
+
+
+def _fit_of_form(p: PageReading, span: _Span, before: str, head: str, fit: float) -> float:
+    """``fit`` lowered for what the span's form says against it: too long, a year, a common word as a name,
+    another year than the one asked about."""
+    q, common, value, kind = p.q, p.common, span.value, span.kind
+    if kind in ("phrase", "value") and len(words(value)) > 8:
+        fit *= 0.5
+    if kind in ("number", "money") and YEAR_RE.fullmatch(value):
+        fit *= 0.3
+    if kind == "proper" and " " not in value and value.lower() in common or kind in ("proper", "person") and (
+            value.split()[0].lower() in STOP or value.split()[0].lower() in _OPENERS):
+        fit *= 0.3  # a capitalised common word ("However", "In MathProg", "See When") opening a sentence is no name
+    if kind == "person" and any(w.lower() in common for w in words(value) if w[:1].isupper() and "." not in w):
+        fit *= 0.5  # a word also written in lower case is rarely part of a name
+    if kind == "proper" and q.kind == "org":
+        fit *= 1.0 if re.search(ORG_SUFFIX, value) else 0.7
+    if kind == "proper" and (len(value) <= 3 and q.kind != "code" or NAME_RE.fullmatch(value) and q.kind == "place"):
+        fit *= 0.5
+    context_years = set(YEAR_RE.findall(before[-14:] + " " + head))
+    if p.qyears and context_years and not context_years & p.qyears:
+        fit *= 0.6  # labelled with another year than the one asked about
+    return fit
 
 
 
@@ -304,35 +333,9 @@ def _closeness(pos: int, length: int, anchors: list[int]) -> float:
     return max(0.0, 1 - min(gaps) / 60) if gaps else 0.0
 
 
-# a stated default is the value after a connector ("defaults to 75 dpi", "Default: #f", "the default is 300 ms",
-# "the default location is /usr/local", "the default value being auto-auto"): the words between "default" and
-# the connector name the attribute ("location", "value of outputtemplate") and are never the value itself
-_DEFAULT = re.compile(r"\b[Dd]efaults?(?:\s+to\b|(?:\s+[\w-]+){0,4}?\s*(?::|=|\bis\b|\bbeing\b|\bwill be\b))"
-                      r"\s*:?\s*(?:is\s+)?(?:set\s+to\s+)?"  # "The default value is: NO"
-                      r"([^\s,;]+?(?:\s(?:ms|s|seconds?|dpi|points?|pt|bp|cm|mm|in|inches|px|pixels|%|lines?))?)(?=[\s,;)]|\.\s|\.?$)")
-
-
 _COUNT_WORD = re.compile(r"\b(" + "|".join(w for w in NUMBER_WORDS if w != "both") + r")\s+((?:[A-Za-z-]+\s+){0,1}[A-Za-z-]+)",
                          re.I)
-_MARKED_DEFAULT = re.compile(r"([^\s,;()]+)\s*\((?:the\s+)?default\)")
-_BRACKETED_DEFAULT = re.compile(r"\((?:the\s+)?defaults?:?\s+([^\s,;()]+)\s*\)")  # "Size of arrowheads (default: 4bp)"
-
-
-_NOTHING = Bag("")
 _XREF_WORDS = frozenset(("section", "chapter", "table", "figure", "page", "appendix", "equation", "sect", "fig", "tab"))
 _XREF = re.compile(r"\b(?:[Ss]ections?|[Cc]hapters?|[Tt]ables?|[Ff]igures?|[Ff]igs?\.|[Pp]ages?|pp?\.|[Aa]ppendix|[Ee]q\.|§)\s*$")
 _OPENERS = frozenset("see warning note notes however when while if then this these those each every such also".split())
 _AUTHORSHIP = frozenset(stem(w) for w in "author authors wrote written write made created maintainer maintains".split())
-_NO_VALUE = frozenset(("the", "a", "an", "value", "setting", "is", "this", "not", "to", "used", "set", "given", "that"))
-
-
-def _defaults(text: str, limit: int) -> list[tuple[int, str]]:
-    """(position, value) stated as a default ("Default: #f", "defaults to 75 dpi", "the default is 300 ms",
-    "PROGRESS (default)")."""
-    out = [(m.start(1), m.group(1).strip("\"'`")) for r in (_MARKED_DEFAULT, _BRACKETED_DEFAULT)
-           for m in r.finditer(text) if m.start(1) < limit]
-    for m in _DEFAULT.finditer(text):
-        value = m.group(1).strip("\"'`")
-        if m.start(1) < limit and value and value.lower() not in _NO_VALUE:
-            out.append((m.start(1), value))
-    return out
