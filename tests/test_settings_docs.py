@@ -78,7 +78,7 @@ def constants(module: str) -> dict[str, object]:
 
 def test_the_fixed_limits_are_the_codes() -> None:
     sessions, questions = constants("madqa/ui/sessions.py"), constants("madqa/evaluation/questions.py")
-    evaluate, build, context = (constants(f"madqa/ui/{m}.py") for m in ("evaluate", "build", "context"))
+    evaluate, build, context = (constants(f"madqa/ui/{m}.py") for m in ("evaluate_run", "build", "context"))
     expected = (f"{sessions['MAX_UPLOAD_FILES']} PDFs of at most {sessions['MAX_UPLOAD_MB']} MB and "
                 f"{sessions['MAX_SESSION_MB']} MB in all per session; question files\n  of at most "
                 f"{questions['MAX_FILE_MB']} MB (Parquet: {questions['MAX_PARQUET_ROWS']:,} rows, "
