@@ -14,7 +14,6 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any, cast
 
-from madqa.answer import check_quotes, parse_answer, read_passages, resolve_citations
 from madqa.budget import Budget
 from madqa.context import ContextOptions, ModelTurn, NoteTurn, ShownPage, ToolTurn, Turn, build_messages
 from madqa.context import image_part as image_part  # re-exported: tests and plugins build messages with it
@@ -22,6 +21,7 @@ from madqa.contract import SearchState as SearchState  # moved to the contract (
 from madqa.conversation import ChatTurn, next_question
 from madqa.errors import MadqaError, ServerLimitError
 from madqa.jsonl import clean_text
+from madqa.loop.answering import read_answer
 from madqa.loop.policies import IDLE_REPLIES as IDLE_REPLIES  # re-exported: the loop's documented constants
 from madqa.loop.policies import UNREADABLE_ANSWER as UNREADABLE_ANSWER
 from madqa.loop.policies import (
@@ -34,6 +34,7 @@ from madqa.loop.policies import (
     tools_called,
     turn_usage,
     unanswered,
+    verification_repair,
 )
 from madqa.loop.replies import (
     answer_payload,
@@ -48,7 +49,7 @@ from madqa.loop.replies import (
 )
 from madqa.loop.steering import proposal, steered
 from madqa.prompts import ANSWER_TOOL as ANSWER_TOOL  # re-exported: tests build tool lists with them
-from madqa.prompts import OTHER_TOOLS_NOTE, REPAIR_NOTE, system_prompt
+from madqa.prompts import OTHER_TOOLS_NOTE, REPAIR_NOTE, VERIFY_NOTE, system_prompt
 from madqa.prompts import SEARCH_TOOL as SEARCH_TOOL
 from madqa.prompts import SYSTEM_PROMPT as SYSTEM_PROMPT  # re-exported: the benchmark's prompt
 from madqa.protocols import (
@@ -60,7 +61,7 @@ from madqa.protocols import (
     run_key_user,
 )
 from madqa.recovery import Sending, images_in, recover
-from madqa.refusals import is_refusal, refusal_items
+from madqa.refusals import is_refusal
 from madqa.render import render_page
 from madqa.scope import describe_scope, resolve_files, search_scoped
 from madqa.search_call import PluginBug, SearchPipeline
@@ -80,6 +81,7 @@ from madqa.types import (
     Step,
     ToolCall,
 )
+from madqa.verification import REPAIRED, item_flag, needs_repair
 
 if TYPE_CHECKING:
     from madqa.corpus import Corpus
@@ -105,6 +107,7 @@ class Run:
     progress: Progress
     history: list[Turn] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what the run had to do to get an answer (limits worked around)
+    pending: AnswerStep | None = None  # an answer not on its pages, kept while its repair turn runs
 
 
 class Agent:
@@ -222,7 +225,8 @@ class Agent:
         run.progress = next_turn(run.progress)
         iteration = run.progress.iteration
         if stop := no_call_left(run.budgets, run.progress):  # nothing left for a call: make none
-            yield self._failed(iteration, stop, run.notes)
+            yield (self._final(run, run.pending, None, f"the answer was not repaired: {stop}") if run.pending
+                   else self._failed(iteration, stop, run.notes))
             return True
         force, spent = forcing(run.budgets, run.progress)
         tools = [self.tools[ANSWER].schema()] if force else [t.schema() for t in self.tools.values()]
@@ -314,29 +318,74 @@ class Agent:
 
     def _answer_turn(self, run: Run, decision: ModelDecision, calls: Sequence[ToolCall], force: bool,
                      spent: str | None) -> Generator[Step, Any, bool | None]:
-        """The answer in the reply (a refusal in prose counts), yielded: True. On the answer step with none
-        to read: one repair turn (False: the next turn), then the question's failure (True). None: go on."""
+        """The answer in the reply (a refusal in prose counts), yielded: True; or its repair turn asked (False).
+        On the answer step with none to read: the answer kept from before a repair turn (True), else one repair
+        turn restating the format (False), then the question's failure (True). None: go on."""
         iteration = run.progress.iteration
         payload = answer_payload(decision)
         if payload is None and not calls and is_refusal(reply_text(decision)):
             payload = {"answer": [], "citations": []}  # "I cannot find this in the documents."
         if payload is not None:
-            answer = self._answer(iteration, payload, run.search.seen)
+            answer = read_answer(iteration, payload, self.corpus, run.search)
             if answer is not None:
-                flags = (*run.notes, *answer.flags, *([f"stopped early: {spent}"] if spent else []))
-                yield replace(answer, flags=tuple(flags))
-                return True
+                return (yield from self._settle(run, decision, answer, spent))
         if not force:
             return None
+        if run.pending is not None:  # the repair turn gave no answer: the first one stands, flagged
+            yield self._final(run, run.pending, spent, "the repair turn gave no answer; the first answer is kept")
+            return True
         why = unread(decision, calls)  # no answer to read: one short turn restating the format, then give up
         run.progress, failure = unanswered(run.progress, why)
         if failure is not None:
             yield self._failed(iteration, failure, run.notes)
             return True
         yield ErrorStep(iteration, "answer", f"{why}; asked the model to answer in the answer format")
-        run.history.append(ModelTurn(iteration, reply_text(decision) or None, replay=replay(decision)))
-        run.history.append(NoteTurn(iteration, REPAIR_NOTE.format(why=f" ({why})")))
+        self._ask_again(run, decision, REPAIR_NOTE.format(why=f" ({why})"))
         return False
+
+    def _settle(self, run: Run, decision: ModelDecision, answer: AnswerStep,
+                spent: str | None) -> Generator[Step, Any, bool]:
+        """The answer yielded (True); or, the first time an answer is not as MADQA asks (an item on no page seen,
+        in another scale, too long), one repair turn asking for it as written (False: the next turn)."""
+        iteration = run.progress.iteration
+        unverified = needs_repair(answer.checks)
+        # a repair turn asks for the answer as written on a page seen: with none seen there is nothing to ask for
+        repair = verification_repair(run.progress, unverified and bool(run.search.seen), spent)
+        if run.pending is None and repair is not None:
+            run.progress, run.pending = repair, answer
+            why = "; ".join(f for c in answer.checks if c.verdict in REPAIRED and (f := item_flag(c)))
+            yield ErrorStep(iteration, "answer", f"{why}; asked the model for the answer as written on its page")
+            self._ask_again(run, decision, VERIFY_NOTE.format(why=why))
+            return False
+        if run.pending is not None and answer.refusal:  # withdrawn when pressed: the first answer stands, flagged
+            yield self._final(run, run.pending, spent, "after a repair turn the model gave no answer; the first "
+                                                       "answer is kept, not verified")
+            return True
+        repaired = () if run.pending is None else (
+            ("the answer was given again after a repair turn, and is still not as written on a page seen",)
+            if unverified else ("the answer was repaired: the first was not as written on a page seen",))
+        yield self._final(run, answer, spent, *repaired)
+        return True
+
+    def _final(self, run: Run, answer: AnswerStep, spent: str | None, *notes: str) -> AnswerStep:
+        """The question's answer with what the run had to do to get it in its flags."""
+        flags = (*run.notes, *answer.flags, *notes, *([f"stopped early: {spent}"] if spent else []))
+        return replace(answer, flags=tuple(flags))
+
+    def _ask_again(self, run: Run, decision: ModelDecision, note: str) -> None:
+        """The reply and the loop's note for a repair turn in the history: a submit_answer call gets the note as
+        its tool result (every call is answered), any other reply the note after it."""
+        iteration, calls = run.progress.iteration, decision.tool_calls or ()
+        answered = [c for c in calls if c.name == ANSWER and not c.error]
+        if answered:
+            ids = [c.id or f"call_{iteration}_{n}" for n, c in enumerate(answered)]
+            run.history.append(ModelTurn(iteration, decision.text, tuple(
+                (i, c.name, json.dumps(c.arguments)) for c, i in zip(answered, ids, strict=True)), replay(decision)))
+            run.history.extend(ToolTurn(iteration, i, note) for i in ids)
+            return
+        text = reply_text(decision) or (json.dumps(decision.answer) if decision.answer is not None else None)
+        run.history.append(ModelTurn(iteration, text, replay=replay(decision)))
+        run.history.append(NoteTurn(iteration, note))
 
     def _run_tools(self, run: Run, decision: ModelDecision, calls: Sequence[ToolCall], display: Display,
                    by_person: set[str]) -> Generator[Step, Any, bool]:
@@ -413,26 +462,6 @@ class Agent:
         return ShownPage(ref, image, mime, text or "", terms)
 
     # --- the answer ------------------------------------------------------------------------
-
-    def _answer(self, iteration: int, payload: Any, seen: set[PageRef]) -> AnswerStep | None:
-        """The answer in ``payload`` with its citations checked; None when it holds no answer object.
-
-        An answer whose every item reads as a refusal ("Not found in the documents") is a refusal."""
-        parsed = parse_answer(payload)
-        if parsed is None:
-            return None
-        answer, raw, parse_flags = parsed
-        flags = list(parse_flags)
-        if answer and refusal_items(answer):
-            flags.append(f"the answer reads as a refusal: {answer[0][:80]!r}")
-            answer, raw = [], []
-        cited = resolve_citations(raw, self.corpus, seen)
-        quotes = check_quotes(cited, self.corpus)
-        flags += [*cited.flags, *quotes.flags]
-        passages = () if answer else read_passages(payload, self.corpus, seen)
-        return AnswerStep(iteration, tuple(answer), cited.refs, tuple(raw), tuple(flags), not answer,
-                          quotes.quotes, quotes.found, closest_passages=passages)
-
 
 
 def _misdirected(name: str, tools: list[str]) -> str:

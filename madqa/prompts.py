@@ -39,6 +39,8 @@ REPAIR_NOTE = """Your last reply could not be read as a final answer{why}. Do no
 {{"answer": ["short answer value"], "citations": [{{"file": "<file from a page label>", "page": <page number>, "quote": "<verbatim quote from that page>"}}]}}
 If the pages you saw do not answer the question, give "answer": [] and "citations": []."""
 
+VERIFY_NOTE = """Your answer is not written on the pages you saw as it stands: {why}. Give the answer as it is written in the document, as short as possible (a value, a name, a date: not a sentence or a passage), in the document's own words and units, with the file and page it is on. Do not search again. Call submit_answer now. If the pages you saw do not hold the answer, give "answer": [] and "citations": []."""
+
 SEARCH_TOOL: dict[str, Any] = {
     "type": "function",
     "function": {

@@ -3,6 +3,7 @@
 Official fields: question, id, answer, citations, search_history, iterations, model.
 Ours beside them: config, backend, answer_always_present (the closed world of the benchmark, or not), refusal,
 closest_passages (a refusal's nearest pages and lines, never scored), trajectory, usage, cost_usd, latency_s, error, flags, quote_check,
+answer_check (each answer item found on its cited page, on another page seen, in another scale, or nowhere),
 and a ``quote`` inside each citation that has one (the official harness reads only file and page).
 """
 
@@ -97,6 +98,7 @@ class Trace:
             "closest_passages": [p.to_dict() for p in answer.closest_passages] if answer else [],
             "flags": list(answer.flags) if answer else [],
             "quote_check": quote_check(answer),
+            "answer_check": answer_check(answer),
             "trajectory": [s.to_dict() for s in self.steps],
             "usage": self.usage.to_dict(),
             "cost_usd": self.cost_usd,
@@ -115,6 +117,13 @@ def citation_rows(answer: AnswerStep) -> list[dict[str, Any]]:
             row["quote"] = quote
         rows.append(row)
     return rows
+
+
+def answer_check(answer: AnswerStep | None) -> dict[str, Any]:
+    """Whether the answer is written on the pages (``madqa.verification``): ``verified`` (every item on a page
+    seen; None: no answer, or not checked) and each item's verdict and page."""
+    checks = answer.checks if answer else ()
+    return {"verified": answer.verified if answer else None, "items": [c.to_dict() for c in checks]}
 
 
 def quote_check(answer: AnswerStep | None) -> dict[str, int]:

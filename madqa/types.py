@@ -182,6 +182,31 @@ class Passage:
         return {"file": self.file, "page": self.page, "lines": list(self.lines)}
 
 
+Verdict = Literal["cited", "moved", "scale", "unseen", "long"]
+
+
+@dataclass(frozen=True)
+class ItemCheck:
+    """One answer item looked for on the pages (``madqa.verification``): ``cited`` (written on its cited page),
+    ``moved`` (on another page the agent saw, ``page``: the citation moved there), ``scale`` (``page`` prints it in
+    another scale or unit, ``written``: as printed), ``unseen`` (on no page seen) or ``long`` (no short extractive
+    answer). Only ``cited`` and ``moved`` are verified: the answer's words are on that page."""
+
+    item: str
+    verdict: Verdict
+    page: PageRef | None = None
+    written: str | None = None
+
+    @property
+    def verified(self) -> bool:
+        return self.verdict in ("cited", "moved")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"item": self.item, "verdict": self.verdict, "verified": self.verified,
+                "file": self.page.file if self.page else None, "page": self.page.page if self.page else None,
+                "written": self.written}
+
+
 @dataclass(frozen=True)
 class AnswerStep:
     """The final answer: ``citations`` are the validated ones, ``raw_citations`` as given.
@@ -204,7 +229,13 @@ class AnswerStep:
     quotes_found: tuple[bool | None, ...] = ()
     failure: str | None = None
     closest_passages: tuple[Passage, ...] = ()
+    checks: tuple[ItemCheck, ...] = ()  # each answer item on the pages (madqa.verification); empty: none made
     type: Literal["answer"] = "answer"
+
+    @property
+    def verified(self) -> bool | None:
+        """Whether every answer item is written on a page the agent saw (None: no answer, or not checked)."""
+        return all(c.verified for c in self.checks) if self.checks and self.answer else None
 
     def quote_of(self, n: int) -> str | None:
         """The supporting quote of the ``n``-th citation, or None."""
@@ -219,6 +250,7 @@ class AnswerStep:
         d["quotes"] = list(self.quotes)
         d["quotes_found"] = list(self.quotes_found)
         d["closest_passages"] = [p.to_dict() for p in self.closest_passages]
+        d["checks"] = [c.to_dict() for c in self.checks]
         return d
 
 

@@ -395,7 +395,9 @@ def test_odd_model_output_ends_in_a_row_that_says_what_happened(small_corpus, re
     assert not invalid["refusal"] and invalid["error"].startswith("no answer could be read")
     ghost = litellm_row(small_corpus, registry, settings, [search_reply(), answer_reply(
         ["412"], [{"file": "ghost.pdf", "page": 1}, {"file": "facts.pdf", "page": 99}, {"file": "facts.pdf"}])])
-    assert ghost["answer"] == ["412"] and ghost["citations"] == []
+    # the ghost citations are dropped; the answer is written on a page seen, so its citation moves there
+    assert ghost["answer"] == ["412"] and ghost["citations"] == [{"file": "facts.pdf", "page": 1}]
+    assert any("not on its cited page but on facts.pdf p.1" in f for f in ghost["flags"])
     flags = " | ".join(ghost["flags"])
     assert "'ghost.pdf' is not in the corpus" in flags and "page 99 of facts.pdf does not exist" in flags
     endless = litellm_row(small_corpus, registry, settings, [search_reply(f"capybara {n}") for n in range(4)])

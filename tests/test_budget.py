@@ -41,12 +41,14 @@ def test_a_token_budget_counts_every_call(corpus, registry, settings):
 
 def test_a_session_budget_is_shared_across_questions_and_stops_before_a_call(corpus, registry, settings):
     session = Budget(max_calls=3, name="session")
-    agent = agent_for(corpus, registry, settings, [{"search": "revenue"}, {"answer": ["x"], "citations": []}] * 3)
+    cited = {"answer": ["7.5 million"], "citations": [{"file": "report.pdf", "page": 1,  # on the page: no repair turn
+                                                       "quote": "Revenue in 2024 was 7.5 million"}]}
+    agent = agent_for(corpus, registry, settings, [{"search": "revenue"}, cited] * 3)
     first = Trace("q1", agent.config).consume(agent.run("q1", budget=session)).row()
     assert first["flags"] == [] and session.calls == 2
     agent.backend.script.pop(0)  # the second question's one call (the last the session allows) answers
     second = Trace("q2", agent.config).consume(agent.run("q2", budget=session)).row()
-    assert agent.backend.calls[-1]["force_answer"] and second["answer"] == ["x"]
+    assert agent.backend.calls[-1]["force_answer"] and second["answer"] == ["7.5 million"]
     assert "stopped early: session budget of 3 model calls reached" in second["flags"] and session.calls == 3
     third = Trace("q3", agent.config).consume(agent.run("q3", budget=session)).row()
     assert third["flags"] == ["stopped: session budget of 3 model calls reached; no model call made"]

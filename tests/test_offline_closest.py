@@ -7,6 +7,7 @@ lines highlighted, and never scored as an answer."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pymupdf
 
@@ -15,7 +16,7 @@ from madqa.answer import read_passages
 from madqa.highlight import locate, text_layer_words
 from madqa.settings import load_config
 from madqa.trace import Trace
-from madqa.types import AnswerStep, PageRef, Passage
+from madqa.types import AnswerStep, ItemCheck, PageRef, Passage
 from madqa.ui.messages import answer_message, citation_marks
 from madqa_plugins.offline.offline_backend import OfflineBackend
 from madqa_plugins.offline.offline_question import analyze
@@ -123,10 +124,15 @@ def test_a_closest_passages_result_is_a_refusal_in_the_row_and_the_chat(demo_cor
     assert boxes and not missing, "the matching lines are highlighted on the page"
 
 
-def test_an_answer_says_only_its_quote_was_checked():
+def test_an_answer_says_what_was_checked_the_quote_and_the_answer_apart():
     step = AnswerStep(1, ("19%",), (PageRef("a.pdf", 1),), quotes=("VAT 19%",), quotes_found=(True,))
     text = answer_message(step, "demo")["content"]
-    assert "quote found on the page" in text and "answer itself is not checked" in text
+    assert "quote found on the page" in text and "answer found" not in text  # no check made: no answer mark
+    checked = replace(step, checks=(ItemCheck("19%", "cited", PageRef("a.pdf", 1)),))
+    assert "✓ answer found on p. 1" in answer_message(checked, "demo")["content"]
+    wrong = replace(step, checks=(ItemCheck("19%", "unseen"),))
+    text = answer_message(wrong, "demo")["content"]
+    assert "✗ answer not on the cited page" in text and "✓ answer" not in text
 
 
 # ------------------------------------------------------------------ tables of words, word forms

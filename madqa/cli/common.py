@@ -237,7 +237,17 @@ def describe_step(step: Any) -> str:
     flags = "".join(f"\n    flag: {f}" for f in step.flags)
     closest = "".join(f"\n  closest passage, {p.file} p.{p.page}: " + " / ".join(p.lines)
                       for p in step.closest_passages)
-    return f"ANSWER: {answer}\n  citations: {cites}{closest}{flags}"
+    return f"ANSWER: {answer}\n  citations: {cites}{answer_mark(step)}{closest}{flags}"
+
+
+def answer_mark(step: Any) -> str:
+    """The line saying whether the answer is written on its pages (``madqa.verification``), or nothing."""
+    if step.verified is None:
+        return ""
+    if step.verified:
+        where = ", ".join(dict.fromkeys(f"{c.page.file} p.{c.page.page}" for c in step.checks if c.page))
+        return f"\n  checked: ✓ the answer is written on {where}"
+    return "\n  checked: ✗ the answer is not written as such on a page the agent saw (see the flags)"
 
 
 def positive_int(text: str) -> int:

@@ -28,6 +28,7 @@ class Progress:
     iteration: int = 0
     repaired_call: bool = False  # the one turn that quotes unreadable tool arguments back was spent
     repaired_answer: bool = False  # the one turn that restates the answer format was spent
+    repaired_verification: bool = False  # the one turn that asks for the answer as written on its page was spent
     idle: int = 0  # replies in a row that called no tool (nothing searched, nothing answered)
 
 
@@ -44,7 +45,7 @@ def no_call_left(budgets: Sequence[Budget], progress: Progress) -> str | None:
     """The failure when a spent budget leaves nothing to make a call with: the question's first call, or
     the call that would repair its answer (a budget is never overdrawn for it); None: a call may be made."""
     spent = spent_budget(budgets)
-    if not spent or not (progress.iteration == 1 or progress.repaired_answer):
+    if not spent or not (progress.iteration == 1 or progress.repaired_answer or progress.repaired_verification):
         return None
     made = "no model call made" if progress.iteration == 1 else "no call left to repair the answer"
     return f"stopped: {spent}; {made}"
@@ -85,6 +86,14 @@ def unanswered(progress: Progress, why: str) -> tuple[Progress, str | None]:
     if progress.repaired_answer:
         return progress, f"no answer could be read from the model's reply, even after a repair turn: {why}"
     return replace(progress, repaired_answer=True, last=progress.iteration + 1), None
+
+
+def verification_repair(progress: Progress, unverified: bool, spent: str | None) -> Progress | None:
+    """One repair turn for an answer not as MADQA asks (an item on no page seen, in another scale, too long):
+    the next step must answer (a call like any other, so never when a budget is spent or due). None: no turn."""
+    if progress.repaired_verification or not unverified or spent is not None:
+        return None
+    return replace(progress, repaired_verification=True, last=progress.iteration + 1)
 
 
 def idle_reply(progress: Progress, force: bool) -> tuple[Progress, str | None]:
