@@ -86,3 +86,31 @@ def test_the_verification_repair_policy():
     assert verification_repair(start, True, "question budget of 4 model calls reached") is None
     assert verification_repair(Progress(last=5, iteration=5, repaired_verification=True), True, None) is None
     assert Budget(max_calls=2).exhausted is None
+
+
+def test_eval_reports_how_far_the_check_can_be_trusted_and_checks_old_rows_on_a_corpus(corpus, registry, settings,
+                                                                                         tmp_path):
+    import json
+
+    from madqa.evaluation.answer_checks import checked_row
+    from madqa.evaluation.report import evaluate
+
+    right, _ = ask(corpus, registry, settings, [{"search": "revenue"}, {"answer": ["7.5 million"], "citations": [P1]}])
+    wrong, _ = ask(corpus, registry, settings, [{"search": "revenue"}, {"answer": ["12 employees"], "citations": [P1]},
+                                                {"answer": ["12 employees"], "citations": [P1]}])
+    also_right, _ = ask(corpus, registry, settings, [{"search": "revenue"}, {"answer": ["7.5 million"], "citations": []}])
+    rows = [{**r, "id": f"q{n}", "question": "What was the revenue in 2024?"}
+            for n, r in enumerate((right, wrong, also_right))]
+    gold = [{"id": f"q{n}", "question": "What was the revenue in 2024?", "answer_variants": [["7.5 million"]],
+             "evidence": [{"document": "report.pdf", "page": 1}]} for n in range(3)]
+    overall = evaluate(rows, gold)["overall"]
+    assert overall["answers_verified"] == 2 / 3 and overall["answers_checked_n"] == 3
+    assert overall["accuracy_verified"] == 1.0 and overall["accuracy_unverified"] == 0.0
+    assert overall["right_verified"] == 1.0 and overall["wrong_caught"] == 1.0
+    # a row written before rows carried the check: checked on the corpus's pages, its trajectory's pages seen
+    old = {k: v for k, v in wrong.items() if k != "answer_check"}
+    assert checked_row(old, corpus)["answer_check"]["verified"] is False
+    old_right = {k: v for k, v in right.items() if k != "answer_check"}
+    assert checked_row(old_right, corpus)["answer_check"]["items"][0]["verdict"] == "cited"
+    assert evaluate([old], gold[:1])["overall"]["answers_checked_n"] == 0  # unchecked rows are not counted
+    assert json.dumps(checked_row(old, corpus))  # still a JSON row

@@ -45,7 +45,7 @@ def test_hyphenation_ligatures_and_soft_hyphens_do_not_hide_an_answer():
 
 def test_an_item_on_another_page_seen_moves_its_citation_there():
     moved = check("148.612 Tausend EUR", HEADCOUNT)  # another language, citing the headcount page
-    assert moved.verdict == "moved" and moved.page == STATEMENT and not moved.verified is False
+    assert moved.verdict == "moved" and moved.page == STATEMENT and moved.verified is not False
     assert "not on its cited page" in (item_flag(moved) or "")
 
 

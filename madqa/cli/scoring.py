@@ -24,6 +24,11 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
         print(f"warning: {args.gold}: {problem}", file=sys.stderr)
     results: dict[str, Any] = {}
     rows_by_name: dict[str, list[dict[str, Any]]] = {}
+    corpus = None
+    if args.corpus:  # rows written before answers were checked get their check here
+        from madqa.cli import common
+
+        corpus = common.open_corpus(args, settings, common.registry(settings))
     for pred_path in args.predictions:
         try:
             rows, row_problems = load_predictions(pred_path)
@@ -32,6 +37,10 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
             return 2
         for problem in row_problems:
             print(f"warning: {pred_path}: {problem}", file=sys.stderr)
+        if corpus is not None:
+            from madqa.evaluation.answer_checks import checked_row
+
+            rows = [checked_row(r, corpus) for r in rows]
         name = Path(pred_path).stem
         while name in results:
             name += "'"
@@ -63,4 +72,6 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="print pure JSON")
     p.add_argument("--by", metavar="FIELD", help="also break down by this question field: category, domain, "
                                                  "or any other (e.g. kind)")
+    p.add_argument("--corpus", metavar="DIR", help="check the answers of rows that carry no answer_check (rows of "
+                                                   "older versions, other tools) on this corpus's pages")
     research.add_eval_arguments(p)

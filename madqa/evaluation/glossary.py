@@ -105,6 +105,18 @@ TERMS: dict[str, Term] = {
     "quotes_n": Term("quotes checked", _COUNT, "quotes the answers carried"),
     "answers_with_verified_quote": Term("answers with a verified quote", _SHARE,
                                         "share of answers backed by at least one quote found on its page"),
+    "answers_verified": Term("answers verified on their pages", _SHARE,
+                             "share of answers whose every item is written on a page the agent saw (answer_check)"),
+    "answers_checked_n": Term("answers checked", _COUNT, "answers whose items were looked for on the pages"),
+    "accuracy_verified": Term("accuracy of verified answers", _SHARE,
+                              "accuracy among answers verified on their pages: how far the ✓ can be trusted"),
+    "accuracy_unverified": Term("accuracy of unverified answers", _SHARE,
+                                "accuracy among answers not written as such on a page seen: what the ✗ catches"),
+    "right_verified": Term("right answers verified", _SHARE,
+                           "share of the right answers that the check finds written on a page seen"),
+    "wrong_caught": Term("wrong answers caught", _SHARE,
+                         "share of the wrong answers the check flags (not written as such on a page seen); an "
+                         "extractive answer from the wrong line is on its page, and is not caught"),
     **{f"errors.{c}": Term(f"wrong answers: {words}", "share of the wrong answers, 0 to 1", why)
        for c, (words, why) in _ERRORS.items()},
     **{f"{head}.{part}": Term(f"{words} {part_words}", _UNITS[head], f"{words}, {why}")

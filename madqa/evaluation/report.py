@@ -185,8 +185,33 @@ def per_question(predictions: Sequence[Any], gold: Sequence[Mapping[str, Any]],
             "unanswerable": not g.get("answer_variants"),
             "tool_use": tool_use.tool_use(row, evidence),
             **_quotes(row),
+            "answer_verified": _verified(row),
         })
     return records
+
+
+def _verified(row: Mapping[str, Any]) -> bool | None:
+    """Whether the row's answer is written on a page seen (its ``answer_check``); None: no answer, or no check."""
+    check = row.get("answer_check")
+    value = check.get("verified") if isinstance(check, Mapping) else None
+    return value if isinstance(value, bool) and not m.is_empty_answer(row.get("answer")) else None
+
+
+def _answer_shares(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """How far the answer's ✓ can be trusted: the share of checked answers verified on their pages, and the
+    accuracy among verified and among unverified answers (failed rows aside: they hold no answer)."""
+    checked = [r for r in records if r["answer_verified"] is not None and r["run_error"] is None]
+    verified = [r for r in checked if r["answer_verified"]]
+    unverified = [r for r in checked if not r["answer_verified"]]
+    return {
+        "answers_verified": len(verified) / len(checked) if checked else None,
+        "answers_checked_n": len(checked),
+        "accuracy_verified": _mean([1.0 if r["correct"] else 0.0 for r in verified]),
+        "accuracy_unverified": _mean([1.0 if r["correct"] else 0.0 for r in unverified]),
+        # the two sides of the check: right answers it confirms, wrong ones it flags
+        "right_verified": _mean([1.0 if r["answer_verified"] else 0.0 for r in checked if r["correct"]]),
+        "wrong_caught": _mean([0.0 if r["answer_verified"] else 1.0 for r in checked if not r["correct"]]),
+    }
 
 
 def _quotes(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -285,6 +310,7 @@ def _aggregate(records: list[dict[str, Any]], gold_indices: list[int],
         "unanswerable_refused": _mean([0.0 if r["answered"] or r["run_error"] is not None else 1.0
                                        for r in records if r["unanswerable"]]),
         **_quote_shares(records),
+        **_answer_shares(records),
         **tool_use.summary(records),
     }
 
@@ -352,6 +378,9 @@ TABLE_ROWS: tuple[tuple[str, str], ...] = (
     ("n_run_errors", "n_run_errors"), ("n_unanswerable", "n_unanswerable"),
     ("unanswerable_refused", "unanswerable_refused"),
     ("quotes_verified", "quotes_verified"), ("answers_with_verified_quote", "answers_with_verified_quote"),
+    ("answers_verified", "answers_verified"), ("accuracy_verified", "accuracy_verified"),
+    ("accuracy_unverified", "accuracy_unverified"), ("right_verified", "right_verified"),
+    ("wrong_caught", "wrong_caught"),
     ("first_step_success", "first_step_success"), ("tool_calls_per_question", "tool_calls_per_question"),
     ("pages_by_search", "pages_by_search"), ("pages_by_navigation", "pages_by_navigation"),
     ("gold_pages_by_search", "gold_pages_by_search"), ("gold_pages_by_navigation", "gold_pages_by_navigation"),
