@@ -305,12 +305,28 @@ def _fit_of_form(p: PageReading, span: _Span, before: str, head: str, fit: float
         fit *= 1.0 if re.search(ORG_SUFFIX, value) else 0.7
     if kind == "proper" and (len(value) <= 3 and q.kind != "code" or NAME_RE.fullmatch(value) and q.kind == "place"):
         fit *= 0.5
+    asked = _ASKED_SCALE.search(q.text)
+    if asked and kind in ("money", "number", "quantity") and (written := _WRITTEN_SCALE.search(value)) \
+            and _scale_of(written.group(1)) != _scale_of(asked.group(1)):
+        fit *= 0.4  # "in EUR thousand": "EUR 19 million" is the value in another unit, not as the question asks it
     context_years = set(YEAR_RE.findall(before[-14:] + " " + head))
     if p.qyears and context_years and not context_years & p.qyears:
         fit *= 0.6  # labelled with another year than the one asked about
     return fit
 
 
+
+
+_SCALES = {"thousand": "k", "thousands": "k", "teur": "k", "k": "k", "million": "m", "millions": "m", "mn": "m",
+           "mio": "m", "billion": "b", "billions": "b", "bn": "b"}
+_SCALE_WORD = "|".join(sorted(_SCALES, key=len, reverse=True))
+# the unit a question asks its value in: "in EUR thousand", "in thousands of euros", "in millions", "(in TEUR)"
+_ASKED_SCALE = re.compile(rf"\bin\s+(?:[A-Z]{{3}}\s+|\w+\s+of\s+)?({_SCALE_WORD})\b", re.I)
+_WRITTEN_SCALE = re.compile(rf"\b({_SCALE_WORD})\b", re.I)
+
+
+def _scale_of(word: str) -> str:
+    return _SCALES[word.lower()]
 
 
 def _echo(value: str, qterms: AbstractSet[str]) -> float:
