@@ -44,7 +44,7 @@ def test_a_text_only_model_sends_no_image(corpus, kind):
     with fp.FakeProvider(kind, list(FULL_QUESTION)) as provider:
         row = ask(corpus, provider, vision=False)
     assert row["answer"] == ["62,500"] and provider.failures() == []
-    assert "Revenue in 2024 was 7.5 million euros." in json.dumps(provider.requests[1]["body"])
+    assert "Revenue in 2024 was 7.5 million euros, EUR 62,500 per employee." in json.dumps(provider.requests[1]["body"])
     assert all(s not in json.dumps(r["body"]) for r in provider.requests
                for s in ("image_url", "inlineData", "inline_data", '"images": ["', '"type": "image"'))
 
