@@ -2,10 +2,10 @@
 """How far an answer's ✓ can be trusted, on the real-document sets: the share of right answers the check finds on
 their pages, and the share of wrong ones it flags.
 
-    python bench/answer_check.py [--sets realdocs,realdocs2,...] [--home DIR] [--threshold 0]
+    python bench/answer_check.py [--sets realdocs,realdocs2,...] [--home DIR] [--threshold T]
 
-Runs ``madqa run`` with the offline config (its abstention at ``--threshold``: 0 answers every question, the
-most material for the check) on each fetched set's questions (bench/.cache/SET/docs), then ``madqa eval`` on the
+Runs ``madqa run`` with the offline config (its own abstention, or ``--threshold T``: 0 answers every question)
+on each fetched set's questions (bench/.cache/SET/docs), then ``madqa eval`` on the
 rows, and prints per set: answers checked, verified, accuracy among verified and unverified answers, right
 answers verified, wrong answers caught. Prints JSON, then a table.
 """
@@ -27,7 +27,7 @@ FIELDS = ("answers_checked_n", "answers_verified", "accuracy_verified", "accurac
           "wrong_caught", "accuracy")
 
 
-def measure(name: str, home: Path, threshold: float, out: Path) -> dict[str, object] | None:
+def measure(name: str, home: Path, threshold: float | None, out: Path) -> dict[str, object] | None:
     docs = REPO / "bench" / ".cache" / name / "docs"
     if not docs.is_dir():
         print(f"{name}: not fetched (python data/{name}/fetch.py), skipped", file=sys.stderr)
@@ -37,9 +37,9 @@ def measure(name: str, home: Path, threshold: float, out: Path) -> dict[str, obj
     pred = out / f"{name}.jsonl"
     env = {**os.environ, "MADQA_HOME": str(home)}
     py = [sys.executable, "-m", "madqa"]
+    at = ["--set", f"backend.abstain_threshold={threshold}"] if threshold is not None else []
     subprocess.run([*py, "run", "--corpus", str(docs), "--questions", str(questions), "-o", str(pred), "--config",
-                    "offline", "--set", f"backend.abstain_threshold={threshold}"], env=env, check=False,
-                   capture_output=True)
+                    "offline", *at], env=env, check=False, capture_output=True)
     done = subprocess.run([*py, "eval", str(pred), "--gold", str(questions), "--json"], env=env,
                           capture_output=True, text=True, check=True)
     overall = next(iter(json.loads(done.stdout).values()))["overall"]
@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sets", default=",".join(SETS))
     parser.add_argument("--home", type=Path, default=REPO / "bench" / ".cache" / "answer-check-home")
-    parser.add_argument("--threshold", type=float, default=0.0)
+    parser.add_argument("--threshold", type=float, default=None)
     args = parser.parse_args(argv)
     figures = {}
     with tempfile.TemporaryDirectory(prefix="madqa-answer-check-") as tmp:
