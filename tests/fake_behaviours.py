@@ -29,6 +29,11 @@ class Server:
     context_tokens: int | None = None  # request bytes / 4 above this: refused (Ollama truncates silently)
     flavour: str = "openai"  # openai, vllm or llamacpp (only for the openai kind)
     capabilities: tuple[str, ...] = field(default=("completion", "tools", "vision"))  # Ollama /api/show
+    named_choice: bool = True  # False: refuses a tool_choice that names a tool or says "required"
+
+
+# Servers that take tool_choice "auto" and "none" only (older vLLM, llama.cpp's server, some proxies)
+CHOICE_REFUSED = "Only 'auto' and 'none' tool_choice are supported by this server"
 
 
 def images_of(kind: str, body: dict[str, Any]) -> list[bytes]:
@@ -70,6 +75,8 @@ def refusal(kind: str, server: Server, body: dict[str, Any], size: int, model: s
         return refused
     if not server.tools and body.get("tools"):
         return _tools_refused(flavour, model)
+    if not server.named_choice and body.get("tools") and body.get("tool_choice") not in (None, "auto", "none"):
+        return 400, error_body(kind, flavour, 400, CHOICE_REFUSED)
     images = images_of(kind, body)
     if images and not server.vision:
         return _no_vision(flavour, model)
