@@ -259,3 +259,34 @@ def prose_answer_text(value: str) -> str:
 
 REFUSAL_TEXT = "I cannot find this information in the documents."
 CUT_TEXT = "Let me think about this carefully. The documents show that the"
+
+
+# --- bodies real servers and the proxies in front of them send (issue 37) ------------------------------------
+
+
+def gemini_quota(delay: str = "3s") -> str:
+    """Gemini's 429 for a per-minute quota: RESOURCE_EXHAUSTED with the delay to wait in RetryInfo (no
+    Retry-After header)."""
+    return json.dumps({"error": {"code": 429, "message": "You exceeded your current quota, please check your plan "
+                                 "and billing details.", "status": "RESOURCE_EXHAUSTED", "details": [
+        {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [
+            {"quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests",
+             "quotaId": "GenerateRequestsPerMinutePerProjectPerModel-FreeTier"}]},
+        {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": delay}]}})
+
+
+def html_page(status: int, title: str) -> str:
+    """An error page of nginx (or another proxy) in front of the model server."""
+    return (f"<html>\r\n<head><title>{title}</title></head>\r\n<body>\r\n<center><h1>{title}</h1></center>\r\n"
+            "<hr><center>nginx/1.24.0</center>\r\n</body>\r\n</html>\r\n")
+
+
+# OpenRouter, out of credits (402)
+CREDITS = json.dumps({"error": {"message": "Insufficient credits. This account never purchased credits. Make sure "
+                                "your key is on the correct account or org, and if so, purchase more at "
+                                "https://openrouter.ai/settings/credits", "code": 402}})
+# OpenRouter, an upstream provider's failure sent as a 200 whose body is an error object
+ERROR_IN_200 = json.dumps({"error": {"message": "Provider returned error", "code": 502,
+                                     "metadata": {"provider_name": "Fireworks", "raw": "upstream timed out"}}})
+# A stream with no chunk at all, only its end (a proxy that forces streaming, a crashed generation)
+DONE_ONLY = "data: [DONE]\n\n"
