@@ -281,6 +281,9 @@ def html_page(status: int, title: str) -> str:
             "<hr><center>nginx/1.24.0</center>\r\n</body>\r\n</html>\r\n")
 
 
+# The variable litellm reads each kind's key from (what a rejected key's error must name)
+KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "gemini": "GEMINI_API_KEY",
+                 "ollama": "OLLAMA_API_KEY"}
 # OpenRouter, out of credits (402)
 CREDITS = json.dumps({"error": {"message": "Insufficient credits. This account never purchased credits. Make sure "
                                 "your key is on the correct account or org, and if so, purchase more at "

@@ -33,13 +33,17 @@ box. An unknown key is refused with the list of known ones (``read_backend_optio
   for the life of the process; a refusal of images sets ``supports_vision`` False and raises
   ``madqa.ServerLimitError("vision")`` for the loop to resend the turn as text.
 - ``force_tool_choice``: how the last step forces ``submit_answer``: ``"named"`` (default, the
-  function by name), ``"required"``, or ``"none"`` (send no tool_choice).
+  function by name), ``"required"``, or ``"none"`` (send no tool_choice). A server that refuses a forced
+  tool_choice (a 400 naming ``tool_choice``: vLLM / llama.cpp "Only 'auto' and 'none' tool_choice are
+  supported", Anthropic with extended thinking) gets the same turn without it, learned per (api_base, model)
+  and said once at WARNING.
 - ``max_attempts`` (default 3; or ``max_retries`` = attempts - 1), ``retry_base_delay`` (1 s),
   ``retry_max_delay`` (30 s), ``overload_delay`` (5 s: the base delay after an overload, Anthropic's
   529 or a 503), ``sleep`` (a callable, for tests): retries with capped exponential backoff and
   jitter on rate limits, timeouts, connection errors, 5xx and reply bodies that are not JSON;
   never on authentication errors or bad requests; ``Retry-After`` is honoured (up to
-  ``retry_max_delay``). The last failure raises ``madqa.BackendError``
+  ``retry_max_delay``), and so is Gemini's ``RetryInfo.retryDelay`` in a 429's body. Errors name what
+  fixes them (madqa_plugins/litellm/litellm_hints.py: the key's variable and ``api_key_env``, ``timeout``). The last failure raises ``madqa.BackendError``
   naming the provider, the kind of error and the provider's own message (keys redacted; none
   for authentication errors, whose text echoes the key).
 - ``max_tokens_ceiling`` (16384): a reply cut off at max_tokens (``finish_reason`` length) is asked
