@@ -72,8 +72,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import madqa
-from madqa_plugins.litellm import litellm_protocol as protocol
 from madqa_plugins.litellm import litellm_hints as hints
+from madqa_plugins.litellm import litellm_protocol as protocol
 from madqa_plugins.litellm.litellm_errors import Failure, classify
 from madqa_plugins.litellm.litellm_import import import_litellm
 from madqa_plugins.litellm.litellm_messages import as_plain_text, without_images
