@@ -7,9 +7,11 @@ question (three searches, a show_pages, an answer; once with images, once as a t
 against that provider's documented request rules, then plays the error replies (429 with
 Retry-After, 400 with a reason, 500, a hang past backend.timeout, arguments that are not JSON),
 then how the litellm backend meets each real-world server behaviour (tests/fake_behaviours.py): a
-refusal of tools, server limits, cut and filtered replies, overloads, broken bodies, no usage.
-The same scenarios are tests in tests/test_providers.py, tests/test_litellm_negotiation.py and
-tests/test_litellm_limits.py; this prints what they found.
+refusal of tools, server limits, cut and filtered replies, overloads, broken bodies, no usage; and what
+real servers and the proxies in front of them send (a refused named tool_choice, Gemini's retryDelay, a
+rejected key, a timeout, a body cut mid-reply, HTML error pages, a 402, an error object in a 200, a stream of
+only [DONE]). The same scenarios are tests in tests/test_providers.py, tests/test_litellm_negotiation.py,
+tests/test_litellm_limits.py and tests/test_litellm_servers.py; this prints what they found.
 """
 
 from __future__ import annotations
@@ -176,12 +178,73 @@ def behaviours(kind: str) -> dict[str, str]:
             outcome, Exception) and outcome.estimated else f"FAIL: {outcome!r}"[:120])
     else:
         out["no usage in the reply"] = "litellm counts the text itself (not flagged as an estimate)"
+    out.update(servers(kind))
     shapes = []
     for name, make in fp.TEXT_REPLY_KINDS.items():
         outcome, p, _, _ = _decide(kind, [make("revenue")])
         shapes.append(name if not isinstance(outcome, Exception) and outcome.text and not outcome.tool_calls else
                       f"{name} FAILED")
     out["tool calls written as text"] = "reported as text (the loop parses them): " + ", ".join(shapes)
+    protocol.forget()
+    return out
+
+
+def _said(outcome: Any, *words: str) -> str:
+    """The cell of a turn that must fail naming ``words``: the words found, or FAIL with the message."""
+    text = str(outcome)
+    if isinstance(outcome, madqa.BackendError) and all(w in text for w in words):
+        return "; ".join(words)
+    return f"FAIL: {text}"[:140]
+
+
+def _answered(outcome: Any, p: fp.FakeProvider, note: str) -> str:
+    return (f"{note}, {len(p.requests)} requests, answered" if not isinstance(outcome, Exception)
+            and outcome.tool_calls else f"FAIL: {outcome!r}"[:140])
+
+
+def servers(kind: str) -> dict[str, str]:
+    """The behaviours of issue 37: what real servers and the proxies in front of them send (tests/
+    test_litellm_servers.py plays the same)."""
+    out: dict[str, str] = {}
+    if kind == "openai":
+        protocol.forget()
+        with fp.FakeProvider(kind, [fp.answer(["1"], [])], server=fb.Server(named_choice=False, flavour="vllm"),
+                             model="openai/local-model") as p:
+            decision = backend(p).decide(history(0), TOOLS, True)
+        out["named tool_choice refused"] = _answered(decision, p, "same turn without tool_choice, learned")
+    else:
+        out["named tool_choice refused"] = "n/a (the provider takes a named tool)"
+    if kind == "gemini":
+        outcome, p, _, sleeps = _decide(kind, [fp.raw(429, fb.gemini_quota("3s"), "application/json"),
+                                               fp.search("x")], retry_max_delay=30)
+        out["429 RESOURCE_EXHAUSTED, retryDelay 3s"] = _answered(outcome, p, f"waited {sleeps[0]:.1f} s" if sleeps
+                                                                 else "no wait")
+    else:
+        out["429 RESOURCE_EXHAUSTED, retryDelay 3s"] = "n/a (Gemini's body)"
+    outcome, *_ = _decide(kind, [fp.error(401, "invalid api key")])
+    out["401"] = _said(outcome, fb.KEY_VARIABLES[kind], "backend.api_key_env")
+    outcome, *_ = _decide(kind, [fp.hang(3)], timeout=1, max_attempts=1)
+    out["timeout names the option"] = _said(outcome, "backend.timeout is 1 s")
+    outcome, p, _, _ = _decide(kind, [fp.cut_mid_body(), fp.search("x")], images=0)
+    out["body cut mid-reply"] = _answered(outcome, p, "the reply was cut off mid-body, retried")
+    outcome, *_ = _decide(kind, [fp.raw(413, fb.html_page(413, "413 Request Entity Too Large"), "text/html")],
+                          images=0)
+    out["413 HTML page, no image"] = _said(outcome, "HTML page (HTTP 413", "the request was too large")
+    outcome, p, _, _ = _decide(kind, [fp.raw(502, fb.html_page(502, "502 Bad Gateway"), "text/html"),
+                                      fp.search("x")], images=0)
+    out["502 HTML page from a proxy"] = _answered(outcome, p, "named, retried")
+    if kind == "openai":
+        outcome, p, _, _ = _decide(kind, [fp.raw(402, fb.CREDITS, "application/json")] * 2)
+        out["402 no credits (OpenRouter)"] = _said(outcome, "no credits or quota left") + f", {len(p.requests)} request"
+        outcome, p, _, _ = _decide(kind, [fp.raw(200, fb.DONE_ONLY, "text/event-stream")] * 2)
+        out["a stream of only [DONE]"] = _said(outcome, "streamed reply") + f", {len(p.requests)} request"
+    else:
+        out["402 no credits (OpenRouter)"] = out["a stream of only [DONE]"] = "n/a (OpenAI-compatible proxies)"
+    if kind in ("openai", "anthropic"):
+        outcome, p, _, _ = _decide(kind, [fp.raw(200, fb.ERROR_IN_200, "application/json"), fp.search("x")])
+        out["200 with an error object"] = _answered(outcome, p, "retried")
+    else:
+        out["200 with an error object"] = "n/a (OpenAI-compatible proxies)"
     protocol.forget()
     return out
 

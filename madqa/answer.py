@@ -128,8 +128,10 @@ def normalize_citations(value: Any) -> tuple[list[dict[str, Any]], list[str]]:
                 continue
             flags.append(f"citation {item!r} given as text, read as {read['file']} p.{read['page']}")
             item = read
-        file = item.get("file", item.get("document", item.get("filename")))
-        page = item.get("page", item.get("page_number"))
+        file, file_key = _first_key(item, FILE_KEYS)
+        page, page_key = _first_key(item, PAGE_KEYS)
+        flags += [f"citation {name} read from {key}" for name, key in (("file", file_key), ("page", page_key))
+                  if key not in (None, name)]
         if page is None and isinstance(file, str) and (read := citation_from_text(file)) is not None:
             flags.append(f"citation file {file!r} holds its page, read as {read['file']} p.{read['page']}")
             file, page = read["file"], read["page"]
@@ -168,11 +170,30 @@ def parse_answer(payload: Any) -> tuple[list[str], list[dict[str, Any]], list[st
         payload = parsed
     if isinstance(payload, list):
         payload = {"answer": payload}
-    if not isinstance(payload, dict) or not ({"answer", "answers", "citations"} & set(payload)):
+    if not isinstance(payload, dict) or not ((set(ANSWER_KEYS) | set(CITATION_KEYS)) & set(payload)):
         return None
-    answer, f1 = normalize_answer(payload.get("answer", payload.get("answers")))
-    citations, f2 = normalize_citations(payload.get("citations"))
+    value, answer_key = _first_key(payload, ANSWER_KEYS)
+    cited, citations_key = _first_key(payload, CITATION_KEYS)
+    flags += [f"{name} read from {key}" for name, key in (("answer", answer_key), ("citations", citations_key))
+              if key not in (None, name)]
+    answer, f1 = normalize_answer(value)
+    citations, f2 = normalize_citations(cited)
     return answer, citations, flags + f1 + f2
+
+
+# The keys a model may give each part under (the first present wins); one other than the first is flagged.
+ANSWER_KEYS = ("answer", "answers", "final_answer")
+CITATION_KEYS = ("citations", "sources", "references")
+FILE_KEYS = ("file", "document", "filename")
+PAGE_KEYS = ("page", "page_number", "page_no")
+
+
+def _first_key(obj: dict[str, Any], keys: tuple[str, ...]) -> tuple[Any, str | None]:
+    """(the value, its key) of the first of ``keys`` present and not None in ``obj``; (None, None) if none."""
+    for key in keys:
+        if obj.get(key) is not None:
+            return obj[key], key
+    return None, None
 
 
 def citation_from_text(item: Any) -> dict[str, Any] | None:

@@ -29,6 +29,11 @@ class Server:
     context_tokens: int | None = None  # request bytes / 4 above this: refused (Ollama truncates silently)
     flavour: str = "openai"  # openai, vllm or llamacpp (only for the openai kind)
     capabilities: tuple[str, ...] = field(default=("completion", "tools", "vision"))  # Ollama /api/show
+    named_choice: bool = True  # False: refuses a tool_choice that names a tool or says "required"
+
+
+# Servers that take tool_choice "auto" and "none" only (older vLLM, llama.cpp's server, some proxies)
+CHOICE_REFUSED = "Only 'auto' and 'none' tool_choice are supported by this server"
 
 
 def images_of(kind: str, body: dict[str, Any]) -> list[bytes]:
@@ -70,6 +75,8 @@ def refusal(kind: str, server: Server, body: dict[str, Any], size: int, model: s
         return refused
     if not server.tools and body.get("tools"):
         return _tools_refused(flavour, model)
+    if not server.named_choice and body.get("tools") and body.get("tool_choice") not in (None, "auto", "none"):
+        return 400, error_body(kind, flavour, 400, CHOICE_REFUSED)
     images = images_of(kind, body)
     if images and not server.vision:
         return _no_vision(flavour, model)
@@ -252,3 +259,37 @@ def prose_answer_text(value: str) -> str:
 
 REFUSAL_TEXT = "I cannot find this information in the documents."
 CUT_TEXT = "Let me think about this carefully. The documents show that the"
+
+
+# --- bodies real servers and the proxies in front of them send (issue 37) ------------------------------------
+
+
+def gemini_quota(delay: str = "3s") -> str:
+    """Gemini's 429 for a per-minute quota: RESOURCE_EXHAUSTED with the delay to wait in RetryInfo (no
+    Retry-After header)."""
+    return json.dumps({"error": {"code": 429, "message": "You exceeded your current quota, please check your plan "
+                                 "and billing details.", "status": "RESOURCE_EXHAUSTED", "details": [
+        {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [
+            {"quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests",
+             "quotaId": "GenerateRequestsPerMinutePerProjectPerModel-FreeTier"}]},
+        {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": delay}]}})
+
+
+def html_page(status: int, title: str) -> str:
+    """An error page of nginx (or another proxy) in front of the model server."""
+    return (f"<html>\r\n<head><title>{title}</title></head>\r\n<body>\r\n<center><h1>{title}</h1></center>\r\n"
+            "<hr><center>nginx/1.24.0</center>\r\n</body>\r\n</html>\r\n")
+
+
+# The variable litellm reads each kind's key from (what a rejected key's error must name)
+KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "gemini": "GEMINI_API_KEY",
+                 "ollama": "OLLAMA_API_KEY"}
+# OpenRouter, out of credits (402)
+CREDITS = json.dumps({"error": {"message": "Insufficient credits. This account never purchased credits. Make sure "
+                                "your key is on the correct account or org, and if so, purchase more at "
+                                "https://openrouter.ai/settings/credits", "code": 402}})
+# OpenRouter, an upstream provider's failure sent as a 200 whose body is an error object
+ERROR_IN_200 = json.dumps({"error": {"message": "Provider returned error", "code": 502,
+                                     "metadata": {"provider_name": "Fireworks", "raw": "upstream timed out"}}})
+# A stream with no chunk at all, only its end (a proxy that forces streaming, a crashed generation)
+DONE_ONLY = "data: [DONE]\n\n"

@@ -100,6 +100,11 @@ def truncated_body() -> Reply:
     return Reply("answer", truncated=True)
 
 
+def cut_mid_body() -> Reply:
+    """A 200 that promises a whole body (Content-Length) and closes the connection half-way through it."""
+    return Reply("answer", headers={"X-Fake-Cut": "1"})
+
+
 def overloaded(kind: str) -> Reply:
     """The provider's overload reply: Anthropic's 529 overloaded_error, the others' 503."""
     status, message = fb.OVERLOAD[kind]
@@ -175,6 +180,7 @@ class FakeProvider:
                 data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
                 if headers.pop("X-Fake-Truncate", None):
                     data = data[: len(data) // 2]
+                cut = headers.pop("X-Fake-Cut", None)  # the full Content-Length, half the body, then closed
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", headers.pop("Content-Type", "application/json"))
@@ -182,7 +188,10 @@ class FakeProvider:
                     for k, v in headers.items():
                         self.send_header(k, v)
                     self.end_headers()
-                    self.wfile.write(data)
+                    self.wfile.write(data[: len(data) // 2] if cut else data)
+                    if cut:
+                        self.wfile.flush()
+                        self.close_connection = True
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 
@@ -232,7 +241,8 @@ class FakeProvider:
         if reply.kind == "raw":
             return reply.status, reply.text, dict(reply.headers)
         self._calls += 1
-        return 200, self.reply_body(reply, body or {}), {"X-Fake-Truncate": "1"} if reply.truncated else {}
+        more = {"X-Fake-Truncate": "1"} if reply.truncated else {}
+        return 200, self.reply_body(reply, body or {}), {**reply.headers, **more}
 
     # --- replies in each wire format ----------------------------------------------------------------
 

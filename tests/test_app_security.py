@@ -389,7 +389,9 @@ def test_a_key_given_to_the_cli_stays_out_of_its_output_and_files(tmp_path: Path
                           "-o", str(out), *model], capture_output=True, text=True, env=env, cwd=REPO, timeout=120)
     assert ran.returncode == 1  # one question failed, and said so
     errors = sorted(str(json.loads(line)["error"]) for line in out.read_text().splitlines())
-    assert errors == ["None", "backend: the openai server at api_base rejected the API key (authentication error)"]
+    assert errors == ["None", "backend: the openai server at api_base rejected the API key (authentication error); "
+                      "the key came from OPENAI_API_KEY: set a valid key there, or name another variable with "
+                      "--set backend.api_key_env=NAME"]
     assert provider.auth.count(SECRET) == 4  # ask: 2 calls; run: 1 answer + 1 rejected
     logs = tmp_path / "logs"
     logs.mkdir()

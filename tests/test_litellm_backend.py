@@ -226,7 +226,8 @@ def test_bad_key_is_not_retried_and_never_shown(caplog):
     with pytest.raises(madqa.BackendError) as caught:
         b.decide(history_after_search(), [SEARCH_TOOL, ANSWER_TOOL], False)
     error = caught.value
-    assert str(error) == "openai rejected the API key (authentication error)"
+    assert str(error).startswith("openai rejected the API key (authentication error); the key was the one handed over")
+    assert "OPENAI_API_KEY" in str(error) and "backend.api_key_env" in str(error)  # what fixes it
     assert sleeps == [] and b._mock_queue == ["never reached"]  # no retry
     assert error.__cause__ is None and error.__context__ is None  # the provider's text is not chained
     assert {"LiteLLM", "madqa.litellm"} <= {r.name for r in caplog.records}
@@ -450,7 +451,8 @@ def test_real_client_over_http_bad_key(local_server, caplog):
     b = backend("openai/local-model", api_base=api_base, api_key=SECRET, sleep=sleeps.append)
     with pytest.raises(madqa.BackendError) as caught:
         b.decide(history_after_search()[:2], [SEARCH_TOOL], False)
-    assert str(caught.value) == "the openai server at api_base rejected the API key (authentication error)"
+    assert str(caught.value).startswith("the openai server at api_base rejected the API key (authentication error)")
+    assert "OPENAI_API_KEY" in str(caught.value) and "backend.api_key_env" in str(caught.value)
     assert len(seen) == 1 and sleeps == []
     assert "SECRET123" not in caplog.text
 

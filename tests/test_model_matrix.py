@@ -110,3 +110,48 @@ def test_a_text_only_model_gets_page_text_and_answers(env, kind):
         row = ask(env, p)
     answered(row)
     assert not fb.images_of(p.kind, p.requests[-1]["body"])
+
+
+# --- issue 37: what real servers and proxies send, over a whole question ------------------------------------
+
+
+@pytest.mark.parametrize("flavour", ["vllm", "llamacpp"])
+def test_a_server_refusing_a_named_tool_choice_still_answers_at_the_forced_step(env, flavour):
+    from madqa_plugins.litellm import litellm_protocol as protocol
+
+    protocol.forget()
+    server = fb.Server(named_choice=False, flavour=flavour)
+    with fp.FakeProvider("openai", [fp.search("revenue 2024"), ANSWER], server=server,
+                         model="openai/local-model") as p:
+        row = ask(env, p, max_steps_=2)  # the second step is the forced answer
+    protocol.forget()
+    answered(row)
+    assert p.requests[-2]["body"].get("tool_choice") and "tool_choice" not in p.requests[-1]["body"]
+
+
+@pytest.mark.parametrize("kind", fp.KINDS)
+def test_a_rejected_key_fails_naming_its_variable_and_the_option(env, kind):
+    with fp.FakeProvider(kind, [fp.error(401, "invalid api key")]) as p:
+        row = ask(env, p)
+    failed(row, "rejected the API key", fb.KEY_VARIABLES[kind], "backend.api_key_env")
+
+
+@pytest.mark.parametrize("kind", fp.KINDS)
+def test_an_answer_under_final_answer_and_sources_is_read_and_flagged(env, kind):
+    import json
+
+    arguments = {"final_answer": "7.5 million euros", "sources": [
+        {"document": "report.pdf", "page_number": 1, "quote": CITE[0]["quote"]}]}
+    with fp.FakeProvider(kind, [fp.search("revenue 2024"), fp.raw_call("submit_answer", json.dumps(arguments))]) as p:
+        row = ask(env, p)
+    answered(row)
+    assert {"answer read from final_answer", "citations read from sources", "citation file read from document",
+            "citation page read from page_number"} <= set(row["flags"])
+
+
+@pytest.mark.parametrize("kind", fp.KINDS)
+def test_a_proxy_html_error_page_fails_named_as_such(env, kind):
+    page = fb.html_page(502, "502 Bad Gateway")
+    with fp.FakeProvider(kind, [fp.raw(502, page, "text/html")] * 4) as p:
+        row = ask(env, p, max_attempts=2)
+    failed(row, '"502 Bad Gateway") from something in front of the model server')

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from madqa.answer import parse_answer
+from madqa.answer import ANSWER_KEYS, CITATION_KEYS, parse_answer
 from madqa.errors import MadqaError
 from madqa.tool_text import read_tool_calls, strip_reasoning
 from madqa.types import ModelDecision, ToolCall
@@ -56,6 +56,13 @@ def with_text_calls(decision: ModelDecision, tools: list[dict[str, Any]],
 
 def unread(decision: ModelDecision, calls: Sequence[ToolCall]) -> str:
     """Why a reply on the answer step holds no answer, in a few words."""
+    answers = [c for c in calls if c.name == "submit_answer"]
+    if answers:  # called, but under keys no reader knows
+        args = answers[0].arguments
+        keys = ", ".join(sorted(map(str, args))) if isinstance(args, dict) and args else "none"
+        known = "/".join(ANSWER_KEYS + CITATION_KEYS)
+        return (f"the model called submit_answer, but its arguments held no answer under any known key "
+                f"({known}); they had: {keys}")
     if calls:
         names = ", ".join(sorted({c.name for c in calls}))
         return f"the model called {names} when it had to answer"

@@ -33,13 +33,17 @@ box. An unknown key is refused with the list of known ones (``read_backend_optio
   for the life of the process; a refusal of images sets ``supports_vision`` False and raises
   ``madqa.ServerLimitError("vision")`` for the loop to resend the turn as text.
 - ``force_tool_choice``: how the last step forces ``submit_answer``: ``"named"`` (default, the
-  function by name), ``"required"``, or ``"none"`` (send no tool_choice).
+  function by name), ``"required"``, or ``"none"`` (send no tool_choice). A server that refuses a forced
+  tool_choice (a 400 naming ``tool_choice``: vLLM / llama.cpp "Only 'auto' and 'none' tool_choice are
+  supported", Anthropic with extended thinking) gets the same turn without it, learned per (api_base, model)
+  and said once at WARNING.
 - ``max_attempts`` (default 3; or ``max_retries`` = attempts - 1), ``retry_base_delay`` (1 s),
   ``retry_max_delay`` (30 s), ``overload_delay`` (5 s: the base delay after an overload, Anthropic's
   529 or a 503), ``sleep`` (a callable, for tests): retries with capped exponential backoff and
   jitter on rate limits, timeouts, connection errors, 5xx and reply bodies that are not JSON;
   never on authentication errors or bad requests; ``Retry-After`` is honoured (up to
-  ``retry_max_delay``). The last failure raises ``madqa.BackendError``
+  ``retry_max_delay``), and so is Gemini's ``RetryInfo.retryDelay`` in a 429's body. Errors name what
+  fixes them (madqa_plugins/litellm/litellm_hints.py: the key's variable and ``api_key_env``, ``timeout``). The last failure raises ``madqa.BackendError``
   naming the provider, the kind of error and the provider's own message (keys redacted; none
   for authentication errors, whose text echoes the key).
 - ``max_tokens_ceiling`` (16384): a reply cut off at max_tokens (``finish_reason`` length) is asked
@@ -68,6 +72,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import madqa
+from madqa_plugins.litellm import litellm_hints as hints
 from madqa_plugins.litellm import litellm_protocol as protocol
 from madqa_plugins.litellm.litellm_errors import Failure, classify
 from madqa_plugins.litellm.litellm_import import import_litellm
@@ -113,7 +118,10 @@ class LiteLLMBackend:
         self._litellm = import_litellm()
         self.model = model.strip()
         key = options.get("api_key")
+        self._key_source = "given" if key else "provider"  # where a rejected key came from (litellm_hints.py)
+        self._key_env: str | None = options.get("api_key_env") or None
         if key is None and options.get("api_key_env"):
+            self._key_source = "env"
             key = os.environ.get(str(options["api_key_env"])) or None
             if key is None:
                 raise madqa.SettingsError(f"litellm option api_key_env names {options['api_key_env']!r}, "
@@ -128,6 +136,7 @@ class LiteLLMBackend:
                                 and not os.environ.get("OPENAI_API_KEY"))
         if self.placeholder_key:
             self._api_key = Secret(PLACEHOLDER_KEY)
+            self._key_source = "placeholder"
         self.temperature = options.get("temperature")
         # types, ranges and choices were checked against OPTIONS (litellm_options.py) by read_backend_options
         self.timeout = float(options["timeout"])
@@ -256,6 +265,8 @@ class LiteLLMBackend:
         """Take up what any backend of this (api_base, model) learned since (another thread's refusal);
         an explicit option always wins."""
         for capability, (value, reason) in protocol.learned(self.api_base, self.model).items():
+            if capability not in ("tools", "vision"):  # (tool_choice: read by _turn)
+                continue
             now = self.supports_tools if capability == "tools" else self.supports_vision
             if self._options.get(capability) is None and now != value:
                 self._learn(capability, value, reason, here=False)
@@ -311,10 +322,8 @@ class LiteLLMBackend:
         try:
             try:
                 request, response = self._turn(messages, tools, force_answer, self.max_tokens)
-            except _ChoiceRefused as refused:  # Anthropic with extended thinking: answer offered alone, not forced
-                self.force_tool_choice = "none"
-                notes.append(f"the server refused a forced tool choice ({refused.failure.detail}); submit_answer is "
-                             "offered alone without forcing it, for the rest of this run")
+            except _ChoiceRefused as refused:  # answer offered alone, not forced; learned per (api_base, model)
+                notes.append(self._choice_refused(refused.failure))
                 request, response = self._turn(messages, tools, force_answer, self.max_tokens)
         except _ToolsRefused as refused:  # the same turn again, once, in the JSON-in-text protocol
             reason = refused.failure.detail or refused.failure.kind
@@ -343,6 +352,21 @@ class LiteLLMBackend:
                                            longer.replay)
         return decision
 
+    def _choice_refused(self, failure: Failure) -> str:
+        """Learn that the server takes no forced tool_choice (vLLM / llama.cpp "Only 'auto' and 'none'
+        tool_choice are supported", Anthropic with extended thinking): said once at WARNING; the note."""
+        reason = failure.detail or failure.kind
+        protocol.learn(self.api_base, self.model, "tool_choice", False, reason)
+        log.warning("%s refused a forced tool_choice (%s): the answer step of model %s now offers submit_answer "
+                    "alone without forcing it, for the rest of this process (set backend.force_tool_choice=none "
+                    "to skip the first refusal)", self.who, reason, self.model)
+        return (f"the server refused a forced tool choice ({reason}); submit_answer is offered alone without "
+                "forcing it, for the rest of this run (backend.force_tool_choice=none says so up front)")
+
+    def _forces(self) -> bool:
+        """Whether the answer step names its tool in tool_choice: not after the server refused it."""
+        return self.force_tool_choice != "none" and "tool_choice" not in protocol.learned(self.api_base, self.model)
+
     def _bigger_max_tokens(self) -> int | None:
         """The max_tokens of the one retry after a reply cut off at max_tokens; None: no retry."""
         ceiling = self.max_tokens_ceiling or 0
@@ -357,7 +381,7 @@ class LiteLLMBackend:
         if self.supports_tools:
             request["messages"] = messages if self.supports_vision else without_images(messages)
             request["tools"] = tools
-            if force_answer and tools and self.force_tool_choice != "none":
+            if force_answer and tools and self._forces():
                 names = [t.get("function", {}).get("name") for t in tools]
                 forced = "submit_answer" if "submit_answer" in names else names[-1]
                 request["tool_choice"] = ({"type": "function", "function": {"name": forced}}
@@ -399,12 +423,21 @@ class LiteLLMBackend:
             self._sleep(delay)
         assert failure is not None
         message = f"{failure.provider} {failure.kind}"
+        if (failure.status == 413 or failure.limit is not None and failure.limit.limit == "image_size") and \
+                not hints.has_images(request.get("messages")):  # a 413 on a request with no image: the request itself
+            message = (f"{failure.provider} {failure.kind}: {hints.too_large(request)}" if failure.status == 413
+                       else f"{failure.provider} refused the request as too large: {hints.too_large(request)}")
+            failure = replace(failure, limit=None)
         if failure.retryable and self.max_attempts > 1:
             message += f", after {self.max_attempts} attempts"
         if failure.detail:
             message += f": {failure.detail}"
         if failure.kind.startswith("found no API key"):
             message += f": {self._key_hint(self._missing_keys())}"
+        if failure.kind.startswith(("rejected the API key", "refused access to the model")):
+            message += f"; {hints.key_hint(self.provider, self._key_source, self._key_env)}"
+        if failure.kind.startswith("did not answer in time"):
+            message += f"; {hints.timeout_hint(self.timeout)}"
         if failure.kind.startswith("could not be reached") and self._local_default():
             message += (f" (nothing answers at {self._local_default()}, litellm's address for a local "
                         f"{self.provider} server: start it with `ollama serve`, or give its address with --api-base)")

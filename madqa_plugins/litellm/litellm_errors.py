@@ -54,6 +54,7 @@ class Failure:
     tools_refused: bool = False  # the server takes no ``tools``: retry in the JSON-in-text protocol
     overloaded: bool = False  # 529 / 503: wait longer between attempts
     choice_refused: bool = False  # a forced tool_choice refused (Anthropic with extended thinking): send none
+    status: int | None = None  # the HTTP status, where the kind depends on it (an HTML page's 413)
 
 
 def classify(exc: Exception, default_provider: str, litellm: Any, trust_exception: bool = True,
@@ -67,11 +68,17 @@ def classify(exc: Exception, default_provider: str, litellm: Any, trust_exceptio
     provider = provider if isinstance(provider, str) and provider else default_provider
     status = getattr(exc, "status_code", None)
     status = status if isinstance(status, int) else None
+    if _in_chain(exc, 413):
+        status = 413  # litellm's OpenAI client calls a 413 a RateLimitError (429)
     text = str(getattr(exc, "message", None) or exc).lower()  # only inspected, never shown
 
     def failure(kind: str, retryable: bool, retry_after: float | None = None, **more: Any) -> Failure:
-        return Failure(kind, retryable, provider, retry_after, provider_message(exc, secrets), **more)
+        detail = provider_message(exc, secrets) or body_message(exc, secrets)
+        return Failure(kind, retryable, provider, retry_after, detail, **more)
 
+    seen = what_was_sent(exc, status)
+    if seen is not None:
+        return Failure(seen[0], seen[1], provider, status=status)
     if "missing credentials" in text or (("api key" in text or "api_key" in text)
                                          and any(w in text for w in ("missing", "not set", "no key", "not found"))):
         return Failure("found no API key (missing credentials)", False, provider)
@@ -97,13 +104,22 @@ def classify(exc: Exception, default_provider: str, litellm: Any, trust_exceptio
         found = _DECODER.search(str(getattr(exc, "message", None) or exc))
         return Failure("sent an unreadable reply body (cut off or not JSON)", True, provider,
                        detail=found.group(1) if found else None)
-    refused = status not in (429,) and not isinstance(exc, litellm.RateLimitError)
+    refused = status == 413 or status != 429 and not isinstance(exc, litellm.RateLimitError)
     if refused and tools_refused(text):
         return failure("refused the tools parameter (no tool calling on this server or model)", False,
                        tools_refused=True)
     if refused and "tool_choice forces tool use" in text:  # Anthropic: thinking takes tool_choice auto only
         return failure("refused a forced tool choice (extended thinking takes only tool_choice auto)", False,
                        choice_refused=True)
+    if refused and "tool_choice" in text and (status is None or 400 <= status < 500):
+        # vLLM, llama.cpp's server, proxies: "Only 'auto' and 'none' tool_choice are supported by this server"
+        # (the backend takes it as such only for a request that forced a tool)
+        return failure("refused a forced tool choice (tool_choice naming a tool)", False, choice_refused=True)
+    if status == 402 or "insufficient credits" in text or "insufficient_quota" in text:
+        # OpenRouter's 402 "Insufficient credits"; OpenAI's 429 insufficient_quota ("You exceeded your current
+        # quota"): waiting does not help
+        return failure("refused the request: the account has no credits or quota left (HTTP "
+                       f"{status or 402}; add credits or use another key)", False)
     limit = server_limit(text, status, isinstance(exc, litellm.ContextWindowExceededError)) if refused else None
     if limit is not None:
         return failure(LIMIT_KINDS[limit.limit], False, limit=limit)
@@ -113,8 +129,14 @@ def classify(exc: Exception, default_provider: str, litellm: Any, trust_exceptio
         return failure("rejected the request (bad request)", False)
     if isinstance(exc, litellm.RateLimitError) or status == 429:
         return failure("rate-limited the request (rate limit error)", True, retry_after(exc))
-    if isinstance(exc, litellm.APIConnectionError) or any(
-            w in text for w in ("connection error", "connecterror", "connection refused")):
+    connection = any(w in text for w in ("connection error", "connecterror", "connection refused"))
+    if isinstance(exc, litellm.APIConnectionError) and not connection and _ERROR_OBJECT.search(text):
+        # a 200 whose body is an error object (OpenRouter's upstream failures), which litellm calls a connection error
+        return failure("sent an error object in place of a reply (HTTP 200 with an `error` body)", True)
+    if isinstance(exc, litellm.APIConnectionError) and not connection and "traceback" in text:
+        return Failure("sent a reply that is not a chat completion (litellm could not read it; not a connection "
+                       "failure)", True, provider, detail=_first_line(exc))
+    if isinstance(exc, litellm.APIConnectionError) or connection:
         return failure("could not be reached (connection error)", True)
     if status == 408:
         return failure("did not answer in time (timeout)", True)
@@ -150,8 +172,90 @@ def _real_status(exc: Exception, status: int | None, text: str) -> int | None:
     return status
 
 
+# Gemini's 429 RESOURCE_EXHAUSTED: {"error": {..., "details": [{"@type": "...google.rpc.RetryInfo",
+# "retryDelay": "3s"}]}} (a protobuf Duration: seconds with up to 9 decimals and an "s")
+_RETRY_DELAY = re.compile(r"""["']?retrydelay["']?\s*:\s*["'](\d+(?:\.\d+)?)s["']""")
+_CUT_BODY = re.compile(r"peer closed connection without sending complete message body(?: \(([^)]*)\))?|"
+                       r"incomplete chunked read|incompleteread|remoteprotocolerror")
+_HTML = re.compile(r"<!doctype html|<html[\s>]", re.I)
+_TITLE = re.compile(r"<title[^>]*>\s*([^<]{1,120}?)\s*</title>", re.I | re.S)
+_CHAIN_DEPTH = 8
+
+
+def chain_text(exc: BaseException) -> str:
+    """The text of an exception and the ones it came from (litellm's OpenAI client says only "Connection
+    error." where httpx said why), with the body of the HTTP response when litellm kept it. Inspected
+    only, never shown."""
+    parts: list[str] = []
+    seen: BaseException | None = exc
+    for _ in range(_CHAIN_DEPTH):
+        if seen is None:
+            break
+        parts.append(str(getattr(seen, "message", None) or seen))
+        body = getattr(getattr(seen, "response", None), "text", None)
+        if isinstance(body, str) and body:
+            parts.append(body[:4000])
+        seen = seen.__cause__ or seen.__context__
+    return "\n".join(parts)
+
+
+def _in_chain(exc: BaseException, status: int) -> bool:
+    """Whether the exception or one it came from carries HTTP ``status`` (litellm may have mapped it)."""
+    seen: BaseException | None = exc
+    for _ in range(_CHAIN_DEPTH):
+        if seen is None:
+            return False
+        if getattr(seen, "status_code", None) == status:
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def what_was_sent(exc: BaseException, status: int | None) -> tuple[str, bool] | None:
+    """(kind, retryable) of a reply that was no server's answer: an HTML error page from a proxy in front of
+    the server, or a body cut off mid-reply; None for any other failure."""
+    text = chain_text(exc)  # (a str() that fails: the backend's classifying falls back to the type's name)
+    cut = _CUT_BODY.search(text.lower())
+    if cut:
+        said = cut.group(1) if cut.lastindex and cut.group(1) else "the connection closed before the end"
+        return (f"sent a reply that was cut off: the reply was cut off mid-body ({said}); the server or a proxy "
+                "in between closed the connection early", True)
+    if status is not None and status >= 400 and _HTML.search(text) and not _NOT_A_REPLY.search(text.lower()):
+        # (a 200 page litellm calls "Empty or invalid response": a web UI at api_base, told by classify)
+        title = _TITLE.search(text)
+        named = f', "{" ".join(title.group(1).split())}"' if title else ""
+        return (f"sent an HTML page (HTTP {status}{named}) from something in front of the model server (a "
+                "proxy, gateway or load balancer), not the server's own reply", status >= 500 or status == 429)
+    return None
+
+
+# An error object in a body, as litellm quotes it: {'message': 'Provider returned error', 'code': 502}
+_ERROR_OBJECT = re.compile(r"""\{\s*['"]message['"]\s*:\s*['"]([^'"]{1,300})['"]""")
+
+
+def body_message(exc: BaseException, secrets: tuple[str, ...] = ()) -> str | None:
+    """The message of an error object somewhere in the exception's chain (litellm's own message can be empty:
+    "OpenAIException - "), redacted as ``provider_message``."""
+    found = _ERROR_OBJECT.search(chain_text(exc))
+    if found:
+        return provider_message(Exception(found.group(1)), secrets)
+    return provider_message(Exception(chain_text(exc)), secrets)
+
+
+def _first_line(exc: BaseException) -> str | None:
+    line = str(getattr(exc, "message", None) or exc).strip().splitlines()
+    return provider_message(Exception(line[0])) if line else None
+
+
+def retry_delay(exc: BaseException) -> float | None:
+    """The delay a provider asked for in its error body (Gemini's ``RetryInfo.retryDelay``), in seconds."""
+    found = _RETRY_DELAY.search(chain_text(exc).lower())
+    return float(found.group(1)) if found else None
+
+
 def retry_after(exc: Exception) -> float | None:
-    """The provider's Retry-After (seconds), wherever litellm kept the headers for this provider."""
+    """The provider's Retry-After (seconds), wherever litellm kept the headers for this provider; else the
+    ``retryDelay`` of its error body (Gemini)."""
     for source in (getattr(getattr(exc, "response", None), "headers", None), getattr(exc, "headers", None),
                    getattr(exc, "litellm_response_headers", None)):
         try:
@@ -163,7 +267,7 @@ def retry_after(exc: Exception) -> float | None:
                 return max(0.0, float(value))
         except (TypeError, ValueError):
             continue
-    return None
+    return retry_delay(exc)
 
 
 def provider_message(exc: Exception, secrets: tuple[str, ...] = ()) -> str | None:
