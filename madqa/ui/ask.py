@@ -40,6 +40,7 @@ from madqa.ui.messages import (
 )
 from madqa.ui.modal import open_viewer_js
 from madqa.ui.model_bar import model_bar
+from madqa.ui.given_marks import mark_key, session_token
 from madqa.ui.pages import LARGE_BUDGET_PX, SOURCE_WORDS, highlighted_page_file, page_file
 from madqa.ui.scope_picker import build_scope_picker, chosen_scope, follow_collection_picker
 from madqa.ui.sessions import disk_reason
@@ -74,6 +75,9 @@ def show_page(ctx: AppContext, session: Any, corpus_key: str, ref: PageRef,
     corpus = ctx.corpus_or_error(session, corpus_key)
     quotes, answers = marks or ([], [])
     note = ""
+    if (quotes or answers) and not ctx.marks.given(session_token(session), mark_key(corpus_key, ref, quotes, answers)):
+        # marks this session's answers never handed out (a made-up quote): the plain page, drawn once for all
+        quotes, answers, note = [], [], "  \nNothing is highlighted: that quote is not one this session was given."
     try:
         if quotes or answers:
             path, highlight = highlighted_page_file(corpus, ref, ctx.settings, LARGE_BUDGET_PX, quotes, answers)
