@@ -84,7 +84,7 @@ class SharedCollection:
 
     def _run(self) -> None:
         began = time.monotonic()
-        log.info("collection %s: indexing %s in the background", self.name, self.root)
+        log.info("collection %s: indexing %s (new or changed files) in the background", self.name, self.root)
         try:
             if not self.root.is_dir():
                 raise CorpusError(f"the folder of {self.name} ({self.root}) is missing")

@@ -91,4 +91,4 @@ def test_the_start_log_names_the_collections_and_when_each_is_indexed(app: Simpl
         time.sleep(0.5)
     text = app.log.read_text(errors="replace")
     assert "serving 1 collections: demo (" in text
-    assert "collection demo: indexing " in text
+    assert "collection demo: indexing " in text and "(new or changed files) in the background" in text
