@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         wait_http(url + "config", 180)
         fn_index, trigger = endpoint(url, "on_option")
         before = {"pages": usage(base / "tmp", "madqa-pages-*"), "gradio": usage(base, "gradio")}
-        stop, latencies, peak = threading.Event(), [], 0.0
+        stop, latencies, peak = threading.Event(), list[float](), 0.0
         probe = threading.Thread(target=heartbeat, args=(url + "gradio_api/info", stop, latencies, 0.2), daemon=True)
         probe.start()
         ended: dict[str, int] = {}

@@ -92,3 +92,19 @@ def test_the_start_log_names_the_collections_and_when_each_is_indexed(app: Simpl
     text = app.log.read_text(errors="replace")
     assert "serving 1 collections: demo (" in text
     assert "collection demo: indexing " in text and "(new or changed files) in the background" in text
+
+
+def test_the_server_key_budgets_are_keyed_by_the_socket_peer_with_hops_0() -> None:
+    """The budgets on the server's keys (``AppContext.job_slot``'s keys) come from the same address: with the
+    socket's peer no longer rewritten (above), three forged chains are one client and share one budget."""
+    from madqa.ui.context import AppContext
+
+    ctx = AppContext.__new__(AppContext)
+    ctx.settings = SimpleNamespace(proxy_hops=0)  # type: ignore[assignment]
+    ctx.limits = None
+    seen = set()
+    for forged in ("203.0.113.1", "203.0.113.2", "198.51.100.7, 203.0.113.3"):
+        request = SimpleNamespace(client=SimpleNamespace(host="127.0.0.1"), headers={"x-forwarded-for": forged})
+        with ctx.job_slot({"token": "t"}, request) as keys:
+            seen.add(keys[0])
+    assert seen == {"client:127.0.0.1"}

@@ -16,7 +16,7 @@ from types import SimpleNamespace
 import pytest
 
 from madqa.settings import Settings
-from madqa.types import AnswerStep, Passage, PageRef
+from madqa.types import AnswerStep, PageRef, Passage
 from madqa.ui import pages
 from madqa.ui.ask import show_page
 from madqa.ui.given_marks import GivenMarks, give_answer_marks, mark_key
@@ -34,8 +34,8 @@ def test_a_given_citation_round_trips_through_its_value_and_its_thumbnail() -> N
     give_answer_marks(marks, {"token": TOKEN}, "demo", step)
     value = citation_value("demo", step.citations[0], step.quote_of(0), step.answer)
     assert marks.given(TOKEN, mark_key("demo", step.citations[0], *citation_marks(value)))
-    thumbnail = [[step.quote_of(0)], list(step.answer)]  # what cited_pages keeps for the gallery
-    assert marks.given(TOKEN, mark_key("demo", step.citations[0], *thumbnail))
+    quotes, answers = [step.quote_of(0) or ""], list(step.answer)  # what cited_pages keeps for the gallery
+    assert marks.given(TOKEN, mark_key("demo", step.citations[0], quotes, answers))
     options = answer_message(step, "demo").get("options", [])
     assert options  # what the chat's chips send back
     for option in options:

@@ -27,6 +27,7 @@ from madqa.ui.citation_links import PICK_SUFFIX
 from madqa.ui.collection_picker import build_picker, follow_questions
 from madqa.ui.config_panel import FIELD_NAMES, ConfigPanel, build_config_panel, resolve_config
 from madqa.ui.context import AGENT_CONCURRENCY, AGENT_CONCURRENCY_ID, AppContext, api_parameters, shown_error
+from madqa.ui.given_marks import mark_key, session_token
 from madqa.ui.layout import SIDE_ID
 from madqa.ui.lazy import send_after_first_paint
 from madqa.ui.messages import (
@@ -40,7 +41,6 @@ from madqa.ui.messages import (
 )
 from madqa.ui.modal import open_viewer_js
 from madqa.ui.model_bar import model_bar
-from madqa.ui.given_marks import mark_key, session_token
 from madqa.ui.pages import LARGE_BUDGET_PX, SOURCE_WORDS, highlighted_page_file, page_file
 from madqa.ui.scope_picker import build_scope_picker, chosen_scope, follow_collection_picker
 from madqa.ui.sessions import disk_reason
