@@ -109,3 +109,17 @@ def test_the_folder_is_pruned_to_its_size_oldest_first(tmp_path: Path) -> None:
         os.utime(path, (now - 100 + n, now - 100 + n))
     removed = pages.prune(tmp_path, max_bytes=4000)
     assert removed == 7 and sorted(p.name for p in tmp_path.iterdir()) == ["7.png", "8.png", "9.png"]
+
+
+def test_steer_downloads_keep_only_the_latest_folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each steered row wrote one more ``madqa-steer-*`` folder, never deleted (the other event that writes files
+    per call without a bound); now the latest few are kept, as Evaluate's and "You search"'s are."""
+    import tempfile
+
+    from madqa.ui import steer
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(steer, "_steer_folders", [])
+    paths = [steer.write_rows([{"id": n}]) for n in range(30)]
+    assert len(list(tmp_path.glob("madqa-steer-*"))) == 8
+    assert Path(paths[-1]).read_text(encoding="utf-8") == '{"id": 29}\n'
