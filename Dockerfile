@@ -26,11 +26,13 @@ WORKDIR /home/user/app
 
 # System packages as root: Tesseract (scripts/install --system) and tini, an init that forwards the
 # stop signal to the app (Python as PID 1 would ignore SIGTERM) and reaps the PDF worker processes.
+# apt's package lists and downloaded .debs go in the same layer (/var/cache/apt kept 107 MB in the image).
 COPY scripts/install scripts/install
 RUN DEBIAN_FRONTEND=noninteractive apt-get update -qq \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends tini >/dev/null \
     && scripts/install --system ${INSTALL_FLAGS} \
-    && rm -rf /var/lib/apt/lists/* /root/.cache scripts
+    && apt-get clean \
+    && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /root/.cache scripts
 
 # Python packages as the app's user, in one layer with their bytecode (compiled here, not at every
 # start). Gradio writes a random hash_seed.txt next to its own code at first import: it is pointed at

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -82,12 +83,16 @@ class SharedCollection:
                 self._thread.start()
 
     def _run(self) -> None:
+        began = time.monotonic()
+        log.info("collection %s: indexing %s (new or changed files) in the background", self.name, self.root)
         try:
             if not self.root.is_dir():
                 raise CorpusError(f"the folder of {self.name} ({self.root}) is missing")
             try:
                 self.corpus = Corpus.open(self.root, self.settings.corpora_dir)  # an earlier run's: served at once
                 self._searchable.set()
+                log.info("collection %s: searchable at once from an earlier run (%d files)", self.name,
+                         len(self.corpus.documents))
             except CorpusError:
                 pass  # never indexed, or damaged: the first round (re)builds it
             self.files = len(find_pdfs(self.root))
@@ -117,6 +122,17 @@ class SharedCollection:
             self.progress = self.page = None
             self._ready.set()
             self._searchable.set()
+            self._log_done(time.monotonic() - began)
+
+    def _log_done(self, seconds: float) -> None:
+        """The operator's line saying the collection is indexed (or why it is not served)."""
+        if self.error is not None:
+            log.warning("collection %s: not served after %.1f s: %s", self.name, seconds, self.error)
+            return
+        corpus = self.corpus
+        log.info("collection %s: indexed in %.1f s: %d files, %d pages searchable%s", self.name, seconds,
+                 len(corpus.documents) if corpus else 0, corpus.page_count if corpus else 0,
+                 f"; {len(self.failures)} files could not be read" if self.failures else "")
 
     def _progress(self, file: str, done: int, total: int) -> None:
         self.progress = (file, done, total)

@@ -196,7 +196,9 @@ def page_words(pdf_page: pymupdf.Page, source: str | None, language: str = "eng"
     """
     if source != "ocr":
         words = text_layer_words(pdf_page)
-        if words or source in ("text", "blank", None):  # a blank page has nothing to OCR
+        # a blank page has nothing to OCR; nor has one the index's OCR found no text on ("none": OCR noise, say,
+        # which would cost seconds of OCR on every pick only to find nothing again)
+        if words or source in ("text", "blank", "none", None):
             return words, "text" if words else "none"
     key = words_key(cache_key, language, dpi)
     if cache is not None and cache_key:

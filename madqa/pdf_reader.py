@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import atexit
 import json
+import os
 import pickle
 import resource
 import signal
@@ -34,6 +35,7 @@ from typing import Any
 
 from madqa.corpus import PageText, unfold_ligatures
 from madqa.errors import CorpusError, MadqaError
+from madqa.worker_guard import spawn
 
 MIN_TEXT_CHARS = 16  # a page with fewer letters/digits than this counts as "no text layer"
 RECYCLE_FILES = 500  # a worker is replaced after this many files (MuPDF's heap only grows)
@@ -177,8 +179,7 @@ def _limit_memory(mb: int) -> None:
 
 def _serve(conn: Connection, memory_mb: int) -> None:
     """A worker: read the PDFs asked for, one at a time, until told to stop (None) or its parent is gone
-    (the socket closes). No PR_SET_PDEATHSIG: it fires when the *thread* that started the worker ends, and
-    pooled workers outlive the web app's worker threads."""
+    (the socket closes; mid-page, ``madqa.worker_guard`` ends it)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     _limit_memory(memory_mb)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # stopped for CPU (SIGXCPU): no core file
@@ -222,7 +223,9 @@ def serve_socket(fd: int, memory_mb: int) -> None:
 
 # what a worker interpreter runs: the parent's import path, then <module>.serve_socket(fd, memory_mb)
 # (this module's readers; madqa.page_drawer's drawers are the same kind of worker)
+# after madqa.worker_guard.guard_parent(<parent pid>): it ends with its parent, mid-page included
 WORKER_CODE = ("import importlib, json, sys; sys.path[:] = json.loads(sys.argv[3]); "
+               "importlib.import_module('madqa.worker_guard').guard_parent(int(sys.argv[5])); "
                "importlib.import_module(sys.argv[4]).serve_socket(int(sys.argv[1]), int(sys.argv[2]))")
 
 
@@ -233,9 +236,9 @@ class _Worker:
     def __init__(self, memory_mb: int, module: str = __name__) -> None:
         ours, theirs = socket.socketpair()
         try:
-            self.process = subprocess.Popen(
+            self.process = spawn(
                 [sys.executable, "-c", WORKER_CODE, str(theirs.fileno()), str(memory_mb), json.dumps(sys.path),
-                 module], pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL)
+                 module, str(os.getpid())], pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL)
         except BaseException:
             ours.close()
             raise

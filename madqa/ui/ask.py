@@ -27,6 +27,7 @@ from madqa.ui.citation_links import PICK_SUFFIX
 from madqa.ui.collection_picker import build_picker, follow_questions
 from madqa.ui.config_panel import FIELD_NAMES, ConfigPanel, build_config_panel, resolve_config
 from madqa.ui.context import AGENT_CONCURRENCY, AGENT_CONCURRENCY_ID, AppContext, api_parameters, shown_error
+from madqa.ui.given_marks import mark_key, session_token
 from madqa.ui.layout import SIDE_ID
 from madqa.ui.lazy import send_after_first_paint
 from madqa.ui.messages import (
@@ -74,6 +75,9 @@ def show_page(ctx: AppContext, session: Any, corpus_key: str, ref: PageRef,
     corpus = ctx.corpus_or_error(session, corpus_key)
     quotes, answers = marks or ([], [])
     note = ""
+    if (quotes or answers) and not ctx.marks.given(session_token(session), mark_key(corpus_key, ref, quotes, answers)):
+        # marks this session's answers never handed out (a made-up quote): the plain page, drawn once for all
+        quotes, answers, note = [], [], "  \nNothing is highlighted: that quote is not one this session was given."
     try:
         if quotes or answers:
             path, highlight = highlighted_page_file(corpus, ref, ctx.settings, LARGE_BUDGET_PX, quotes, answers)

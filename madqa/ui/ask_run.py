@@ -21,6 +21,7 @@ from madqa.types import AnswerStep, PageRef, SearchStep, Step, ToolStep
 from madqa.ui.collection_picker import collection_status, partial_note
 from madqa.ui.config_panel import describe
 from madqa.ui.context import AppContext
+from madqa.ui.given_marks import give_answer_marks
 from madqa.ui.messages import (
     Message,
     StepChat,
@@ -228,6 +229,7 @@ def stream_steps(ctx: AppContext, question: AskQuestion, view: AskView, moved: s
                     view.seen_refs.append([corpus_key, ref.file, ref.page])
             if isinstance(item, AnswerStep):
                 final = item if item.failure is None else None
+                give_answer_marks(ctx.marks, question.session, corpus_key, item)
                 for picture, ref_marks in cited_pages(ctx, question.session, corpus_key, item):
                     view.cited.append(picture)
                     view.cited_refs.append(ref_marks)

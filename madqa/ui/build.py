@@ -7,6 +7,7 @@ changed files after the first start), so the page opens at once with a status li
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from madqa.ui.compare import build_compare_tab
 from madqa.ui.context import AppContext
 from madqa.ui.corpus import build_corpus_tab
 from madqa.ui.evaluate import build_evaluate_tab
+from madqa.ui.given_marks import session_token
 from madqa.ui.human import build_human_tab
 from madqa.ui.layout import LAYOUT_CSS, LAYOUT_JS
 from madqa.ui.lazy import send_when_opened
@@ -199,11 +201,25 @@ def launch_options(settings: Settings, app: gr.Blocks | None = None) -> dict[str
     served without the per-component API schemas the browser never reads and without the tabs not opened yet, and
     kept once made (``SlimPage``: the app has no logins, so every visitor gets the same page)."""
     limits = getattr(app, "madqa_limits", None)
+    trust_no_proxy()
     guard = [Middleware(RequestGuard, limits=limits)] if limits is not None else []
     return {"app_kwargs": {"middleware": [*guard, Middleware(SlimPage, cache_pages=True)]}, "server_name": settings.host, "server_port": settings.port, "share": False, "show_error": False,
             "run_history": False, "ssr_mode": False, "mcp_server": False, "enable_monitoring": False,
             "max_file_size": f"{MAX_UPLOAD_MB}mb", "theme": theme(), "css": CSS, "js": A11Y_JS,
             "footer_links": ["api", "settings"]}
+
+
+def trust_no_proxy() -> None:
+    """Keep uvicorn from rewriting the client's address: its ``proxy_headers`` (on in the config Gradio builds)
+    replaces the socket's peer with an ``X-Forwarded-For`` entry whenever the peer is in ``FORWARDED_ALLOW_IPS``
+    (default 127.0.0.1 and ::1: a same-host proxy, a sidecar, a tunnel), which anyone can forge; an empty value
+    trusts no peer. ``MADQA_PROXY_HOPS`` alone decides what of the header madqa believes (``client_address``).
+    Gradio reads X-Forwarded-Proto/Host itself, so its https links do not depend on uvicorn's rewrite."""
+    was = os.environ.get("FORWARDED_ALLOW_IPS")
+    if was:
+        log.warning("FORWARDED_ALLOW_IPS=%r is ignored: client addresses come from the socket, and MADQA_PROXY_HOPS "
+                    "says how many X-Forwarded-For entries proxies add (docs/space.md)", was)
+    os.environ["FORWARDED_ALLOW_IPS"] = ""
 
 
 def demo_questions(path: Path) -> list[dict[str, Any]]:
@@ -238,6 +254,8 @@ def build_app(settings: Settings, registry: Any, *, demo_dir: str | Path | None 
     uploads_lock = sweep_at_start(Path(settings.home), sessions.uploads_root, settings.corpora_dir)
     sessions.sweep(max_age_s=settings.session_ttl_s)
     sessions.start_sweeping(settings.sweep_interval_s, settings.session_ttl_s)
+    log.info("serving %d collections: %s", len(sessions.shared),
+             ", ".join(f"{c.name} ({c.root})" for c in sessions.shared.values()) or "none (uploads only)")
     sessions.start_indexing()
     limits = Limits(settings, [Path(get_upload_folder()), sessions.uploads_root])
     ctx = AppContext(settings, registry, sessions, configs, settings.config,
@@ -253,6 +271,7 @@ def build_app(settings: Settings, registry: Any, *, demo_dir: str | Path | None 
         # item by item (about twice the time)
         def forget_session(session: Any) -> None:
             sessions.forget(session)
+            ctx.marks.forget(session_token(session))
 
         ctx.session = gr.State(None, time_to_live=settings.session_ttl_s, delete_callback=forget_session)
         with gr.Row(elem_id="header"):

@@ -17,6 +17,7 @@ from madqa.collections import load_question_set
 from madqa.errors import MadqaError
 from madqa.settings import PipelineConfig, Settings
 from madqa.ui.collection_picker import collection_status
+from madqa.ui.given_marks import GivenMarks
 from madqa.ui.limits import Limits, request_address, within_embedding_cap
 from madqa.ui.messages import hide_paths, md_escape, plural
 from madqa.ui.policy import Refused, WebPolicy
@@ -75,6 +76,7 @@ class AppContext:
     limits: Limits | None = None  # how much a visitor may take (None: no limits, e.g. in unit tests)
     session: gr.State | None = None  # {"token", "corpus"} of this browser session
     header: gr.Markdown | None = None  # status line above the tabs
+    marks: GivenMarks = field(default_factory=GivenMarks)  # the highlights each session's answers handed out
     pickers: list[Any] = field(default_factory=list)  # (collection picker, its question list) of each tab
     _question_sets: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 

@@ -300,9 +300,11 @@ class ProxyLog:
                 return
             self._seen.add(key)
             last = len(self._seen) == self.most
-        log.info("a new client came through proxies: X-Forwarded-For %r (%d entries) from peer %s; with "
-                 "MADQA_PROXY_HOPS=%d it counts as %s%s", forwarded_for[:300], len(chain), peer, self.proxy_hops,
-                 client_address(peer, forwarded_for, self.proxy_hops),
+        used = client_address(peer, forwarded_for, self.proxy_hops)
+        log.info("a new client came through proxies: X-Forwarded-For %r (%d entries) from socket peer %s; with "
+                 "MADQA_PROXY_HOPS=%d it counts as %s (%s)%s", forwarded_for[:300], len(chain), peer, self.proxy_hops,
+                 used, "the socket's peer" if self.proxy_hops == 0 or not chain
+                 else f"X-Forwarded-For entry {len(chain) - min(self.proxy_hops, len(chain)) + 1} of {len(chain)}",
                  " (the last chain logged)" if last else "")
 
 

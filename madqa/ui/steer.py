@@ -11,7 +11,9 @@ is one of the loaded question set's, kept for the session (Evaluate's "Score pre
 
 from __future__ import annotations
 
+import atexit
 import json
+import shutil
 import tempfile
 import threading
 import time
@@ -308,10 +310,35 @@ def build_steer_panel(ctx: AppContext, question: gr.Textbox, panel: ConfigPanel)
                            api_name="steer_answer")
 
 
+# each steered row wrote one more madqa-steer-* folder, never deleted: Gradio copies a returned file into its
+# cache before sending it, so the latest few are enough (a session steers at most 2 questions at once)
+STEER_FOLDERS_KEPT = 8
+_steer_folders: list[Path] = []
+_steer_folders_lock = threading.Lock()
+
+
+def _keep_latest(folder: Path) -> None:
+    """``folder`` is being returned; delete all but the ``STEER_FOLDERS_KEPT`` latest (like ``EvalFolders``,
+    which madqa.ui.evaluate holds: it imports this module)."""
+    with _steer_folders_lock:
+        _steer_folders.append(folder)
+        old = _steer_folders[:-STEER_FOLDERS_KEPT]
+        del _steer_folders[:-STEER_FOLDERS_KEPT]
+    for path in old:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+@atexit.register
+def _remove_steer_folders() -> None:
+    for path in list(_steer_folders):
+        shutil.rmtree(path, ignore_errors=True)
+
+
 def write_rows(rows: list[dict[str, Any]]) -> str:
-    """The session's steered rows as a JSONL file to download."""
+    """The session's steered rows as a JSONL file to download (older folders are deleted)."""
     folder = Path(tempfile.mkdtemp(prefix="madqa-steer-"))
     path = folder / "steered.jsonl"
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    _keep_latest(folder)
     return str(path)
 
