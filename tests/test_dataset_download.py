@@ -18,6 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from madqa.cli import main
+from madqa.collections import parse_spec
 from madqa.evaluation.dataset import open_dataset
 from madqa.evaluation.download import PAGE
 from madqa.evaluation.fetch import retry_after
@@ -109,6 +110,9 @@ def test_download_through_misbehaving_hosts_then_run(tmp_path, env, pdfs, capsys
     # what it wrote is what run --dataset reads: the Hub's document list included
     data = open_dataset(root, "dev")
     assert data.docs_dir == root / "pdfs" and data.missing_documents == []
+    served = parse_spec(f"madqa={root}")  # app.py --corpus madqa=PATH
+    assert served.documents == root / "pdfs"
+    assert served.question_files() == [root / "data" / "dev-00000-of-00001.parquet"]
     out = tmp_path / "dev.jsonl"
     assert main(["run", "--dataset", str(root), "--split", "dev", "-o", str(out)]) == 0
     assert "indexed 3 files" in capsys.readouterr().err

@@ -223,14 +223,18 @@ def fetch_documents(root: Path, links: dict[str, str], options: FetchOptions,
             todo.append((name, url))
     progress = progress or Progress()
     progress.begin(len(todo))
+    pool = ThreadPoolExecutor(max_workers=max(1, options.workers))
     try:
-        with ThreadPoolExecutor(max_workers=max(1, options.workers)) as pool:
-            futures = [pool.submit(_one, name, url, folder / name, options, manifest) for name, url in todo]
-            for future in as_completed(futures):
-                done.append(future.result())
-                progress.done(done[-1])
+        futures = [pool.submit(_one, name, url, folder / name, options, manifest) for name, url in todo]
+        for future in as_completed(futures):
+            done.append(future.result())
+            progress.done(done[-1])
+    except BaseException:  # Ctrl-C: the queued PDFs are dropped, those in flight end (their .part is kept)
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
     finally:
         progress.close()
+    pool.shutdown()
     order = list(links)
     return sorted(done, key=lambda f: order.index(f.document))
 
