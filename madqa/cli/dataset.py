@@ -49,6 +49,15 @@ def add_parsers(sub: Any) -> None:
                    help="the longest wait between attempts, Retry-After included (default 120)")
 
 
+def _say_questions(splits: list[str]) -> Any:
+    def say(result: Any) -> None:
+        new = len(result.new_question_files)
+        print(f"questions: {plural(len(result.question_files), 'file')} for {', '.join(splits)} in "
+              f"{result.root / 'data'} ({new} fetched, {len(result.question_files) - new} already there)",
+              file=sys.stderr, flush=True)
+    return say
+
+
 @command("dataset")
 def dataset(args: argparse.Namespace, settings: Settings) -> int:
     from madqa.evaluation.download import download
@@ -57,10 +66,7 @@ def dataset(args: argparse.Namespace, settings: Settings) -> int:
     options = FetchOptions(timeout=args.timeout, retries=args.retries, retry_delay=args.retry_delay,
                            max_delay=args.max_delay, workers=args.workers)
     splits = list(dict.fromkeys(args.split or SPLIT_CHOICES))
-    result = download(args.to, splits, options, pdfs=not args.no_pdfs)
-    new_q = len(result.new_question_files)
-    print(f"questions: {plural(len(result.question_files), 'file')} for {', '.join(splits)} in {result.root / 'data'}"
-          f" ({new_q} fetched, {len(result.question_files) - new_q} already there)", file=sys.stderr)
+    result = download(args.to, splits, options, pdfs=not args.no_pdfs, questions_done=_say_questions(splits))
     if args.no_pdfs:
         return 0
     got, have, failed = result.count("downloaded"), result.count("present"), result.failed

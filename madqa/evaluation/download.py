@@ -19,7 +19,7 @@ import json
 import os
 import sys
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -248,8 +248,10 @@ def _one(name: str, url: str, dest: Path, options: FetchOptions, manifest: Manif
 
 
 def download(root: str | Path, splits: Iterable[str] = SPLITS, options: FetchOptions | None = None,
-             progress: Progress | None = None, pdfs: bool = True) -> Downloaded:
-    """The questions of ``splits``, the document list and (with ``pdfs``) every PDF, into ``root``."""
+             progress: Progress | None = None, pdfs: bool = True,
+             questions_done: Callable[[Downloaded], None] = lambda d: None) -> Downloaded:
+    """The questions of ``splits``, the document list and (with ``pdfs``) every PDF, into ``root``;
+    ``questions_done`` hears of the Hub part before the PDFs begin."""
     target = Path(root)
     if target.exists() and not target.is_dir():
         raise DownloadError(f"{target} exists and is not a folder")
@@ -257,6 +259,7 @@ def download(root: str | Path, splits: Iterable[str] = SPLITS, options: FetchOpt
     files, new = fetch_hub_files(target, list(splits))
     result = Downloaded(target, files, new)
     links, bad = read_links(target)
+    questions_done(result)
     result.documents = bad + (fetch_documents(target, links, options or FetchOptions(), progress) if pdfs else [])
     return result
 
