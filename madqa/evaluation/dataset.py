@@ -60,7 +60,7 @@ def pdf_folder(root: Path) -> Path:
     if any(root.glob("*.pdf")):
         return root
     raise CorpusError(f"{root}: no PDFs found (looked in {', '.join(PDF_FOLDERS)}/ and the folder itself); "
-                      "download them with the dataset's examples/download_pdfs.py -o " + str(root / "pdfs"))
+                      f"download them with: madqa dataset download --to {root}")
 
 
 LINK_PATTERNS = ("documents/links*.parquet", "data/documents/document_urls-*.parquet")
