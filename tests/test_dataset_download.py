@@ -79,6 +79,7 @@ def manifest(root: Path) -> dict:
     return json.loads((root / "pdfs" / "manifest.json").read_text())["documents"]
 
 
+@pytest.mark.slow
 def test_download_through_misbehaving_hosts_then_run(tmp_path, env, pdfs, capsys):
     behaviour = {"/files/lab_manual.pdf": "cut", "/files/lease.pdf": "429", "/files/annex.pdf": "timeout"}
     with FakeDocHost({f"/files/{n}": b for n, b in pdfs.items()}, behaviour, stall=1.0) as host, \
