@@ -1,7 +1,7 @@
 """``python -m madqa ...`` / ``madqa ...``: the command line.
 
 One module per group of commands (``corpus``: index, search, render; ``agent``: ask, run; ``chat``;
-``scoring``: eval; ``info``: plugins, configs; ``research``: diff, export; ``served``: collections). Each module defines
+``scoring``: eval; ``info``: plugins, configs; ``research``: diff, export; ``served``: collections; ``dataset``: download). Each module defines
 its commands with ``@command(name)`` and their arguments in ``add_parsers(sub)``; a new group is
 a new module added to ``GROUPS``.
 
@@ -22,7 +22,7 @@ from madqa.cli.common import rebuild_corpus
 from madqa.errors import IndexDamagedError, MadqaError
 from madqa.settings import Settings
 
-GROUPS = ("corpus", "agent", "chat", "scoring", "info", "research", "served")
+GROUPS = ("corpus", "agent", "chat", "scoring", "info", "research", "served", "dataset")
 REPAIRABLE = ("search", "ask", "render")  # commands that write nothing before they search
 
 

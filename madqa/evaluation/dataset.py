@@ -6,7 +6,8 @@ The dataset's default configuration holds the questions as Parquet, one split ea
 official ``examples/download_pdfs.py`` saves them flat into ``./pdfs``. So a local copy is:
 
     PATH/data/dev-00000-of-00001.parquet      questions (also: PATH/dev-*.parquet, PATH/dev.parquet)
-    PATH/documents/links-00000-of-00001.parquet   optional: the document list (document, url)
+    PATH/documents/links-00000-of-00001.parquet   optional: the document list (document, url); a Hub
+                                              snapshot has it at data/documents/document_urls-*.parquet
     PATH/pdfs/*.pdf                           the PDFs (also: PATH/documents/*.pdf, PATH/docs/)
 
 Evidence names the PDF by its file name, which is its path inside the PDF folder, so citations
@@ -59,12 +60,24 @@ def pdf_folder(root: Path) -> Path:
     if any(root.glob("*.pdf")):
         return root
     raise CorpusError(f"{root}: no PDFs found (looked in {', '.join(PDF_FOLDERS)}/ and the folder itself); "
-                      "download them with the dataset's examples/download_pdfs.py -o " + str(root / "pdfs"))
+                      f"download them with: madqa dataset download --to {root}")
+
+
+LINK_PATTERNS = ("documents/links*.parquet", "data/documents/document_urls-*.parquet")
+
+
+def document_list_files(root: Path) -> list[Path]:
+    """The Parquet files of the document list: the first layout that has any (this reader's, the Hub's)."""
+    for pattern in LINK_PATTERNS:
+        found = sorted(p for p in root.glob(pattern) if p.is_file())
+        if found:
+            return found
+    return []
 
 
 def listed_documents(root: Path) -> list[str]:
     """The file names of the ``documents`` configuration (``links`` split), or [] without it."""
-    files = sorted((root / "documents").glob("links*.parquet")) if (root / "documents").is_dir() else []
+    files = document_list_files(root)
     names: list[str] = []
     for path in files:
         import pyarrow.parquet as pq
