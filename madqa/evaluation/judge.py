@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import json
 import math
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -71,6 +72,15 @@ Work through these in order:
    where a phrase would do, explanations, or openings such as "Based on the document" are incorrect.
 
 Reason step by step, then call submit_judgment with your label, the main issue and a short explanation."""
+
+
+def import_litellm() -> Any:
+    """litellm, quiet (no "Give Feedback" prints in a --json report) and with its bundled price map."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    litellm.suppress_debug_info = True
+    return litellm
 
 
 class JudgeError(Exception):
@@ -167,7 +177,7 @@ class Judge:
     model: str = DEFAULT_JUDGE
     api_base: str | None = None
     api_key: str | None = None
-    sleep: Callable[[float], None] = time.sleep
+    sleep: Callable[[float], None] | None = None  # None: time.sleep, looked up when it sleeps
     calls: int = 0
     cost: float = 0.0
     cost_known: bool = True
@@ -175,8 +185,7 @@ class Judge:
 
     def judge(self, prompt: str) -> dict[str, Any]:
         """``{judgment, main_issue, explanation, score, tries}``, or ``{failed: True, main_issue, explanation}``."""
-        import litellm
-
+        litellm = import_litellm()
         last = ""
         for attempt in range(TRIES):
             try:
@@ -200,7 +209,7 @@ class Judge:
                     return {**verdict, "tries": attempt + 1}
                 last, issue = "the judge did not call submit_judgment with a valid judgment", "parse_error"
             if attempt < TRIES - 1:
-                self.sleep(1.0 if issue != "error" else 1.0 * (attempt + 1))
+                (self.sleep or time.sleep)(1.0 if issue != "error" else 1.0 * (attempt + 1))
         self.errors.append(last)
         return {"failed": True, "judgment": "error", "main_issue": issue, "explanation": last, "tries": TRIES}
 
@@ -238,7 +247,7 @@ def read_judgment(response: Any) -> dict[str, Any] | None:
         if getattr(function, "name", None) != "submit_judgment":
             continue
         try:
-            args = json.loads(function.arguments or "{}")
+            args = json.loads(getattr(function, "arguments", None) or "{}")
         except (TypeError, ValueError):
             continue
         judgment = args.get("judgment", "incorrect") if isinstance(args, dict) else None

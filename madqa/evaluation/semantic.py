@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from madqa.evaluation.judge import JUDGE_PROMPT, Judge, JudgeError, fill_prompt, pre_judge, summarise
+from madqa.evaluation.judge import JUDGE_PROMPT, Judge, JudgeError, fill_prompt, import_litellm, pre_judge, summarise
 from madqa.evaluation.metrics import match_predictions
 
 GEMINI_KEYS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")  # litellm's name, then the harness's
@@ -31,10 +31,8 @@ def judge_key(model: str, api_base: str | None) -> str | None:
         raise JudgeError(f"the judge {model} needs a key: set GEMINI_API_KEY (or the harness's GOOGLE_API_KEY)")
     if api_base:
         return None
-    import litellm
-
     try:
-        missing = litellm.validate_environment(model=model).get("missing_keys") or []
+        missing = import_litellm().validate_environment(model=model).get("missing_keys") or []
     except Exception:  # litellm: validate_environment raises for a provider it cannot place; the call says
         missing = []
     if missing:
@@ -89,7 +87,7 @@ def score_rows(rows: Sequence[Any], gold: Sequence[Mapping[str, Any]], judge: Ju
         if early is not None:
             items.append({**item, **early})
             continue
-        key = cache_key(question, variants, answer, judge_name(judge), template)
+        key = cache_key(question, variants, answer, judge.model, template)  # the model, wherever served
         hit = cache.get(key)
         if hit is not None:
             cached_cost += hit[1] or 0.0
