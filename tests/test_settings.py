@@ -130,3 +130,33 @@ def test_cli_set_reaches_the_retriever(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("MADQA_HOME", str(tmp_path))
     assert cli.main(["search", "--corpus", str(tmp_path), "q", "--set", "analyzer=stemming", "--set", "boost=2"]) == 0
     assert seen == {"analyzer": "stemming", "boost": 2}
+
+
+PAPER_AGENTS = {"madqa-paper-gpt-5-mini": ("openai_agent.py", "named"),
+                "madqa-paper-gemini-2.5-flash": ("gemini_agent.py", "none"),
+                "madqa-paper-claude-sonnet-4.5": ("anthropic_agent.py", "named")}
+
+
+@pytest.mark.parametrize("name", sorted(PAPER_AGENTS))
+def test_the_paper_agents_presets_say_what_they_reproduce_and_hold_the_official_values(name):
+    from madqa.context import ContextOptions
+    from madqa_plugins.litellm.litellm_backend import LiteLLMBackend
+
+    config = load_config(name)
+    script, choice = PAPER_AGENTS[name]
+    assert config.description.startswith("Reproduces the MADQA paper's") and script in config.description
+    # process_dataset.py's --top-k 4 and --max-iterations 5; 200 DPI on a Letter page; search only
+    assert (config.top_k, config.max_steps, config.image_budget_px) == (4, 5, 1700 * 2200)
+    assert config.tools == ("search_documents",) and config.answer_always_present is True
+    assert config.part_options("backend")["force_tool_choice"] == choice
+    assert ContextOptions.from_options(config.part_options("context")).image_format == "png"
+    backend = LiteLLMBackend(config.model, {**config.part_options("backend"), "api_key": "sk-test"})
+    assert backend.force_tool_choice == choice  # the backend takes the options as written
+
+
+def test_madqa_s_own_presets_are_labelled_as_madqa_s_defaults_not_the_paper_s():
+    for name in ("gemini-2.5-flash", "gpt-4.1-mini", "claude-sonnet-4.5"):
+        config = load_config(name)
+        assert "madqa's defaults" in config.description and "paper defaults" not in config.description
+        assert (config.top_k, config.max_steps) == (5, 10)
+    assert not any("paper defaults" in c.description for c in list_configs().values())
