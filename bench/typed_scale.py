@@ -19,6 +19,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -64,17 +65,20 @@ def main() -> int:
     out: dict = {"pages": len(pages), "distinct_pages": len(real), "queries": len(questions),
                  "cpus": os.cpu_count(), "load_avg_1m": round(os.getloadavg()[0], 1)}
     with tempfile.TemporaryDirectory() as tmp:
-        corpus = FakeCorpus(Path(tmp), pages)
+        fake = FakeCorpus(Path(tmp), pages)
+        setattr(fake, "language", madqa.DEFAULT_LANGUAGE)  # noqa: B010  # the sets are English
         for name in args.retrievers.split(","):
-            folder = corpus.retriever_dir(name)
+            folder = fake.retriever_dir(name)
             started = time.perf_counter()
+            retriever: Any
             if name == "naive":
-                retriever = NaiveRetriever(corpus, folder)
+                retriever = NaiveRetriever(fake, folder)
             else:
-                registry.get("retriever", name).factory.update_index(folder, None, pages, set(), madqa.Host())
+                factory: Any = registry.get("retriever", name).factory
+                factory.update_index(folder, None, pages, set(), madqa.Host())
             seconds = time.perf_counter() - started
             if name != "naive":
-                retriever = registry.create("retriever", name, corpus, {})
+                retriever = registry.create("retriever", name, fake, {})
             retriever.search(questions[0], 5)
             times = []
             for q in questions:
