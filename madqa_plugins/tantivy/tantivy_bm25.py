@@ -31,11 +31,13 @@ folder renamed into place, so a half-built index is never used.
 Options (``[options.retriever]``): ``analyzer`` = ``"standard"`` (default: exact words first) or
 ``"stemming"`` (start with stemmed matching), and ``ranking`` = ``"all-first"`` (default) or
 ``"or"``, as for ``whoosh`` (``coordination`` needs per-page match counts Tantivy does not expose),
-and ``proximity`` (0.5; 0 off), the adjacent-words bonus of ``madqa_plugins.text.proximity``, as for ``whoosh``.
+and ``proximity`` (0.5; 0 off), the adjacent-words bonus of ``madqa_plugins.text.proximity``, as for ``whoosh``;
+``documents`` (0.2; 0 off), the named-document bonus of ``madqa_plugins.text.documents``, as for ``whoosh``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -47,7 +49,7 @@ from typing import Any
 
 import madqa
 from madqa_plugins.index_build import build_once
-from madqa_plugins.text import proximity, query_language, text_analysis
+from madqa_plugins.text import documents, proximity, query_language, text_analysis
 from madqa_plugins.text.snippets import snippet
 
 try:
@@ -267,7 +269,7 @@ class TantivyRetriever:
         corpus = host.require_corpus("retriever tantivy")
         opts = madqa.read_options(options, OPTIONS, "retriever tantivy")
         self.stem_first, self.ranking = opts["analyzer"] == "stemming", opts["ranking"]
-        self.proximity = opts["proximity"]
+        self.proximity, self.documents = opts["proximity"], opts["documents"]
         self.corpus = corpus
         self.language = corpus.language  # the corpus's analysis: stop words, stemmer, question words
         self.analysis = text_analysis.analysis_for(self.language)
@@ -312,7 +314,13 @@ class TantivyRetriever:
         scope = self._scope(files)
         plain = query_language.plain_terms(text, self.analysis)
         if plain is not None:
-            return self._plain(searcher, text, plain, max(1, int(k)), scope)
+            if self.documents <= 0 or len(plain) < 2:
+                return self._plain(searcher, text, plain, max(1, int(k)), scope)
+            found = self._plain(searcher, text, plain, max(int(k), documents.DEPTH), scope)
+            raised = documents.prefer_named(found.hits, plain, lambda h: h.file, lambda h: h.score, self._described,
+                                            self.documents)
+            hits = tuple(dataclasses.replace(h, score=score) for score, h in raised[:max(1, int(k))])
+            return dataclasses.replace(found, hits=hits)
         # "stemmed": the note naming the query's own variants, worked out only when it is given
         attempts = [("text", False, None), ("stem", False, "stemmed"),
                     ("stem", True, "no page matched every word; showing pages that match any of them")]
@@ -348,6 +356,12 @@ class TantivyRetriever:
                                       "operators, stopwords or bare wildcards); try content words"))
         return madqa.SearchResult((), text, budget.with_notes("no page matches; try synonyms, abbreviations "
                                                               "or fewer words"))
+
+    def _described(self, file: str) -> frozenset[str]:
+        cache = self.__dict__.setdefault("_descriptions", {})
+        if file not in cache:
+            cache[file] = documents.describe(file, self.corpus.page_text(file, 1))
+        return cache[file]
 
     def _hits(self, searcher: Any, found: list[tuple[float, Any]], terms: list[str]) -> tuple[madqa.Hit, ...]:
         hits = []

@@ -201,6 +201,7 @@ def index_text(text: str, language: str = madqa.DEFAULT_LANGUAGE) -> str:
 
 
 PROXIMITY_WEIGHT = 0.5  # the proximity option's default (madqa_plugins.text.proximity.WEIGHT)
+DOCUMENTS_WEIGHT = 0.2  # the documents option's default (madqa_plugins.text.documents; docs/search.md)
 
 
 def bm25_options(rankings: tuple[str, ...]) -> tuple[madqa.Option, ...]:
@@ -211,4 +212,6 @@ def bm25_options(rankings: tuple[str, ...]) -> tuple[madqa.Option, ...]:
         madqa.Option("ranking", str, "all-first", "how a plain query of several words is ranked", choices=rankings),
         madqa.Option("proximity", float, PROXIMITY_WEIGHT,
                      "bonus for pages writing the query's adjacent words side by side (0: off)", low=0),
+        madqa.Option("documents", float, DOCUMENTS_WEIGHT,
+                     "bonus for pages of a document the query names by its file name or title (0: off)", low=0),
     )

@@ -16,6 +16,9 @@ Options (the ``options`` dict of ``WhooshRetriever(corpus, options)``):
   share of words present) or ``"or"`` (plain OR-grouped BM25); see docs/search.md for the figures.
 - ``proximity`` (0.5; 0 turns it off): a plain query's top candidates are reordered within their
   band by how many of its adjacent word pairs a page writes side by side (``madqa_plugins.text.proximity``).
+- ``documents`` (0.2; 0 turns it off): a plain query's top candidates of a document it names (file
+  name, title words: ``madqa_plugins.text.documents``) are raised, so "the zoo quick reference" prefers
+  ``zoo-quickref.pdf`` over the zoo FAQ.
 
 A scope (``search(..., files=...)``: one document or a chosen set) is a filter inside the search: the
 pages of other files are masked out before the top k are taken, so a file's best pages are found
@@ -49,7 +52,7 @@ from whoosh.codec.whoosh3 import W3Codec
 
 import madqa
 from madqa_plugins.index_build import OpenedIndexes, build_once
-from madqa_plugins.text import proximity, query_language, text_analysis
+from madqa_plugins.text import documents, proximity, query_language, text_analysis
 from madqa_plugins.text.snippets import snippet
 from madqa_plugins.whoosh.whoosh_arrays import RANKINGS, ArrayBM25, BM25FCachedLengths
 from madqa_plugins.whoosh.whoosh_limits import bound_query, timed_search
@@ -267,6 +270,7 @@ class WhooshRetriever:
         corpus = host.require_corpus("retriever whoosh")
         opts = madqa.read_options(options, OPTIONS, "retriever whoosh")
         self.analyzer, self.ranking, self.proximity = opts["analyzer"], opts["ranking"], opts["proximity"]
+        self.documents = opts["documents"]
         self.corpus = corpus
         self.language = corpus.language  # the corpus's analysis: stop words, stemmer, question words
         self.analysis = text_analysis.analysis_for(self.language)
@@ -381,8 +385,11 @@ class WhooshRetriever:
         try:
             plain = query_language.plain_terms(text, self.analysis)
             if plain is not None:
-                ranked, note = self._plain(state, plain, known, k, allowed)
+                named = self.documents > 0 and len(plain) > 1
+                ranked, note = self._plain(state, plain, known, max(k, documents.DEPTH) if named else k, allowed)
                 if ranked is not None:
+                    if named:
+                        ranked = self._named(searcher, ranked, plain)[:k]
                     return self._result(searcher, ranked, text, note, plain)
             return self._structured(state, text, known, k, allowed)
         except madqa.MadqaError:  # a damaged page store, a search error: said as they are
@@ -429,6 +436,17 @@ class WhooshRetriever:
         elif stemmed and self.analyzer == "standard":
             note = madqa.stemmed_note({t.lower(): self._variants(t.lower()) for t in terms})
         return [(score, doc) for score, doc, *_ in ranked], budget.with_notes(note)
+
+    def _named(self, searcher: Any, ranked: list[tuple[float, int]], terms: list[str]) -> list[tuple[float, int]]:
+        """``ranked`` with the pages of a document the query names raised (``madqa_plugins.text.documents``)."""
+        files = {doc: searcher.stored_fields(doc)["file"] for _, doc in ranked}
+        return documents.raise_named(ranked, terms, files.__getitem__, self._described, self.documents)
+
+    def _described(self, file: str) -> frozenset[str]:
+        cache = self.__dict__.setdefault("_descriptions", {})
+        if file not in cache:
+            cache[file] = documents.describe(file, self.corpus.page_text(file, 1))
+        return cache[file]
 
     def _near(self, searcher: Any, ranked: list[tuple[float, int, int, float]], terms: list[str],
               n: int, k: int) -> list[tuple[float, int, int, float]]:
