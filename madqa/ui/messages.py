@@ -15,6 +15,7 @@ from typing import Any
 
 from madqa.text import plural as text_plural
 from madqa.types import AnswerStep, ErrorStep, ModelStep, PageRef, SearchStep, SteerStep, Step, ToolCall, ToolStep
+from madqa.ui.answer_marks import answer_badge
 from madqa.ui.citation_links import cite_link
 
 Message = dict[str, Any]
@@ -271,23 +272,6 @@ def error_message(step: ErrorStep, secrets: Sequence[str] = ()) -> Message:
     }
 
 
-def answer_badge(step: AnswerStep) -> str:
-    """The answer's own mark: ✓ when every item is written on a page seen (and which), ✗ when one is not."""
-    if step.verified is None:
-        return ""
-    if step.verified:
-        refs = list(dict.fromkeys(c.page for c in step.checks if c.page))
-        one_file = len({r.file for r in refs}) == 1
-        pages = ", ".join(f"p. {r.page}" if one_file else f"{md_escape(r.file)} p. {r.page}" for r in refs)
-        return f"✓ answer found on {pages}"
-    missing = [c for c in step.checks if not c.verified]
-    if any(c.verdict == "long" for c in missing):
-        return "✗ answer too long to be a short answer from the page (see the flags)"
-    if any(c.verdict == "scale" for c in missing):
-        return "✗ answer not written so on the page: it is in another scale or unit (see the flags)"
-    return "✗ answer not on the cited page, nor on any page the agent saw"
-
-
 def answer_message(step: AnswerStep, corpus_key: str = "demo", secrets: Sequence[str] = ()) -> Message:
     """The answer with its cited pages as clickable options."""
     if step.failure:  # not a refusal: the model or a plugin failed, or no answer could be read
@@ -299,7 +283,7 @@ def answer_message(step: AnswerStep, corpus_key: str = "demo", secrets: Sequence
                 "passages, the lines that came nearest (not an answer, not checked).")
     else:
         text = "**No answer.** The agent did not find an answer in the documents."
-    if badge := answer_badge(step):
+    if badge := answer_badge(step, md_escape):
         text += f"  \n{badge}"
     if step.citations:
         text += "  \n**Cited pages:** " + ", ".join(md_page_label(c) for c in step.citations)
