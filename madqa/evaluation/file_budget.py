@@ -31,7 +31,7 @@ class Budget:
 
     name: str
     error_cls: type[Exception]
-    limit: int = MAX_DECODED_MB * 2**20
+    limit: int
     used: int = 0
 
     def spend(self, amount: int, where: str) -> None:
@@ -82,7 +82,7 @@ def read_jsonl(path: str | Path, error_cls: type[Exception], budgeted: bool = Tr
     madqa wrote itself (a run's own rows, read back to resume), which must never be refused.
     """
     path = Path(path)
-    budget = Budget(path.name, error_cls)
+    budget = Budget(path.name, error_cls, MAX_DECODED_MB * 2**20)
     line_limit = MAX_LINE_MB * 2**20 if budgeted else -1
     rows: list[tuple[int, dict[str, Any]]] = []
     problems: list[str] = []
@@ -168,7 +168,7 @@ def read_parquet(path: Path, error_cls: type[Exception], declared_mb: int) -> li
         raise error_cls(f"{path.name} holds {values:,} values; a question file may hold at most "
                         f"{MAX_PARQUET_VALUES:,}")
     strings = [schema.column(i).path for i in range(len(schema)) if schema.column(i).physical_type == "BYTE_ARRAY"]
-    budget, rows = Budget(path.name, error_cls), []
+    budget, rows = Budget(path.name, error_cls, MAX_DECODED_MB * 2**20), []
     try:
         batches = pq.ParquetFile(path, read_dictionary=strings).iter_batches(batch_size=READ_BATCH_ROWS)
         for batch in batches:
