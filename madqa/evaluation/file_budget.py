@@ -168,7 +168,8 @@ def read_parquet(path: Path, error_cls: type[Exception], declared_mb: int) -> li
         raise error_cls(f"{path.name} holds {values:,} values; a question file may hold at most "
                         f"{MAX_PARQUET_VALUES:,}")
     strings = [schema.column(i).path for i in range(len(schema)) if schema.column(i).physical_type == "BYTE_ARRAY"]
-    budget, rows = Budget(path.name, error_cls, MAX_DECODED_MB * 2**20), []
+    budget = Budget(path.name, error_cls, MAX_DECODED_MB * 2**20)
+    rows: list[dict[str, Any]] = []
     try:
         batches = pq.ParquetFile(path, read_dictionary=strings).iter_batches(batch_size=READ_BATCH_ROWS)
         for batch in batches:
