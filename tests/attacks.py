@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 
 import pymupdf
@@ -165,7 +166,7 @@ def toml_bomb(path: Path, depth: int = 100_000, mb: int = 0) -> Path:
     return path
 
 
-FILE_BOMBS = {"dictionary.parquet": dictionary_bomb, "huge-line.jsonl": huge_line_jsonl,
+FILE_BOMBS: dict[str, Callable[[Path], Path]] = {"dictionary.parquet": dictionary_bomb, "huge-line.jsonl": huge_line_jsonl,
               "tiny-lines.jsonl": tiny_lines_jsonl, "wide-lines.jsonl": wide_line_jsonl, "deep.jsonl": deep_jsonl,
               "deep.toml": toml_bomb, "big.toml": lambda path: toml_bomb(path, mb=40)}
 
