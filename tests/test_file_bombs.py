@@ -80,3 +80,17 @@ def test_a_run_reads_its_own_file_back_unbudgeted(tmp_path, monkeypatch):
     assert len(read_done(path)[0]) == 3
     with pytest.raises(MadqaError):
         load_predictions(path)
+
+
+def test_evaluate_refuses_the_dictionary_bomb_in_a_sentence(tmp_path):
+    """The web app's reader of an uploaded question file (Evaluate) shows the refusal as a gr.Error, the file
+    named, no path: read in this process, the bomb's first batch is counted before a row is decoded."""
+    import gradio as gr
+
+    from madqa.ui.evaluate_run import question_set
+
+    path = dictionary_bomb(tmp_path / "bomb.parquet", rows=2_000, mb=1)
+    with pytest.raises(gr.Error) as refused:
+        question_set(None, str(path), None)  # type: ignore[arg-type]  # the context is read for no file only
+    assert "bomb.parquet: bomb.parquet decodes to more than 200 MB by row 256" in str(refused.value)
+    assert str(tmp_path) not in str(refused.value)
