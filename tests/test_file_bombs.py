@@ -82,6 +82,7 @@ def test_a_run_reads_its_own_file_back_unbudgeted(tmp_path, monkeypatch):
         load_predictions(path)
 
 
+@pytest.mark.slow
 def test_evaluate_refuses_the_dictionary_bomb_in_a_sentence(tmp_path):
     """The web app's reader of an uploaded question file (Evaluate) shows the refusal as a gr.Error, the file
     named, no path: read in this process, the bomb's first batch is counted before a row is decoded."""
