@@ -130,7 +130,7 @@ def _parsed(text: str) -> Any:
     """Text as the TOML value it spells (``3``, ``0.5``, ``true``), else the text itself."""
     try:
         return tomllib.loads(f"v = {text.strip()}")["v"]
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):  # nested too deeply: kept as text, refused by its type
         return text
 
 

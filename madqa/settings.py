@@ -24,6 +24,8 @@ def _default_home() -> Path:
 
 
 DEFAULT_IMAGE_BUDGET_PX = 1_200_000  # pixels per page image when nothing else says
+MAX_CONFIG_KB = 256  # a config file (TOML) on disk, checked before it is parsed
+MAX_OPTION_CHARS = 10_000  # one PART.KEY=VALUE option's value, before it is parsed as TOML
 
 
 def check_image_budget(px: int, source: str = "image budget") -> None:
@@ -379,10 +381,15 @@ def parse_option(text: str) -> dict[str, dict[str, Any]]:
     if not sep or not dot or not name or part not in OPTION_PARTS:
         raise SettingsError(f"option {text!r} should look like PART.KEY=VALUE with PART one of "
                             f"{', '.join(OPTION_PARTS)}")
+    if len(raw) > MAX_OPTION_CHARS:
+        raise SettingsError(f"option {key.strip()!r}: its value has {len(raw):,} characters; at most "
+                            f"{MAX_OPTION_CHARS:,}")
     try:
         value: Any = tomllib.loads(f"v = {raw.strip()}")["v"]
     except tomllib.TOMLDecodeError:
         value = raw.strip()
+    except RecursionError:
+        raise SettingsError(f"option {key.strip()!r}: its value is nested too deeply") from None
     return {part: {name.strip(): value}}
 
 
@@ -420,7 +427,13 @@ def _config_data(name_or_path: str) -> tuple[Path, dict[str, Any]]:
                 raise SettingsError(f"config file {name_or_path!r} does not exist (or name a config: {known})")
             raise SettingsError(f"unknown config {name_or_path!r} (known: {known})")
     try:
+        size = path.stat().st_size
+        if size > MAX_CONFIG_KB * 1024:  # checked before a byte is parsed (issue 39)
+            raise SettingsError(f"config {path} is {size / 1024:,.0f} KB; a config file may be at most "
+                                f"{MAX_CONFIG_KB} KB")
         data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise SettingsError(f"config {path} cannot be read: {exc}") from exc
+    except RecursionError:
+        raise SettingsError(f"config {path} cannot be read: nested too deeply") from None
     return path, data

@@ -3,12 +3,14 @@ stream, or page images), and Parquet question-file bombs. Text payloads live in 
 
     python -m tests.attacks bomb OUT.pdf [--mb 40]       # write one, to try by hand or in a benchmark
     python -m tests.attacks image-bomb OUT.pdf [--pages 8] [--side 20000] [--bits 8]
+    python -m tests.attacks file-bombs FOLDER             # the question-file bombs of issue 39, one of each
 """
 
 from __future__ import annotations
 
 import argparse
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 
 import pymupdf
@@ -98,6 +100,77 @@ def parquet_bomb(path: Path, strings: int = 8, mb: int = 256) -> Path:
     return path
 
 
+def dictionary_bomb(path: Path, rows: int = 16_000, mb: int = 1) -> Path:
+    """A Parquet question file of ``rows`` questions whose text is one ``mb`` MB string, dictionary-encoded:
+    tens of KB on disk, declaring about ``mb`` MB unpacked (the dictionary), decoding to ``rows`` x ``mb`` MB
+    (issue 39: an 8,469-byte file took the server from 490 MB to 3,538 MB). Built without ever holding the
+    decoded column."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    text = pa.DictionaryArray.from_arrays(pa.array([0] * rows, pa.int32()), pa.array(["q" * (mb * 2**20)]))
+    table = pa.table({"id": [f"b{i}" for i in range(rows)], "question": text})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, path, compression="zstd")
+    return path
+
+
+def huge_line_jsonl(path: Path, mb: int = 48) -> Path:
+    """A JSONL question file of one valid line ``mb`` MB long (under the 50 MB file cap)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as out:
+        out.write(b'{"id": "h1", "question": "')
+        for _ in range(mb):
+            out.write(b"w" * 2**20)
+        out.write(b'"}\n')
+    return path
+
+
+def tiny_lines_jsonl(path: Path, mb: int = 48) -> Path:
+    """``mb`` MB of ``{}`` lines: 16 million empty objects, a dict each once parsed (over 1 GB read whole)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as out:
+        for _ in range(mb):
+            out.write(b"{}\n" * (2**20 // 3))
+    return path
+
+
+def wide_line_jsonl(path: Path, lines: int = 14, mb: int = 3) -> Path:
+    """``lines`` lines under the line cap, each an object holding ``mb`` MB of ``{},``: small to send, one
+    dict per three bytes once parsed (~70 bytes each), so a few lines would be a gigabyte."""
+    body = b"{}," * (mb * 2**20 // 3)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as out:
+        for n in range(lines):
+            out.write(b'{"id": "w%d", "question": "q?", "pad": [' % n + body + b'{}]}\n')
+    return path
+
+
+def deep_jsonl(path: Path, depth: int = 2_000_000) -> Path:
+    """One line nested ``depth`` deep (``[[[[...]]]]``) among good lines: a RecursionError, or worse, to
+    a reader that is not careful."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b'{"id": "ok", "question": "fine?"}\n{"id": "d", "question": "q", "x": '
+                     + b"[" * depth + b"]" * depth + b'}\n')
+    return path
+
+
+def toml_bomb(path: Path, depth: int = 100_000, mb: int = 0) -> Path:
+    """A config file nested ``depth`` deep (``v = [[[...]]]``), or with ``mb`` MB of one string: TOML has no
+    references, so size and nesting are its bombs."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if mb:
+        path.write_bytes(b'description = "' + b"t" * (mb * 2**20) + b'"\n')
+    else:
+        path.write_bytes(b"top_k = " + b"[" * depth + b"]" * depth + b"\n")
+    return path
+
+
+FILE_BOMBS: dict[str, Callable[[Path], Path]] = {"dictionary.parquet": dictionary_bomb, "huge-line.jsonl": huge_line_jsonl,
+              "tiny-lines.jsonl": tiny_lines_jsonl, "wide-lines.jsonl": wide_line_jsonl, "deep.jsonl": deep_jsonl,
+              "deep.toml": toml_bomb, "big.toml": lambda path: toml_bomb(path, mb=40)}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="kind", required=True)
@@ -109,7 +182,14 @@ def main() -> None:
     i.add_argument("--pages", type=int, default=8)
     i.add_argument("--side", type=int, default=20_000)
     i.add_argument("--bits", type=int, default=8, choices=(8, 16))
+    f = sub.add_parser("file-bombs")
+    f.add_argument("out", type=Path)
     args = ap.parse_args()
+    if args.kind == "file-bombs":
+        for name, make in FILE_BOMBS.items():
+            path = make(args.out / name)
+            print(f"{path}: {path.stat().st_size / 1024:,.0f} KB")
+        return
     if args.kind == "image-bomb":
         path = image_bomb_pdf(args.out, args.pages, args.side, args.bits)
         print(f"{path}: {path.stat().st_size / 1024:.0f} KB, {args.pages} pages of {args.side}² images")

@@ -79,12 +79,18 @@ def constants(module: str) -> dict[str, object]:
 def test_the_fixed_limits_are_the_codes() -> None:
     sessions, questions = constants("madqa/ui/sessions.py"), constants("madqa/evaluation/questions.py")
     evaluate, build, context = (constants(f"madqa/ui/{m}.py") for m in ("evaluate_run", "build", "context"))
+    budget, size = constants("madqa/evaluation/file_budget.py"), constants("madqa/ui/request_size.py")
     expected = (f"{sessions['MAX_UPLOAD_FILES']} PDFs of at most {sessions['MAX_UPLOAD_MB']} MB and "
                 f"{sessions['MAX_SESSION_MB']} MB in all per session; question files\n  of at most "
-                f"{questions['MAX_FILE_MB']} MB (Parquet: {questions['MAX_PARQUET_ROWS']:,} rows, "
+                f"{questions['MAX_FILE_MB']} MB (Parquet: {budget['MAX_ROWS']:,} rows, "
                 f"{questions['MAX_PARQUET_UNCOMPRESSED_MB']} MB unpacked) and {questions['MAX_QUESTION_CHARS']:,} "
                 f"characters a question, {evaluate['MAX_EVAL_QUESTIONS']:,}\n  questions an evaluation; "
-                f"{context['AGENT_CONCURRENCY']} questions answered at once and {build['QUEUE_SIZE']} queued")
+                f"question and prediction files of at most {budget['MAX_ROWS']:,} rows, {budget['MAX_LINE_MB']} "
+                f"MB a line and {budget['MAX_DECODED_MB']} MB\n  decoded, counted as they are read, not as they "
+                f"declare; a chat history of at most {size['MAX_HISTORY_MESSAGES']:,} messages,\n  "
+                f"{size['MAX_MESSAGE_CHARS']:,} characters a message and {size['MAX_HISTORY_CHARS']:,} in all, and "
+                f"{size['MAX_EVENT_MB']} MB a request; {context['AGENT_CONCURRENCY']} questions answered at once\n"
+                f"  and {build['QUEUE_SIZE']} queued")
     assert expected in section(SPACE, "## Running a public Space: secrets and limits")
 
 

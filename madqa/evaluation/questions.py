@@ -9,21 +9,21 @@ harness does (see ``metrics.match_predictions``).
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from madqa.errors import MadqaError
+from madqa.evaluation import file_budget
 from madqa.evaluation.conversations import conversation_problems
 
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
 PARQUET_SUFFIXES = (".parquet", ".pq")
 OPTIONAL_TEXT_FIELDS = ("document_category", "domain")
-# what a question file may cost to read (issue 12: a 9 KB Parquet file of 8 x 256 MB strings took 6.3 GB)
+# what a question file may cost to read (issue 12: a 9 KB Parquet file of 8 x 256 MB strings took 6.3 GB; issue
+# 39: an 8 KB dictionary-encoded one took 3 GB), the rest in file_budget: rows, lines and bytes as decoded
 MAX_FILE_MB = 50  # on disk
-MAX_PARQUET_ROWS = 200_000  # MADQA has 2,250 questions
 MAX_PARQUET_UNCOMPRESSED_MB = 200  # as the file's own metadata says, checked before reading a row
 MAX_QUESTION_CHARS = 2_000  # as the web app's question box
 
@@ -33,44 +33,16 @@ class QuestionFileError(MadqaError, ValueError):
     line says it in one line with exit status 2 (``run --questions``, ``eval --gold`` showed a traceback)."""
 
 
-def read_jsonl(path: str | Path, error_cls: type[Exception] = QuestionFileError
+def read_jsonl(path: str | Path, error_cls: type[Exception] = QuestionFileError, budgeted: bool = True
                ) -> tuple[list[tuple[int, dict[str, Any]]], list[str]]:
-    """Return ``([(line_number, object), ...], problems)`` for a JSONL file.
+    """Return ``([(line_number, object), ...], problems)`` for a JSONL file, read line by line within the
+    decoded budget of ``madqa.evaluation.file_budget`` (``budgeted=False`` only for a file madqa wrote).
 
     Blank lines are skipped; a line that is not valid UTF-8/JSON or not a JSON
     object becomes a problem ``"line N: ..."``.  Raises ``error_cls`` when the
-    file cannot be opened.
+    file cannot be opened or is past the budget.
     """
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise error_cls(f"cannot read {path}: {exc}") from exc
-    rows: list[tuple[int, dict[str, Any]]] = []
-    problems: list[str] = []
-    for number, line in enumerate(raw.split(b"\n"), start=1):
-        if number == 1 and line.startswith(b"\xef\xbb\xbf"):
-            line = line[3:]
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line.decode("utf-8"))
-        except UnicodeDecodeError:
-            problems.append(f"line {number}: not valid UTF-8")
-            continue
-        except json.JSONDecodeError as exc:
-            problems.append(f"line {number}: invalid JSON ({exc.msg} at column {exc.colno})")
-            continue
-        except RecursionError:
-            problems.append(f"line {number}: nested too deeply to read")
-            continue
-        except ValueError as exc:  # e.g. an integer of more than 4,300 digits
-            problems.append(f"line {number}: {exc}"[:200])
-            continue
-        if not isinstance(obj, dict):
-            problems.append(f"line {number}: expected a JSON object, got {type(obj).__name__}")
-            continue
-        rows.append((number, obj))
-    return rows, problems
+    return file_budget.read_jsonl(path, error_cls, budgeted)
 
 
 def to_plain(value: Any) -> Any:
@@ -185,32 +157,7 @@ def _scope_problems(record: dict[str, Any], where: str) -> list[str]:
 
 
 def _read_parquet(path: Path) -> list[dict[str, Any]]:
-    try:
-        import pyarrow.parquet as pq
-    except ImportError:  # pragma: no cover - pandas fallback
-        try:
-            import pandas as pd
-        except ImportError as exc:
-            raise QuestionFileError("reading Parquet needs pyarrow or pandas") from exc
-        try:
-            return list(pd.read_parquet(path).to_dict("records"))
-        except Exception as exc:
-            raise QuestionFileError(f"cannot read Parquet file {path}: {exc}") from exc
-    try:
-        meta = pq.ParquetFile(path).metadata
-    except Exception as exc:  # pyarrow raises several unrelated error types
-        raise QuestionFileError(f"cannot read Parquet file {path}: {exc}") from exc
-    unpacked = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
-    if meta.num_rows > MAX_PARQUET_ROWS:
-        raise QuestionFileError(f"{path.name} has {meta.num_rows:,} rows; a question file may have at most "
-                                f"{MAX_PARQUET_ROWS:,}")
-    if unpacked > MAX_PARQUET_UNCOMPRESSED_MB * 2**20:
-        raise QuestionFileError(f"{path.name} unpacks to {unpacked / 2**20:,.0f} MB; a question file may unpack to "
-                                f"at most {MAX_PARQUET_UNCOMPRESSED_MB} MB")
-    try:
-        return list(pq.read_table(path).to_pylist())
-    except Exception as exc:  # pyarrow raises several unrelated error types
-        raise QuestionFileError(f"cannot read Parquet file {path}: {exc}") from exc
+    return file_budget.read_parquet(path, QuestionFileError, MAX_PARQUET_UNCOMPRESSED_MB)
 
 
 def load_questions(path: str | Path, unique_ids: bool = False) -> tuple[list[dict[str, Any]], list[str]]:

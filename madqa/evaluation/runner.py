@@ -42,7 +42,7 @@ def read_done(path: Path) -> tuple[list[dict[str, Any]], int, int]:
     if not path.exists():
         return [], 0, 0
     # line by line from bytes: a line cut short by a kill (even inside a UTF-8 character) is one problem
-    rows, problems = read_jsonl(path)
+    rows, problems = read_jsonl(path, budgeted=False)  # its own rows: never refused
     torn = len(problems)
     for _, row in rows:
         if row.get("error"):

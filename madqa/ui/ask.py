@@ -42,6 +42,7 @@ from madqa.ui.messages import (
 from madqa.ui.modal import open_viewer_js
 from madqa.ui.model_bar import model_bar
 from madqa.ui.pages import LARGE_BUDGET_PX, SOURCE_WORDS, highlighted_page_file, page_file
+from madqa.ui.request_size import history_refusal
 from madqa.ui.scope_picker import build_scope_picker, chosen_scope, follow_collection_picker
 from madqa.ui.sessions import disk_reason
 from madqa.ui.steer import build_steer_panel
@@ -270,6 +271,9 @@ def wire_questions(ctx: AppContext, tab: AskTab) -> tuple[Any, Any]:
     @api_parameters(["question", "history", *FIELD_NAMES, "session", "conversation", "scope", "request"])
     def ask(question_text: str, history: list[dict[str, Any]] | None, *args: Any) -> Iterator[dict[Any, Any]]:
         *values, session, turns, scope, request = args
+        refused = history_refusal(history)  # before any work: a 20 MB turn cost 41 s (issue 39)
+        if refused:
+            raise shown_error(refused)
         text = (question_text or "").strip()
         if not text:
             raise shown_error("Type a question first.")

@@ -37,6 +37,7 @@ from madqa.protocols import retriever_indexing
 from madqa.settings import PipelineConfig, Settings
 from madqa.types import Step
 from madqa.ui.policy import Refused
+from madqa.ui.request_size import MAX_EVENT_MB
 
 log = logging.getLogger("madqa.ui")
 DAY_S = 86_400.0
@@ -332,6 +333,12 @@ class RequestGuard:
                 client = client_address(peer[0] if peer else None, headers.get("x-forwarded-for"),
                                         self.limits.settings.proxy_hops)
                 if event:
+                    length = headers.get("content-length")
+                    if length is not None and (not length.isdigit() or int(length) > MAX_EVENT_MB * 2**20):
+                        await _answer(send, 413, f"this request is over {MAX_EVENT_MB} MB, the most one event may "
+                                      "carry here (a long chat: start a new one)", as_json=True)
+                        return
+                    receive = capped_receive(receive, MAX_EVENT_MB * 2**20)
                     if not self.limits.allow_request(client):
                         wait = self.limits.request_wait(client)
                         await _answer(send, 429, f"too many requests: try again in {wait} s (at most "
@@ -345,6 +352,23 @@ class RequestGuard:
                         await _answer(send, *refusal)
                         return
         await self.app(scope, receive, send)
+
+
+def capped_receive(receive: Any, most: int) -> Any:
+    """``receive`` that ends the request as a disconnect once its body is past ``most`` bytes: a body sent
+    without a Content-Length (chunked) is cut off as it arrives, never read whole."""
+    got = 0
+
+    async def capped() -> Any:
+        nonlocal got
+        message = await receive()
+        if message.get("type") == "http.request":
+            got += len(message.get("body") or b"")
+            if got > most:
+                return {"type": "http.disconnect"}
+        return message
+
+    return capped
 
 
 async def _answer(send: Any, status: int, text: str, retry_s: int = 60, as_json: bool = False) -> None:
