@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import signal
 import socket
 import subprocess
 import sys
@@ -28,6 +27,7 @@ import httpx
 import pytest
 from gradio_client import Client, handle_file
 
+from tests.app_process import stop, wait_until_serving
 from tests.conftest import REPO, make_pdf
 from tests.fake_provider import Provider, completion
 
@@ -77,25 +77,11 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimpleNamespace]:
                             start_new_session=True)
     url = f"http://127.0.0.1:{port}/"
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            assert proc.poll() is None, (base / "stderr.log").read_text()
-            try:
-                if httpx.get(url + "config", timeout=5).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "the app did not start"
-            time.sleep(0.3)
+        wait_until_serving(proc, url, base / "stderr.log")
         yield SimpleNamespace(url=url, home=home, gradio_tmp=gradio_tmp, tmp=tmp, files=files, base=base,
                               logs=[base / "stdout.log", base / "stderr.log"])
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        stop(proc)
         out.close()
         err.close()
 

@@ -7,7 +7,6 @@ names the peer it used, and Gradio still reads X-Forwarded-Proto/Host for its li
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -17,6 +16,7 @@ from types import SimpleNamespace
 import httpx
 import pytest
 
+from tests.app_process import stop, wait_until_serving
 from tests.conftest import REPO
 from tests.test_app_security import CLI_ENV_KEYS, endpoint, free_port
 
@@ -40,24 +40,10 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimpleNamespace]:
                             start_new_session=True)
     url = f"http://127.0.0.1:{port}/"
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            assert proc.poll() is None, (base / "stderr.log").read_text()
-            try:
-                if httpx.get(url + "config", timeout=5).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "the app did not start"
-            time.sleep(0.3)
+        wait_until_serving(proc, url, base / "stderr.log")
         yield SimpleNamespace(url=url, log=base / "stderr.log")
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        stop(proc)
         log.close()
 
 
