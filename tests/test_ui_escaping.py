@@ -112,9 +112,10 @@ def test_questions_and_model_output_are_shown_as_text(page: Any, app: SimpleName
     joined = " ".join(PAYLOADS)
     search = completion("search_documents", {"query": joined[:600]})
     search["choices"][0]["message"]["content"] = "\n".join(PAYLOADS)
-    app.provider.answer(search, completion("submit_answer", {
+    answer = completion("submit_answer", {
         "answer": PAYLOADS[:6], "citations": [{"file": p, "page": 1} for p in PAYLOADS[:4]]
-        + [{"file": "finance/annual_report_2024.pdf", "page": 6}]}))
+        + [{"file": "finance/annual_report_2024.pdf", "page": 6}]})
+    app.provider.answer(search, answer, answer)  # the same again on the repair turn: the payloads are on no page
     box = page.locator("#ask-question textarea")
     box.fill(joined[:1990])
     box.press("Enter")

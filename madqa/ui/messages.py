@@ -283,8 +283,8 @@ def answer_message(step: AnswerStep, corpus_key: str = "demo", secrets: Sequence
                 "passages, the lines that came nearest (not an answer, not checked).")
     else:
         text = "**No answer.** The agent did not find an answer in the documents."
-    if badge := answer_badge(step, md_escape):
-        text += f"  \n{badge}"
+    if badge := answer_badge(step, md_escape):  # on the answer's line: the mark belongs to it
+        text += f" · {badge}"
     if step.citations:
         text += "  \n**Cited pages:** " + ", ".join(md_page_label(c) for c in step.citations)
         for n, c in enumerate(step.citations):
