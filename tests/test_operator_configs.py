@@ -70,3 +70,24 @@ def test_a_missing_folder_and_an_unknown_name_are_said(settings: Settings, tmp_p
         served(settings, config_dir=str(tmp_path / "nowhere"))
     with pytest.raises(SettingsError, match="MADQA_CONFIG_DIR adds your own"):
         served(settings, config="no-such-config")
+
+
+def test_the_operators_addresses_are_in_no_view_yet_still_apply(settings: Settings) -> None:
+    from madqa.settings import PipelineConfig
+    from madqa.ui.built_configs import config_toml
+    from madqa.ui.config_builder import built_list
+    from madqa.ui.config_panel import options_text, part_values, resolve_config
+
+    own = PipelineConfig(name="own", backend="litellm", model="openai/m", query_strategy="llm-rewrite",
+                         options={"backend": {"api_base": "http://10.0.0.7:8000/v1"},
+                                  "query_strategy": {"api_base": "http://10.0.0.8/v1", "api_key_env": "MY_KEY",
+                                                     "threshold": 0.4},
+                                  "retriever": {"uri": "http://milvus.internal:19530"}})
+    shown = [options_text(own), built_list([own]), config_toml(own)]
+    for view in shown:
+        assert "10.0.0" not in view and "MY_KEY" not in view and "milvus.internal" not in view, view
+    assert "query_strategy.threshold=0.4" in shown[0]  # a visitor's own kind of option is still shown
+    policy = WebPolicy.from_settings(replace(settings, allow_private_api_base=True))
+    values = ["own", *part_values(own, settings), "", ""]
+    config, _ = resolve_config({"own": own}, values, policy, settings)
+    assert config.options == own.options and config.name == "own"  # nothing changed: the operator's options apply

@@ -29,7 +29,7 @@ from madqa.ui.context import AppContext, internal_error, shown_error
 from madqa.ui.eval_plots import PlotData, nothing_to_plot, plots
 from madqa.ui.messages import md_escape, plural, redact, shorten
 from madqa.ui.model_access import key_problem
-from madqa.ui.policy import visitor_row
+from madqa.ui.policy import shown_config, visitor_row
 from madqa.ui.sessions import shorten_name
 
 MAX_EVAL_QUESTIONS = 1000
@@ -240,7 +240,7 @@ def run_evaluation(ctx: AppContext, request: EvalRequest, progress: Callable[...
     report = folder / "report.json"
     report.write_text(json.dumps({
         "question_set": asked.label, "questions": len(questions), "corpus": corpus.name,
-        "configs": {c.name: c.to_dict() for c in picked}, "results": results, "oracle_gap": gaps,
+        "configs": {c.name: shown_config(c) for c in picked}, "results": results, "oracle_gap": gaps,
     }, indent=1, ensure_ascii=False, default=str), encoding="utf-8")
     where = {"demo": "the demo corpus", "mine": "your uploads"}.get(ctx.sessions.key_of(request.session),
                                                                     f"the collection {ctx.sessions.key_of(request.session)}")
