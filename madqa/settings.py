@@ -125,11 +125,12 @@ class Settings:
     web_requests_per_minute: int = field(default=60, metadata={"env": "MADQA_WEB_REQUESTS_PER_MINUTE",
         "help": "queued requests (and uploads) one client address may start per minute"})
     web_calls_budget: int = field(default=100, metadata={"env": "MADQA_WEB_CALLS_BUDGET",
-        "help": "model calls on the server's keys per session and per client address in a day"})
+        "help": "model calls on the server's keys per session and per client address in a day (0: no limit)"})
     web_tokens_budget: int = field(default=1_000_000, metadata={"env": "MADQA_WEB_TOKENS_BUDGET",
-        "help": "tokens on the server's keys per session and per client address in a day"})
+        "help": "tokens on the server's keys per session and per client address in a day (0: no limit)"})
     web_cost_budget_usd: float = field(default=1.0, metadata={"env": "MADQA_WEB_COST_BUDGET",
-        "help": "US dollars on the server's keys per session and per client address in a day"})
+        "help": "US dollars on the server's keys per session and per client address in a day (0: no limit; a model "
+                "litellm has no price for is charged an estimated $15 per million tokens)"})
     upload_quota_mb: int = field(default=4096, metadata={"env": "MADQA_UPLOAD_QUOTA_MB",
         "help": "all visitors' uploads together with their indexes and page stores (Gradio's upload folder "
                 "and MADQA_HOME/uploads)"})
