@@ -89,7 +89,10 @@ class Settings:
     max_file_chars: int = field(default=20_000_000, metadata={"env": "MADQA_MAX_FILE_CHARS",
         "help": "characters of text kept per file (later pages get none, with a warning)"})
     config: str = field(default="offline", metadata={"env": "MADQA_CONFIG",
-        "help": "name of the default pipeline config"})
+        "help": "the default pipeline config: a preset's name, a name from MADQA_CONFIG_DIR, or a .toml file's path"})
+    config_dir: str = field(default="", metadata={"env": "MADQA_CONFIG_DIR",
+        "help": "a folder of the operator's own config files (*.toml), offered beside the presets (each by its "
+                "file name, unless it sets name = ...)"})
     collections: str = field(default="", metadata={"env": "MADQA_COLLECTIONS",
         "help": "folders of PDFs the web app serves to every visitor, ';'-separated, each DIR, NAME=DIR, "
                 "NAME=DIR:LANG or NAME=DIR#QUESTIONS (also app.py --corpus; madqa/collections.py)"})
@@ -124,11 +127,12 @@ class Settings:
     web_requests_per_minute: int = field(default=60, metadata={"env": "MADQA_WEB_REQUESTS_PER_MINUTE",
         "help": "queued requests (and uploads) one client address may start per minute"})
     web_calls_budget: int = field(default=100, metadata={"env": "MADQA_WEB_CALLS_BUDGET",
-        "help": "model calls on the server's keys per session and per client address in a day"})
+        "help": "model calls on the server's keys per session and per client address in a day (0: no limit)"})
     web_tokens_budget: int = field(default=1_000_000, metadata={"env": "MADQA_WEB_TOKENS_BUDGET",
-        "help": "tokens on the server's keys per session and per client address in a day"})
+        "help": "tokens on the server's keys per session and per client address in a day (0: no limit)"})
     web_cost_budget_usd: float = field(default=1.0, metadata={"env": "MADQA_WEB_COST_BUDGET",
-        "help": "US dollars on the server's keys per session and per client address in a day"})
+        "help": "US dollars on the server's keys per session and per client address in a day (0: no limit; a model "
+                "litellm has no price for is charged an estimated $15 per million tokens)"})
     upload_quota_mb: int = field(default=4096, metadata={"env": "MADQA_UPLOAD_QUOTA_MB",
         "help": "all visitors' uploads together with their indexes and page stores (Gradio's upload folder "
                 "and MADQA_HOME/uploads)"})
@@ -396,6 +400,53 @@ def parse_option(text: str) -> dict[str, dict[str, Any]]:
 def list_configs() -> dict[str, PipelineConfig]:
     """Every named config shipped in ``madqa/presets/*.toml``, by name."""
     return {p.stem: load_config(p.stem) for p in sorted(PRESETS_DIR.glob("*.toml"))}
+
+
+def operator_configs(config_dir: str, config: str = "") -> tuple[dict[str, PipelineConfig], list[str]]:
+    """The operator's own configs: every ``*.toml`` in ``config_dir`` and ``config`` when it is a ``.toml`` path,
+    by name, and one line per problem (a file that cannot be read or is not a valid config, a name given twice
+    or taken by a preset). A config with a problem is left out; the caller decides whether that stops it."""
+    found: dict[str, PipelineConfig] = {}
+    problems: list[str] = []
+    paths: list[Path] = []
+    if config_dir.strip():
+        folder = Path(config_dir.strip()).expanduser()
+        if not folder.is_dir():
+            problems.append(f"MADQA_CONFIG_DIR {config_dir!r} is not a folder")
+        else:
+            paths = sorted(folder.glob("*.toml"))
+            if not paths:
+                problems.append(f"MADQA_CONFIG_DIR {config_dir!r} holds no *.toml config file")
+    if Path(config).suffix == ".toml":
+        path = Path(config).expanduser()
+        if not path.is_file():
+            problems.append(f"MADQA_CONFIG {config!r}: no such file")
+        elif all(path.resolve() != p.resolve() for p in paths):
+            paths.append(path)
+    presets = {p.stem for p in PRESETS_DIR.glob("*.toml")}
+    for path in paths:
+        try:
+            loaded = load_config(str(path))
+        except SettingsError as exc:
+            problems.append(f"{path}: {exc}")
+            continue
+        if loaded.name in presets:
+            problems.append(f"{path}: its name {loaded.name!r} is a preset's; give it another (name = \"...\")")
+        elif loaded.name in found:
+            problems.append(f"{path}: its name {loaded.name!r} is another file's too")
+        else:
+            found[loaded.name] = loaded
+    return found, problems
+
+
+def config_name(config: str) -> str:
+    """The name ``MADQA_CONFIG`` picks: a ``.toml`` file's config's own name, else the text as given."""
+    if Path(config).suffix == ".toml" and Path(config).expanduser().is_file():
+        try:
+            return load_config(str(Path(config).expanduser())).name
+        except SettingsError:
+            return config  # operator_configs says what is wrong with it
+    return config
 
 
 def config_keys(name_or_path: str | None) -> set[str]:

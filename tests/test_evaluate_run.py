@@ -102,3 +102,32 @@ def test_nothing_is_run_without_questions_or_configs(corpus, settings, registry,
     with pytest.raises(gr.Error, match="Pick at least one config"):
         run_evaluation(ctx, EvalRequest(question_file(tmp_path), [], [], {"corpus": "mine"}), Progress(),
                        lambda folder: None)
+
+
+@pytest.mark.slow  # litellm's import and its refused connections: ~20 s
+def test_a_config_whose_model_cannot_be_reached_is_failed_never_scored(corpus, settings, registry, tmp_path):
+    import socket
+
+    from madqa.ui.evaluate import headline_cards, metrics_frame, scores_frame
+
+    with socket.socket() as free:  # a port nothing listens on: every call is refused at once
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    gone = load_config("offline").with_overrides(
+        name="gone", backend="litellm", model="openai/m",
+        options={"backend": {"api_base": f"http://127.0.0.1:{port}/v1", "max_attempts": 1}})
+    ctx = context(corpus, settings, registry)
+    ctx.configs["gone"] = gone
+    request = EvalRequest(question_file(tmp_path), ["offline", "gone"], [], {"corpus": "mine"}, limit=2)
+    done = run_evaluation(ctx, request, Progress(), lambda folder: None)
+    assert done.results["gone"]["overall"]["n_run_errors"] == 2
+    cards = headline_cards(done.results)
+    assert cards.count("failed (2 of 2)") == 3 and "0.0" not in cards.split("<b>gone</b>")[1]
+    assert set(scores_frame(done.results).set_index("config").loc["gone"].iloc[:4]) == {"failed (2 of 2)"}
+    assert "failed (2 of 2)" in set(metrics_frame(done.results)["gone"])
+    assert "gone" not in set(done.plots.accuracy["config"]) and "offline" in set(done.plots.accuracy["config"])
+    assert any("gone: not plotted, failed (2 of 2)" in n for n in done.plots.notes)
+    report = json.loads(done.report.read_text(encoding="utf-8"))["results"]
+    assert report["gone"]["failed"] == "failed (2 of 2)" and report["gone"]["overall"]["accuracy"] == "failed (2 of 2)"
+    assert isinstance(report["offline"]["overall"]["accuracy"], float)
+    assert "127.0.0.1" not in json.dumps(json.loads(done.report.read_text(encoding="utf-8"))["configs"])

@@ -110,7 +110,9 @@ def test_token_and_cost_budgets(tmp_path: Path, corpus, registry, settings) -> N
     row = run(agent, lim.budgets(["client:c"]))
     assert row["answer"] and any("stopped early: daily budget of $0.02 reached" in f for f in row["flags"])
     assert agent.backend.calls[-1]["force_answer"]
-    assert limits(tmp_path, web_calls_budget=0).budgets(["client:z"])[0].exhausted  # 0: nothing on the server's keys
+    unlimited = limits(tmp_path, web_calls_budget=0, web_tokens_budget=0, web_cost_budget_usd=0).budgets(["client:z"])[0]
+    unlimited.charge(None, cost_usd=1e6, calls=10_000)  # 0 means no limit: nothing is ever spent
+    assert not unlimited.limited and unlimited.exhausted is None and unlimited.answer_due is None
 
 
 def test_a_query_strategys_own_model_call_is_charged_too(tmp_path: Path, corpus, registry, settings) -> None:

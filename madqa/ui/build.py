@@ -19,7 +19,7 @@ from starlette.middleware import Middleware
 from madqa.collections import CollectionSpec, served_collections
 from madqa.errors import SettingsError
 from madqa.evaluation.questions import QuestionFileError, load_questions
-from madqa.settings import Settings, list_configs
+from madqa.settings import PipelineConfig, Settings, config_name, list_configs, operator_configs
 from madqa.ui.ask import build_ask_tab
 from madqa.ui.citation_links import CITE_CSS, CITE_JS
 from madqa.ui.collection_picker import PickerRefresh, picker_update, wire_pickers
@@ -233,6 +233,26 @@ def demo_questions(path: Path) -> list[dict[str, Any]]:
     return questions
 
 
+def served_configs(settings: Settings, policy: WebPolicy) -> tuple[dict[str, PipelineConfig], str]:
+    """The configs the web app offers (the presets a visitor's backends allow, then the operator's own from
+    ``MADQA_CONFIG_DIR`` and a ``MADQA_CONFIG`` path) and the default's name; SettingsError with one line per
+    problem when an own config is broken or not offered, or the default is not among them."""
+    own, problems = operator_configs(settings.config_dir, settings.config)
+    for name, config in own.items():
+        if not policy.backend_allowed(config.backend):
+            problems.append(f"config {name!r}: its backend {config.backend!r} is not offered (MADQA_WEB_BACKENDS: "
+                            f"{', '.join(policy.backends) or 'none'})")
+    configs = {**policy.offered_configs(list_configs()), **policy.offered_configs(own)}
+    default = config_name(settings.config)
+    if not problems and default not in configs:
+        problems.append(f"MADQA_CONFIG names a config {settings.config!r} the web app does not offer (offered: "
+                        f"{', '.join(configs)}; MADQA_WEB_BACKENDS picks the backends, MADQA_CONFIG_DIR adds "
+                        "your own config files)")
+    if problems:
+        raise SettingsError("the web app's configs have problems:\n" + "\n".join(f"  - {p}" for p in problems))
+    return configs, default
+
+
 def build_app(settings: Settings, registry: Any, *, demo_dir: str | Path | None = None,
               questions_path: str | Path | None = None, policy: WebPolicy | None = None,
               collections: Sequence[CollectionSpec] | None = None, demo: bool | None = None) -> gr.Blocks:
@@ -242,10 +262,7 @@ def build_app(settings: Settings, registry: Any, *, demo_dir: str | Path | None 
     (default: ``MADQA_COLLECTIONS``) are served to every visitor beside the demo corpus (unless ``demo`` is False,
     default ``MADQA_DEMO``)."""
     policy = policy or WebPolicy.from_settings(settings, registry=registry)
-    configs = policy.offered_configs(list_configs())
-    if settings.config not in configs:
-        raise SettingsError(f"MADQA_CONFIG names a config {settings.config!r} the web app does not offer "
-                            f"(offered: {', '.join(configs)}; MADQA_WEB_BACKENDS picks the backends)")
+    configs, default = served_configs(settings, policy)
     collections = served_collections(settings.collections) if collections is None else list(collections)
     demo = settings.demo if demo is None else demo
     sessions = SessionStore(settings, registry, (Path(demo_dir) if demo_dir else DEMO_DOCS) if demo else None,
@@ -258,7 +275,7 @@ def build_app(settings: Settings, registry: Any, *, demo_dir: str | Path | None 
              ", ".join(f"{c.name} ({c.root})" for c in sessions.shared.values()) or "none (uploads only)")
     sessions.start_indexing()
     limits = Limits(settings, [Path(get_upload_folder()), sessions.uploads_root])
-    ctx = AppContext(settings, registry, sessions, configs, settings.config,
+    ctx = AppContext(settings, registry, sessions, configs, default,
                      demo_questions(Path(questions_path) if questions_path else DEMO_QUESTIONS) if demo else [],
                      policy=policy,
                      limits=limits)

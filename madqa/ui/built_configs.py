@@ -22,7 +22,7 @@ from madqa.options import read_options
 from madqa.plugins import Registry
 from madqa.settings import PipelineConfig
 from madqa.ui.config_panel import parse_options_text
-from madqa.ui.policy import VISITOR_LIMITS, Refused, WebPolicy
+from madqa.ui.policy import VISITOR_LIMITS, Refused, WebPolicy, shown_config
 
 PART_KINDS = ("retriever", "reranker", "query_strategy")  # the parts a visitor picks besides the backend
 # the builder table's columns, in words, and the spec key each one holds
@@ -224,9 +224,10 @@ def _toml_key(key: str) -> str:
 
 def config_toml(config: PipelineConfig, note: str = "") -> str:
     """``config`` as a TOML file ``madqa run --config FILE`` (``madqa.settings.load_config``) reads back equal;
-    ``note`` goes into a comment on top."""
+    ``note`` goes into a comment on top. The operator's options (``shown_options``: an api_base...) are left out:
+    the file is a visitor's download."""
     lines = [f"# {line}" for line in note.splitlines()]
-    data = config.to_dict()
+    data = shown_config(config)
     options = data.pop("options")
     for key, value in data.items():
         if value is not None:

@@ -38,7 +38,7 @@ from madqa.ui.config_panel import options_text, slider_mp
 from madqa.ui.context import AppContext, shown_error
 from madqa.ui.messages import md_escape
 from madqa.ui.model_access import config_choices, key_problem, required_keys
-from madqa.ui.policy import SERVER_KEY_BACKENDS, VISITOR_LIMITS, Refused
+from madqa.ui.policy import SERVER_KEY_BACKENDS, VISITOR_LIMITS, Refused, shown_options
 
 BUILDER_FIELDS = ("base", "backend", "model", "retriever", "reranker", "query_strategy", "top_k", "max_steps",
                   "image_budget_mp", "options")  # the builder's inputs, in order, as spec keys
@@ -57,7 +57,7 @@ def built_list(configs: list[PipelineConfig]) -> str:
     items = []
     for c in configs:
         budget = "" if c.image_budget_px is None else f" · image {c.image_budget_px / 1e6:g} MP"
-        options = "".join(f" · {html.escape(f'{part}.{key}={value}')}" for part, table in sorted(c.options.items())
+        options = "".join(f" · {html.escape(f'{part}.{key}={value}')}" for part, table in sorted(shown_options(c.options).items())
                           for key, value in sorted(table.items()))
         items.append(f"<li><b>{html.escape(c.name)}</b>: {html.escape(c.backend)}/{html.escape(c.model)} · "
                      f"retriever {html.escape(c.retriever)} · reranker {html.escape(c.reranker)} · "

@@ -18,7 +18,7 @@ from madqa.settings import PipelineConfig, Settings, image_budget_px, parse_opti
 from madqa.ui.context import shown_error
 from madqa.ui.lazy import defer_until_opened
 from madqa.ui.model_access import config_choices, picker_info
-from madqa.ui.policy import VISITOR_LIMITS, WebPolicy
+from madqa.ui.policy import VISITOR_LIMITS, WebPolicy, shown_options
 
 FIELD_NAMES = ("config", "backend", "model", "retriever", "reranker", "query_strategy", "top_k", "max_steps",
                "image_budget_mp", "options", "api_key", "api_base")  # the API names of a panel's values, in order
@@ -65,8 +65,9 @@ def slider_mp(config: PipelineConfig, settings: Settings | None = None) -> float
 
 
 def options_text(config: PipelineConfig) -> str:
-    """The config's part options as ``PART.KEY=VALUE`` lines (values as TOML)."""
-    return "\n".join(f"{part}.{key}={json.dumps(value)}" for part, table in sorted(config.options.items())
+    """The config's part options a visitor may see (``shown_options``) as ``PART.KEY=VALUE`` lines (values as TOML);
+    the operator's stay in the named config and still apply."""
+    return "\n".join(f"{part}.{key}={json.dumps(value)}" for part, table in sorted(shown_options(config.options).items())
                      for key, value in sorted(table.items()))
 
 

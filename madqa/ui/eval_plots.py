@@ -22,12 +22,32 @@ class PlotData(NamedTuple):
     notes: list[str]  # what a plot leaves out, per config
 
 
+COUNTS = ("n", "tokens", "cost_usd", "latency_s", "steps")  # what a config's run used: shown even when runs failed
+
+
+def is_score(path: str) -> bool:
+    """Whether an overall number (a ``TABLE_ROWS`` path) scores the answers: not a count, tokens, cost, time, steps."""
+    head = path.split(".", 1)[0]
+    return not (head in COUNTS or head.startswith("n_"))
+
+
+def failed_runs(result: Mapping[str, Any]) -> str | None:
+    """"failed (N of M)" when N of a config's M runs failed (any cause: a key, a connection, a timeout), else None."""
+    overall = result.get("overall") or {}
+    failed = int(overall.get("n_run_errors") or 0)
+    return f"failed ({failed} of {overall.get('n', 0)})" if failed else None
+
+
 def plots(records_by_config: Mapping[str, Sequence[Mapping[str, Any]]]) -> PlotData:
     """Data of the three plots (accuracy by steps taken, Kuiper curve, error decomposition) and
     notes on what a plot leaves out: the Kuiper curve is undefined when every answer is right
     (or every one wrong), so such a config gets a note instead of a flat line."""
     accuracy, kuiper, errors, notes = [], [], [], []
     for name, records in records_by_config.items():
+        failed = sum(1 for r in records if r.get("run_error") is not None)
+        if failed:  # a failure is never plotted as a wrong answer
+            notes.append(f"{name}: not plotted, failed ({failed} of {len(records)})")
+            continue
         by_steps: dict[float, list[bool]] = {}
         for r in records:
             by_steps.setdefault(float(r["effort"]), []).append(bool(r["correct"]))

@@ -29,7 +29,7 @@ from madqa.evaluation.report import (
 from madqa.ui.collection_picker import build_picker
 from madqa.ui.config_builder import ConfigBuilder, build_config_builder, rebuilt
 from madqa.ui.context import AppContext
-from madqa.ui.eval_plots import step_ticks
+from madqa.ui.eval_plots import failed_runs, is_score, step_ticks
 from madqa.ui.evaluate_run import MAX_WORKERS, EvalRequest, Evaluation, run_evaluation
 from madqa.ui.messages import md_escape
 from madqa.ui.model_access import config_choices, picker_info
@@ -44,13 +44,20 @@ def cell(value: Any) -> Any:
     return "–" if value is None else value
 
 
+def shown_score(result: Mapping[str, Any], path: str) -> str:
+    """One overall number of a config as shown: "failed (N of M)" in place of every score when any of its runs
+    failed (a failure is never scored as a wrong answer), counts, tokens, cost and time as they are."""
+    failed = failed_runs(result)
+    return failed if failed and is_score(path) else str(cell(lookup(result["overall"], path)))
+
+
 def metrics_frame(results: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
     """One row per metric of ``TABLE_ROWS``, one column per config (the overall numbers)."""
     names = list(results)
     rows = []
     for label, path in TABLE_ROWS:
         name, why = plain_metric(label)
-        rows.append([name, *(str(cell(lookup(results[n]["overall"], path))) for n in names), why])
+        rows.append([name, *(shown_score(results[n], path) for n in names), why])
     return pd.DataFrame(rows, columns=["metric", *names, "what it means"])  # the numbers first: never cut off
 
 
@@ -67,7 +74,7 @@ SCORE_KEYS = ("accuracy", "anls", "page_f1", "evidence_recall", "n_run_errors")
 
 def scores_frame(results: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
     """The configs side by side: one row per config, one column per headline score (labels from the glossary)."""
-    rows = [[name, *(str(cell(lookup(results[name]["overall"], key))) for key in SCORE_KEYS)] for name in results]
+    rows = [[name, *(shown_score(results[name], key) for key in SCORE_KEYS)] for name in results]
     return pd.DataFrame(rows, columns=["config", *(term(key).label for key in SCORE_KEYS)])
 
 
@@ -82,7 +89,7 @@ def headline_cards(results: Mapping[str, Mapping[str, Any]]) -> str:
     for name in results:
         cards = "".join(
             f'<div class="eval-card" title="{html.escape(term(key).explained())}"><div class="eval-card-value">'
-            f'{html.escape(str(cell(lookup(results[name]["overall"], key))))}</div>'
+            f'{html.escape(shown_score(results[name], key))}</div>'
             f'<div class="eval-card-name">{html.escape(title)}</div>'
             f'<div class="eval-card-why">{html.escape(term(key).explained())}</div></div>' for title, key in HEADLINES)
         parts.append(f'<div class="eval-cards"><b>{html.escape(name)}</b>{cards}</div>')

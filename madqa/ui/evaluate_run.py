@@ -26,10 +26,10 @@ from madqa.jsonl import dumps
 from madqa.settings import PipelineConfig
 from madqa.ui.config_builder import write_config_files
 from madqa.ui.context import AppContext, internal_error, shown_error
-from madqa.ui.eval_plots import PlotData, nothing_to_plot, plots
+from madqa.ui.eval_plots import PlotData, failed_runs, is_score, nothing_to_plot, plots
 from madqa.ui.messages import md_escape, plural, redact, shorten
 from madqa.ui.model_access import key_problem
-from madqa.ui.policy import visitor_row
+from madqa.ui.policy import shown_config, visitor_row
 from madqa.ui.sessions import shorten_name
 
 MAX_EVAL_QUESTIONS = 1000
@@ -240,7 +240,7 @@ def run_evaluation(ctx: AppContext, request: EvalRequest, progress: Callable[...
     report = folder / "report.json"
     report.write_text(json.dumps({
         "question_set": asked.label, "questions": len(questions), "corpus": corpus.name,
-        "configs": {c.name: c.to_dict() for c in picked}, "results": results, "oracle_gap": gaps,
+        "configs": {c.name: shown_config(c) for c in picked}, "results": {n: reported(r) for n, r in results.items()}, "oracle_gap": gaps,
     }, indent=1, ensure_ascii=False, default=str), encoding="utf-8")
     where = {"demo": "the demo corpus", "mine": "your uploads"}.get(ctx.sessions.key_of(request.session),
                                                                     f"the collection {ctx.sessions.key_of(request.session)}")
@@ -254,6 +254,16 @@ def run_evaluation(ctx: AppContext, request: EvalRequest, progress: Callable[...
     kept(folder)
     return Evaluation(text, results, records, rows_by_config, gaps, predictions, report,
                       write_config_files(picked, kept), drawn, nothing_to_plot(drawn.kuiper, drawn.errors, drawn.notes))
+
+
+def reported(result: dict[str, Any]) -> dict[str, Any]:
+    """A config's result as the downloaded report holds it: when runs failed, "failed (N of M)" in place of every
+    overall score and under ``failed`` (never a score counting failures as wrong answers)."""
+    failed = failed_runs(result)
+    if not failed:
+        return result
+    overall = {k: failed if is_score(k) else v for k, v in result["overall"].items()}
+    return {**result, "failed": failed, "overall": overall}
 
 
 def warnings(broken: dict[str, str], keyless: dict[str, str], missing_docs: list[str], where: str,

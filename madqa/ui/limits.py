@@ -66,8 +66,9 @@ def request_address(request: Any, proxy_hops: int) -> str:
 @dataclass
 class ServerKeyBudget(Budget):
     """One visitor's day on the server's keys (per browser session or per client address): a ``Budget`` the
-    web app hands ``Agent.run``, so a spent one forces the answer instead of stopping the question. A limit of
-    0 is allowed (the operator gives visitors nothing on the server's keys)."""
+    web app hands ``Agent.run``, so a spent one forces the answer instead of stopping the question. A setting of 0
+    means no limit (``Limits.budgets`` passes None); to give visitors nothing on the server's keys, set no keys
+    (or ``MADQA_WEB_PROVIDERS=``)."""
 
     who: str = "you"
     since: float = field(default_factory=time.monotonic)
@@ -168,8 +169,8 @@ class Limits:
                 if budget is None or now - budget.since > DAY_S:
                     who = "this browser session" if key.startswith("session:") else "your address"
                     budget = self._budgets[key] = ServerKeyBudget(
-                        max_calls=s.web_calls_budget, max_tokens=s.web_tokens_budget,
-                        max_cost_usd=s.web_cost_budget_usd, name="daily", who=who, since=now)
+                        max_calls=s.web_calls_budget or None, max_tokens=s.web_tokens_budget or None,  # 0: no limit
+                        max_cost_usd=s.web_cost_budget_usd or None, name="daily", who=who, since=now)
                 out.append(budget)
             return out
 

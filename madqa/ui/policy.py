@@ -228,6 +228,27 @@ class WebPolicy:
 
 
 _MISSING = object()
+OPERATOR_OPTION_WORDS = ("api_base", "url", "uri", "endpoint", "host", "key", "token", "password", "secret", "allow")
+
+
+def operator_option(part: str, key: str) -> bool:
+    """Whether a config's option is the operator's to know alone: every backend option (its api_base, timeouts, key
+    variable) and any part's endpoint, key variable or allowed list (``llm-rewrite``'s ``api_base``...)."""
+    return part == "backend" or any(word in key.lower() for word in OPERATOR_OPTION_WORDS)
+
+
+def shown_options(options: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """A config's option tables as a visitor may see them: the operator's options (``operator_option``) left out.
+    What is left out still applies: the panels and builders merge a visitor's options into the named config's."""
+    shown = {part: {k: v for k, v in table.items() if not operator_option(part, k)} for part, table in options.items()}
+    return {part: table for part, table in shown.items() if table}
+
+
+def shown_config(config: PipelineConfig) -> dict[str, Any]:
+    """``config.to_dict()`` as a visitor may see it (reports, downloads): the operator's options left out."""
+    data = config.to_dict()
+    data["options"] = shown_options(config.options)
+    return data
 
 
 def litellm_provider(model: str) -> str:
