@@ -10,6 +10,7 @@ answer keeps its citations as links in its own text (``ui.citation_links``). Wha
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -315,11 +316,22 @@ def wire_questions(ctx: AppContext, tab: AskTab) -> tuple[Any, Any]:
     return event, chip
 
 
+def settled_stop(shown: Any) -> Any:
+    """The chat closed again a moment after Stop: an update the cancelled question had already sent can land after
+    Stop's own and show "Working…" again (seen in CI); ``stopped_chat`` leaves a chat with nothing pending alone."""
+    time.sleep(STOP_SETTLE_S)
+    return stopped_chat(shown)
+
+
+STOP_SETTLE_S = 1.5
+
+
 def wire_chat(ctx: AppContext, tab: AskTab, runs: list[Any]) -> None:
     """Stop, New chat and clearing the chat (each cancels the ``runs``), the counter, the bar, the example list."""
     side = tab.side
     tab.stop_btn.click(lambda shown: (gr.Button(interactive=False), stopped_chat(shown)), [tab.chatbot],
-                       [tab.stop_btn, tab.chatbot], cancels=runs, queue=False, api_visibility="private")
+                       [tab.stop_btn, tab.chatbot], cancels=runs, queue=False, api_visibility="private") \
+        .then(settled_stop, [tab.chatbot], [tab.chatbot], queue=False, api_visibility="private")
     tab.question.input(None, [tab.question], [tab.counter], js=COUNTER_JS, api_visibility="private")
     tab.question.change(None, [tab.question], [tab.counter], js=COUNTER_JS, api_visibility="private")
 
