@@ -19,13 +19,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import httpx
 import pytest
 from gradio_client import Client, handle_file
 
 from madqa.corpus import Corpus, state_dir_for
 from madqa.index import find_pdfs
 from madqa.settings import Settings
+from tests.app_process import wait_until_serving
 from tests.conftest import DEMO_DOCS, DEMO_QUESTIONS, REPO, make_pdf
 
 pytestmark = pytest.mark.slow
@@ -54,16 +54,7 @@ def launched(base: Path, name: str) -> Iterator[tuple[subprocess.Popen[bytes], s
                                 start_new_session=True)
         url = f"http://127.0.0.1:{port}/"
         try:
-            deadline = time.monotonic() + 120
-            while True:
-                assert proc.poll() is None, (base / f"{name}.err").read_text()
-                try:
-                    if httpx.get(url + "config", timeout=5).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                assert time.monotonic() < deadline, "the app did not start"
-                time.sleep(0.2)
+            wait_until_serving(proc, url, base / f"{name}.err", poll=0.2)
             yield proc, url
         finally:
             if proc.poll() is None:
